@@ -1,0 +1,231 @@
+"""Decode one document into the store: the pipeline from bytes to quads.
+
+detect -> partition (in the worker) -> group -> assemble -> map to RDF -> write
+(one transaction). A failure at any step raises a typed DecodeError and leaves
+the store as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import BinaryIO, Optional, Union
+
+from .assembly import assemble
+from .errors import DecodeError, DocumentTooLarge, InvalidOption
+from .formats import FORMATS, Format, detect_format
+from .grouping import complete_pages, group
+from .identifiers import document_iri
+from .library import sha256_hex
+from .model import DecodeOptions, Element, Partitioned, TextDocument
+from .rdf_mapping import DocumentRecord, activity_iri, document_quads
+from .store import KgStore, open_store
+from .worker import PartitionWorker, shared_worker
+
+Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO]
+
+
+@dataclass
+class DecodeResult:
+    """What one decode did. ``status`` is "decoded", or "unchanged" when the store already held it."""
+
+    document: str
+    file_name: Optional[str]
+    format: str
+    mime_type: str
+    status: str
+    strategy: Optional[str]
+    pages: int
+    sections: int
+    elements: int
+    tables: int
+    images: int
+    quads: int = 0
+    text_documents: list[TextDocument] = field(default_factory=list)
+
+
+@lru_cache(maxsize=1)
+def software_versions() -> dict[str, str]:
+    """The versions recorded on the decode agent."""
+    versions = {}
+    for name in ("kg-decoder", "unstructured", "pyoxigraph"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "unknown"
+    return versions
+
+
+def read_source(source: Source, max_bytes: int) -> tuple[bytes, Optional[str]]:
+    """The bytes of a path, bytes or binary file object, and a file name if there is one."""
+    if isinstance(source, (bytes, bytearray)):
+        data, name = bytes(source), None
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise InvalidOption(f"cannot read {path}: {exc.strerror or exc}") from None
+        if not path.is_file():
+            raise InvalidOption(f"{path} is not a file")
+        if size > max_bytes:
+            raise DocumentTooLarge(f"the file has {size} bytes, over the limit of {max_bytes}")
+        data, name = path.read_bytes(), path.name
+    elif hasattr(source, "read"):
+        data = source.read(max_bytes + 1)
+        if not isinstance(data, bytes):
+            raise InvalidOption("the file object must be opened in binary mode")
+        name = os.path.basename(getattr(source, "name", "") or "") or None
+    else:
+        raise InvalidOption(f"cannot decode a {type(source).__name__}: give a path, bytes or a binary file")
+    if len(data) > max_bytes:
+        raise DocumentTooLarge(f"the file has more than {max_bytes} bytes, the limit")
+    return data, name
+
+
+def decode(
+    source: Source,
+    *,
+    store: Union[KgStore, str, os.PathLike],
+    file_name: Optional[str] = None,
+    worker: Optional[PartitionWorker] = None,
+    **options,
+) -> DecodeResult:
+    """Decode a document (path, bytes or binary file object) into ``store``.
+
+    Options are those of :class:`DecodeOptions` (strategy, section_strategy,
+    mime_type, password...). Raises a :class:`DecodeError` subclass on bad input;
+    the store is then left exactly as it was.
+    """
+    settings = DecodeOptions(**options)
+    if not isinstance(store, KgStore):
+        store = open_store(store)
+    data, found_name = read_source(source, settings.max_bytes)
+    file_name = file_name or found_name
+    fmt = detect_format(data, file_name, settings.mime_type)
+    return _decode_bytes(data, fmt, file_name, settings, store, worker or shared_worker())
+
+
+def _decode_bytes(data: bytes, fmt: Format, file_name: Optional[str], options: DecodeOptions,
+                  store: KgStore, worker: PartitionWorker) -> DecodeResult:
+    sha256 = sha256_hex(data)
+    iri = document_iri(sha256)
+    versions = software_versions()
+    state = store.select("document_state", document=iri)
+    if any(row.get("activity") == activity_iri(sha256, options, versions) and row.get("fileName") == file_name
+           for row in state):
+        return stored_result(store, iri, file_name)
+
+    started = datetime.now(timezone.utc)
+    partitioned = worker.partition(data, fmt.name, options)
+    pages = complete_pages(partitioned.elements, partitioned.pages) if fmt.page_based else []
+    segments = group(partitioned.elements, pages, fmt.page_based, options)
+    document_text = assemble(segments, partitioned.elements)
+    segment_bytes = [s.text.encode("utf-8") for s in segments]
+    segment_sha256 = [sha256_hex(b) for b in segment_bytes]
+    record = DocumentRecord(
+        iri=iri,
+        sha256=sha256,
+        byte_size=len(data),
+        format=fmt.name,
+        mime_type=fmt.mime,
+        file_name=file_name,
+        title=_title(partitioned.elements, file_name),
+        options=options,
+        strategy=partitioned.strategy or "native",
+        elements=partitioned.elements,
+        pages={p.number: p for p in pages},
+        segments=segments,
+        segment_sha256=segment_sha256,
+        document_text_length=len(document_text),
+        started=started,
+        ended=datetime.now(timezone.utc),
+        versions=versions,
+        page_based=fmt.page_based,
+    )
+    quads = document_quads(record)
+    blobs = {sha256: data} | dict(zip(segment_sha256, segment_bytes))
+    store.write_document(iri, quads, blobs, replace=bool(state))
+    return _result(record, partitioned, len(quads))
+
+
+def _title(elements: list[Element], file_name: Optional[str]) -> Optional[str]:
+    for element in elements:
+        if element.category == "Title" and element.text.strip():
+            return element.text.strip()[:300]
+    return file_name
+
+
+def _result(record: DocumentRecord, partitioned: Partitioned, quad_count: int) -> DecodeResult:
+    text_documents = [
+        TextDocument(
+            iri=record.segment_iris[s.index],
+            document=record.iri,
+            kind=s.kind,
+            page_number=s.page_number,
+            text=s.text,
+            char_offset=s.char_offset,
+            char_length=len(s.text),
+            element_offsets=[
+                {"element": record.element_iris[span.element], "char_offset": span.offset,
+                 "char_length": span.length}
+                for span in s.spans
+            ],
+        )
+        for s in record.segments
+        if s.carries_text
+    ]
+    elements = partitioned.elements
+    return DecodeResult(
+        document=record.iri,
+        file_name=record.file_name,
+        format=record.format,
+        mime_type=record.mime_type,
+        status="decoded",
+        strategy=record.strategy,
+        pages=sum(1 for s in record.segments if s.kind == "page"),
+        sections=sum(1 for s in record.segments if s.kind == "section"),
+        elements=sum(1 for e in elements if not e.is_image),
+        tables=sum(1 for e in elements if e.is_table),
+        images=sum(1 for e in elements if e.is_image),
+        quads=quad_count,
+        text_documents=text_documents,
+    )
+
+
+def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> DecodeResult:
+    """The result of a decode the store already holds, read back from the graph and library."""
+    summary = store.select("document_summary", document=iri)[0]
+    text_documents = []
+    for row in store.select("text_documents", document=iri):
+        text = store.library.get(row["sha256"]).decode("utf-8")
+        elements = [
+            {"element": e["element"], "char_offset": e["charOffset"], "char_length": e["charLength"]}
+            for e in store.select("segment_elements", segment=row["segment"])
+        ]
+        text_documents.append(TextDocument(iri=row["segment"], document=iri, kind=row["kind"],
+                                           page_number=row.get("pageNumber"), text=text,
+                                           char_offset=row["charOffset"], char_length=row["charLength"],
+                                           element_offsets=elements))
+    fmt = FORMATS.get(summary["format"])
+    return DecodeResult(
+        document=iri,
+        file_name=summary.get("fileName", file_name),
+        format=summary["format"],
+        mime_type=fmt.mime if fmt else summary["mimeType"],
+        status="unchanged",
+        strategy=summary.get("strategy"),
+        pages=summary.get("pages", 0),
+        sections=summary["sections"],
+        elements=summary["elements"],
+        tables=summary["tables"],
+        images=summary["images"],
+        text_documents=text_documents,
+    )
+
+
+__all__ = ["DecodeResult", "decode", "read_source", "stored_result"]

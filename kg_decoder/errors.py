@@ -1,0 +1,81 @@
+"""Typed decode errors: every bad input ends in one of these, never in a crash.
+
+Each error carries a short, one-line message meant for a person; the CLI prints
+it as is and the HTTP API returns it in a JSON body.
+"""
+
+from __future__ import annotations
+
+
+class DecodeError(Exception):
+    """Base class of every error a decode can end in. Nothing of the document is stored."""
+
+    code = "decode-error"
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))
+
+    @property
+    def message(self) -> str:
+        return self.args[0]
+
+    def __reduce__(self):  # keep the class across the worker's process boundary
+        return (type(self), (self.message,))
+
+
+class UnsupportedFormat(DecodeError):
+    """The bytes are of a type kg-decoder does not decode."""
+
+    code = "unsupported-format"
+
+
+class EmptyDocument(DecodeError):
+    """The file has no bytes, or no text and nothing OCR could read."""
+
+    code = "empty-document"
+
+
+class CorruptDocument(DecodeError):
+    """The file claims a format but its bytes cannot be parsed as it."""
+
+    code = "corrupt-document"
+
+
+class EncryptedDocument(DecodeError):
+    """The document is password-protected and no (right) password was given."""
+
+    code = "encrypted-document"
+
+
+class UnsafeDocument(DecodeError):
+    """The document would expand past safe limits (for example a ZIP bomb)."""
+
+    code = "unsafe-document"
+
+
+class DocumentTooLarge(DecodeError):
+    """The file is larger than the configured byte limit."""
+
+    code = "document-too-large"
+
+
+class DecodeTimeout(DecodeError):
+    """Partitioning took longer than the per-document time limit."""
+
+    code = "decode-timeout"
+
+
+class ModelUnavailable(DecodeError):
+    """A strategy needs a model that is not present on this machine (no network to fetch it)."""
+
+    code = "model-unavailable"
+
+
+class InvalidOption(DecodeError):
+    """An option given to decode is not valid."""
+
+    code = "invalid-option"
+
+
+class StoreError(Exception):
+    """The store cannot be opened or written (for example another process holds it)."""

@@ -1,0 +1,234 @@
+"""Which format a document is, decided from its bytes; safety checks before parsing.
+
+The bytes decide (python-magic, then a look inside ZIP and OLE containers). The
+file extension only breaks ties where the bytes cannot: between the text-based
+formats (Markdown, CSV, RST... all read as "text" to libmagic).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass
+from typing import Optional
+
+from .errors import EmptyDocument, EncryptedDocument, UnsafeDocument, UnsupportedFormat
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    mime: str
+    extensions: tuple[str, ...]
+    page_based: bool = False
+    text_based: bool = False
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in [
+        Format("pdf", "application/pdf", ("pdf",), page_based=True),
+        Format("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", ("docx",)),
+        Format("doc", "application/msword", ("doc",)),
+        Format("pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation", ("pptx",), True),
+        Format("ppt", "application/vnd.ms-powerpoint", ("ppt",), page_based=True),
+        Format("xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", ("xlsx",), True),
+        Format("xls", "application/vnd.ms-excel", ("xls",), page_based=True),
+        Format("odt", "application/vnd.oasis.opendocument.text", ("odt",)),
+        Format("epub", "application/epub+zip", ("epub",)),
+        Format("rtf", "text/rtf", ("rtf",)),
+        Format("msg", "application/vnd.ms-outlook", ("msg",)),
+        Format("eml", "message/rfc822", ("eml",), text_based=True),
+        Format("html", "text/html", ("html", "htm", "xhtml"), text_based=True),
+        Format("xml", "application/xml", ("xml",), text_based=True),
+        Format("markdown", "text/markdown", ("md", "markdown"), text_based=True),
+        Format("rst", "text/x-rst", ("rst",), text_based=True),
+        Format("org", "text/x-org", ("org",), text_based=True),
+        Format("csv", "text/csv", ("csv",), text_based=True),
+        Format("tsv", "text/tab-separated-values", ("tsv", "tab"), text_based=True),
+        Format("json", "application/json", ("json",), text_based=True),
+        Format("jsonl", "application/x-ndjson", ("jsonl", "ndjson"), text_based=True),
+        Format("text", "text/plain", ("txt", "text", "log"), text_based=True),
+        Format("png", "image/png", ("png",), page_based=True),
+        Format("jpeg", "image/jpeg", ("jpg", "jpeg"), page_based=True),
+        Format("tiff", "image/tiff", ("tif", "tiff"), page_based=True),
+    ]
+}
+
+_BY_MIME = {f.mime: f for f in FORMATS.values()}
+_BY_MIME.update(
+    {
+        "text/xml": FORMATS["xml"],
+        "application/x-ndjson": FORMATS["jsonl"],
+        "application/jsonl": FORMATS["jsonl"],
+        "application/rtf": FORMATS["rtf"],
+        "text/x-markdown": FORMATS["markdown"],
+        "text/x-org": FORMATS["org"],
+        "application/xhtml+xml": FORMATS["html"],
+        "image/jpg": FORMATS["jpeg"],
+        "text/tsv": FORMATS["tsv"],
+    }
+)
+_BY_EXTENSION = {ext: f for f in FORMATS.values() for ext in f.extensions}
+
+# Limits for ZIP-based formats: a DOCX of a few MB never unpacks to gigabytes.
+MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
+MAX_COMPRESSION_RATIO = 200
+MAX_ZIP_MEMBERS = 20000
+
+
+def format_for_mime(mime: str) -> Format:
+    """The format a MIME type names (the caller's "library kind").
+
+    >>> format_for_mime("application/pdf").name
+    'pdf'
+    """
+    base = mime.split(";")[0].strip().lower()
+    if base in _BY_MIME:
+        return _BY_MIME[base]
+    raise UnsupportedFormat(f"unsupported MIME type {base!r}")
+
+
+def _extension(filename: Optional[str]) -> str:
+    if not filename or "." not in filename:
+        return ""
+    return filename.rsplit(".", 1)[1].lower()
+
+
+def detect_format(data: bytes, filename: Optional[str] = None, mime_type: Optional[str] = None) -> Format:
+    """Decide the format of ``data``.
+
+    >>> detect_format(b"%PDF-1.4 ...", "report.docx").name
+    'pdf'
+    >>> detect_format(b"# Title\\n\\nSome text.\\n", "notes.md").name
+    'markdown'
+    """
+    if not data:
+        raise EmptyDocument("the file is empty (0 bytes)")
+    if mime_type:
+        return format_for_mime(mime_type)
+    import magic  # imported here: libmagic is only needed when the caller gave no type
+
+    sniffed = magic.from_buffer(data[:65536], mime=True)
+    ext = _extension(filename)
+    if sniffed in ("application/zip", "application/epub+zip") or sniffed.startswith(
+        ("application/vnd.openxmlformats", "application/vnd.oasis")
+    ):
+        return _zip_format(data, sniffed, ext)
+    if sniffed in ("application/x-ole-storage", "application/CDFV2", "application/vnd.ms-excel",
+                   "application/msword", "application/vnd.ms-powerpoint", "application/vnd.ms-outlook",
+                   "application/vnd.ms-office"):
+        return _ole_format(data, ext)
+    if sniffed.startswith("text/") or sniffed in ("application/json", "application/x-ndjson", "message/rfc822",
+                                                  "application/xml"):
+        return _text_format(data, sniffed, ext)
+    if sniffed == "application/x-empty":
+        raise EmptyDocument("the file is empty")
+    if sniffed in _BY_MIME:
+        return _BY_MIME[sniffed]
+    raise UnsupportedFormat(f"unsupported file type {sniffed}")
+
+
+def _zip_format(data: bytes, sniffed: str, ext: str) -> Format:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        names = set(archive.namelist())
+    except zipfile.BadZipFile as exc:
+        from .errors import CorruptDocument
+
+        raise CorruptDocument(f"the ZIP container is damaged: {exc}") from None
+    check_zip_safety(archive)
+    if "mimetype" in names:
+        declared = archive.read("mimetype").decode("ascii", "replace").strip()
+        if declared in _BY_MIME:
+            return _BY_MIME[declared]
+    if any(n.startswith("word/") for n in names):
+        return FORMATS["docx"]
+    if any(n.startswith("ppt/") for n in names):
+        return FORMATS["pptx"]
+    if any(n.startswith("xl/") for n in names):
+        return FORMATS["xlsx"]
+    if ext in ("docx", "pptx", "xlsx", "odt", "epub"):
+        return FORMATS[ext]
+    raise UnsupportedFormat("unsupported file type: a ZIP archive that is not an Office, ODF or EPUB document")
+
+
+def check_zip_safety(archive: zipfile.ZipFile) -> None:
+    """Refuse archives that would unpack to far more than they weigh (ZIP bombs)."""
+    infos = archive.infolist()
+    if len(infos) > MAX_ZIP_MEMBERS:
+        raise UnsafeDocument(f"the archive holds {len(infos)} files, more than the limit of {MAX_ZIP_MEMBERS}")
+    unpacked = sum(i.file_size for i in infos)
+    packed = sum(i.compress_size for i in infos) or 1
+    if unpacked > MAX_UNPACKED_BYTES:
+        raise UnsafeDocument(f"the archive would unpack to {unpacked} bytes, over the limit of {MAX_UNPACKED_BYTES}")
+    for info in infos:
+        if info.file_size > 10 * 1024 * 1024 and info.file_size / max(info.compress_size, 1) > MAX_COMPRESSION_RATIO:
+            raise UnsafeDocument(
+                f"the archive member {info.filename!r} expands {info.file_size // max(info.compress_size, 1)}-fold "
+                "(a ZIP bomb?)"
+            )
+    if unpacked > 10 * 1024 * 1024 and unpacked / packed > MAX_COMPRESSION_RATIO:
+        raise UnsafeDocument(f"the archive expands {unpacked // packed}-fold (a ZIP bomb?)")
+
+
+def _ole_format(data: bytes, ext: str) -> Format:
+    import olefile
+
+    try:
+        ole = olefile.OleFileIO(io.BytesIO(data))
+    except Exception as exc:  # olefile raises OSError and its own errors for damaged files
+        from .errors import CorruptDocument
+
+        raise CorruptDocument(f"the Office container is damaged: {exc}") from None
+    streams = {"/".join(entry) for entry in ole.listdir(streams=True, storages=True)}
+    if "EncryptionInfo" in streams and "EncryptedPackage" in streams:
+        raise EncryptedDocument("the Office document is password-protected")
+    if "WordDocument" in streams:
+        return FORMATS["doc"]
+    if "Workbook" in streams or "Book" in streams:
+        return FORMATS["xls"]
+    if "PowerPoint Document" in streams:
+        return FORMATS["ppt"]
+    if any(s.startswith("__substg1.0_") for s in streams) or "__properties_version1.0" in streams:
+        return FORMATS["msg"]
+    if ext in ("doc", "xls", "ppt", "msg"):
+        return FORMATS[ext]
+    raise UnsupportedFormat("unsupported file type: an OLE container that is not a Word, Excel, PowerPoint or Outlook file")
+
+
+def _text_format(data: bytes, sniffed: str, ext: str) -> Format:
+    by_ext = _BY_EXTENSION.get(ext)
+    if by_ext is not None and by_ext.text_based:
+        return by_ext
+    if sniffed == "text/rtf":
+        return FORMATS["rtf"]
+    if sniffed in ("text/xml", "application/xml"):
+        head = data[:4096].lower()
+        return FORMATS["html"] if b"<html" in head or b"<!doctype html" in head else FORMATS["xml"]
+    if sniffed in _BY_MIME and sniffed != "text/plain":
+        return _BY_MIME[sniffed]
+    if _looks_like_email(data):
+        return FORMATS["eml"]
+    if _looks_like_json(data):
+        return FORMATS["json"]
+    return FORMATS["text"]
+
+
+def _looks_like_email(data: bytes) -> bool:
+    head = data[:2048].decode("latin-1").lower()
+    return any(head.startswith(h) for h in ("received:", "return-path:", "mime-version:", "from:", "message-id:")) and (
+        "\nsubject:" in head or "\nfrom:" in head or "\nto:" in head
+    )
+
+
+def _looks_like_json(data: bytes) -> bool:
+    stripped = data.lstrip()
+    if not stripped[:1] in (b"{", b"["):
+        return False
+    try:
+        json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return True

@@ -1,0 +1,188 @@
+"""The data model every stage shares: plain dataclasses, no RDF, no I/O.
+
+Coordinates: a bounding box is ``(left, top, right, bottom)`` in the page's
+coordinate system, origin at the top-left corner. PDF pages use PDF points
+(1/72 inch); image pages use pixels. ``Page.coordinate_system`` names it.
+Character offsets count Unicode code points (Python ``str`` indices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .errors import InvalidOption
+
+PDF_POINTS = "pdf-points-top-left"
+PIXELS = "pixels-top-left"
+
+STRATEGIES = ("auto", "fast", "ocr_only", "hi_res")
+SECTION_STRATEGIES = ("whole-document", "heading", "element-type", "count", "size")
+
+BBox = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """What a caller may choose about one decode.
+
+    >>> DecodeOptions(section_strategy="heading").section_strategy
+    'heading'
+    >>> DecodeOptions(strategy="best")
+    Traceback (most recent call last):
+    ...
+    kg_decoder.errors.InvalidOption: strategy must be one of auto, fast, ocr_only, hi_res, not 'best'
+    """
+
+    strategy: str = "auto"
+    ocr_languages: str = "eng"
+    section_strategy: str = "whole-document"
+    section_element_count: int = 20
+    section_max_size: int = 4000
+    section_within_pages: bool = False
+    password: Optional[str] = None
+    mime_type: Optional[str] = None
+    max_bytes: int = 200 * 1024 * 1024
+    timeout_seconds: Optional[float] = 600.0
+
+    def __post_init__(self):
+        if self.strategy not in STRATEGIES:
+            raise InvalidOption(f"strategy must be one of {', '.join(STRATEGIES)}, not {self.strategy!r}")
+        if self.section_strategy not in SECTION_STRATEGIES:
+            raise InvalidOption(
+                f"section strategy must be one of {', '.join(SECTION_STRATEGIES)}, not {self.section_strategy!r}"
+            )
+        if self.section_element_count < 1:
+            raise InvalidOption("section element count must be at least 1")
+        if self.section_max_size < 1:
+            raise InvalidOption("section max size must be at least 1")
+        if not self.ocr_languages or not all(part.isidentifier() for part in self.ocr_languages.split("+")):
+            raise InvalidOption(f"OCR languages must look like 'eng' or 'eng+heb', not {self.ocr_languages!r}")
+        if self.max_bytes < 1:
+            raise InvalidOption("max bytes must be positive")
+        if self.timeout_seconds is not None and self.timeout_seconds <= 0:
+            raise InvalidOption("timeout must be positive")
+
+    def settings_key(self) -> str:
+        """The settings that change what a decode produces, as a stable string (for IRIs)."""
+        return "|".join(
+            [
+                f"strategy={self.strategy}",
+                f"ocr={self.ocr_languages}",
+                f"sections={self.section_strategy}",
+                f"count={self.section_element_count}",
+                f"size={self.section_max_size}",
+                f"within-pages={self.section_within_pages}",
+            ]
+        )
+
+
+@dataclass
+class Element:
+    """One element from the partitioner, in document order."""
+
+    index: int
+    category: str
+    text: str
+    html: Optional[str] = None
+    element_id: Optional[str] = None
+    parent_id: Optional[str] = None
+    depth: Optional[int] = None
+    page_number: Optional[int] = None
+    page_name: Optional[str] = None
+    bbox: Optional[BBox] = None
+    # Where an image element points to (a remote URL or a file in the package); never fetched.
+    image_url: Optional[str] = None
+    image_mime: Optional[str] = None
+
+    @property
+    def is_image(self) -> bool:
+        return self.category == "Image"
+
+    @property
+    def is_table(self) -> bool:
+        return self.category == "Table"
+
+
+@dataclass
+class Page:
+    """A page of a page-based format: a PDF page, a slide, a sheet, an image frame."""
+
+    number: int
+    width: Optional[float] = None
+    height: Optional[float] = None
+    coordinate_system: Optional[str] = None
+    name: Optional[str] = None
+    strategy: Optional[str] = None
+
+
+@dataclass
+class Partitioned:
+    """What partitioning one document gives: elements plus what is known of its pages."""
+
+    format: str
+    elements: list[Element]
+    pages: list[Page] = field(default_factory=list)
+    strategy: Optional[str] = None
+    library_versions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ElementSpan:
+    """Where an element's assembled text sits in its segment's text."""
+
+    element: int
+    offset: int
+    length: int
+
+
+@dataclass
+class Segment:
+    """A page or a section: the unit whose text goes downstream (a TextDocument).
+
+    ``parent`` is the index of the segment this one derives from (the page a section
+    sits in, or the enclosing section of a nested heading section), else None.
+    ``elements`` lists text-bearing element indices; ``images`` lists image element
+    indices that sit in this segment (kept out of the text).
+    """
+
+    index: int
+    kind: str  # "page" or "section"
+    elements: list[int] = field(default_factory=list)
+    images: list[int] = field(default_factory=list)
+    page_number: Optional[int] = None
+    parent: Optional[int] = None
+    level: Optional[int] = None
+    title: Optional[str] = None
+    text: str = ""
+    spans: list[ElementSpan] = field(default_factory=list)
+    char_offset: int = 0
+    # Length in the document text of this segment together with its nested sections.
+    extent_length: int = 0
+    carries_text: bool = True
+
+
+@dataclass
+class TextDocument:
+    """A page or section text as handed downstream (``--emit jsonl``)."""
+
+    iri: str
+    document: str
+    kind: str
+    page_number: Optional[int]
+    text: str
+    char_offset: int
+    char_length: int
+    element_offsets: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "iri": self.iri,
+            "document": self.document,
+            "kind": self.kind,
+            "page_number": self.page_number,
+            "char_offset": self.char_offset,
+            "char_length": self.char_length,
+            "text": self.text,
+            "elements": self.element_offsets,
+        }

@@ -1,0 +1,346 @@
+"""Partition one document's bytes into elements with `unstructured`, offline.
+
+Knows formats and unstructured; knows nothing of RDF or the store. Runs inside
+the worker process (see ``worker.py``), so a hang or a crash here never takes
+the caller down.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import shutil
+from typing import Any, Callable, Optional
+
+from .errors import (
+    CorruptDocument,
+    DecodeError,
+    EmptyDocument,
+    EncryptedDocument,
+    InvalidOption,
+    ModelUnavailable,
+    UnsupportedFormat,
+)
+from .model import PDF_POINTS, PIXELS, DecodeOptions, Element, Page, Partitioned
+
+# format name -> (module, function) of unstructured's partitioner
+_PARTITIONERS: dict[str, tuple[str, str]] = {
+    "docx": ("unstructured.partition.docx", "partition_docx"),
+    "doc": ("unstructured.partition.doc", "partition_doc"),
+    "pptx": ("unstructured.partition.pptx", "partition_pptx"),
+    "ppt": ("unstructured.partition.ppt", "partition_ppt"),
+    "xlsx": ("unstructured.partition.xlsx", "partition_xlsx"),
+    "xls": ("unstructured.partition.xlsx", "partition_xlsx"),
+    "odt": ("unstructured.partition.odt", "partition_odt"),
+    "epub": ("unstructured.partition.epub", "partition_epub"),
+    "rtf": ("unstructured.partition.rtf", "partition_rtf"),
+    "msg": ("unstructured.partition.msg", "partition_msg"),
+    "eml": ("unstructured.partition.email", "partition_email"),
+    "html": ("unstructured.partition.html", "partition_html"),
+    "xml": ("unstructured.partition.xml", "partition_xml"),
+    "markdown": ("unstructured.partition.md", "partition_md"),
+    "rst": ("unstructured.partition.rst", "partition_rst"),
+    "org": ("unstructured.partition.org", "partition_org"),
+    "csv": ("unstructured.partition.csv", "partition_csv"),
+    "tsv": ("unstructured.partition.tsv", "partition_tsv"),
+    "json": ("unstructured.partition.json", "partition_json"),
+    "text": ("unstructured.partition.text", "partition_text"),
+}
+_NEEDS_LIBREOFFICE = {"doc", "ppt"}
+_IMAGE_FORMATS = {"png", "jpeg", "tiff"}
+_DROPPED_CATEGORIES = {"PageBreak"}
+
+
+def partition_document(data: bytes, format_name: str, options: DecodeOptions) -> Partitioned:
+    """Partition ``data`` (already known to be ``format_name``) into elements."""
+    if format_name == "pdf":
+        return _partition_pdf(data, options)
+    if format_name in _IMAGE_FORMATS:
+        return _partition_image(data, format_name, options)
+    if format_name == "jsonl":
+        return _partition_jsonl(data)
+    if format_name not in _PARTITIONERS:
+        raise UnsupportedFormat(f"no partitioner for format {format_name!r}")
+    if format_name in _NEEDS_LIBREOFFICE and shutil.which("soffice") is None:
+        raise UnsupportedFormat(f"{format_name.upper()} needs LibreOffice (soffice), which is not installed")
+    pages = _office_pages(data, format_name)
+    raw = _call(format_name, _partitioner(format_name), file=io.BytesIO(data))
+    if format_name in ("ppt",) and raw:
+        pages = [Page(number=n) for n in range(1, max((e.metadata.page_number or 1) for e in raw) + 1)]
+    elements = _convert_all(raw, {p.number: p for p in pages}, page_based=bool(pages))
+    return _checked(Partitioned(format=format_name, elements=elements, pages=pages, strategy="native"))
+
+
+def _partitioner(format_name: str) -> Callable[..., list]:
+    module, function = _PARTITIONERS[format_name]
+    return getattr(importlib.import_module(module), function)
+
+
+def _call(format_name: str, partitioner: Callable[..., list], **kwargs: Any) -> list:
+    """Run an unstructured partitioner; any failure of the parser means the bytes are damaged."""
+    try:
+        return partitioner(**kwargs)
+    except DecodeError:
+        raise
+    except Exception as exc:  # parsers raise anything from KeyError to XMLSyntaxError on bad bytes
+        message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        if "password" in message.lower() or "encrypt" in message.lower():
+            raise EncryptedDocument(f"the {format_name.upper()} file is password-protected: {message}") from None
+        raise CorruptDocument(f"the file could not be read as {format_name.upper()}: {message}") from None
+
+
+def _checked(partitioned: Partitioned) -> Partitioned:
+    if not partitioned.elements:
+        raise EmptyDocument(f"no text or content found in the {partitioned.format.upper()} document")
+    return partitioned
+
+
+# ---------------------------------------------------------------- PDF
+
+
+def _partition_pdf(data: bytes, options: DecodeOptions) -> Partitioned:
+    pdf, pages, needs_ocr = _inspect_pdf(data, options.password)
+    languages = options.ocr_languages.split("+")
+    strategy = options.strategy
+    if strategy == "hi_res":
+        _require_layout_model()
+    from unstructured.partition.pdf import partition_pdf
+
+    def run(strategy_name: str, payload: bytes, password: Optional[str]) -> list:
+        return _call(
+            "pdf",
+            partition_pdf,
+            file=io.BytesIO(payload),
+            strategy=strategy_name,
+            languages=languages,
+            password=password,
+        )
+
+    if strategy in ("fast", "ocr_only", "hi_res"):
+        raw = run(strategy, data, options.password)
+        for page in pages:
+            page.strategy = strategy
+        used = strategy
+    else:  # auto: the text layer where there is one, OCR for the pages that have none
+        text_pages = [p.number for p in pages if p.number not in needs_ocr]
+        raw = run("fast", data, options.password) if text_pages else []
+        for page in pages:
+            page.strategy = "ocr_only" if page.number in needs_ocr else "fast"
+        if needs_ocr:
+            raw = _merge_by_page(raw, _ocr_pdf_pages(pdf, sorted(needs_ocr), run))
+        used = "fast" if not needs_ocr else ("ocr_only" if not text_pages else "fast+ocr_only")
+    pdf.close()
+    elements = _convert_all(raw, {p.number: p for p in pages}, page_based=True)
+    if not elements:
+        raise EmptyDocument("the PDF has no text layer and OCR found no text on any page")
+    return Partitioned(format="pdf", elements=elements, pages=pages, strategy=used)
+
+
+def _inspect_pdf(data: bytes, password: Optional[str]):
+    """Open the PDF with PDFium: page sizes, and which pages have no text layer but content to OCR."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    try:
+        pdf = pdfium.PdfDocument(data, password=password)
+    except pdfium.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            if password:
+                raise EncryptedDocument("the PDF is encrypted and the password given is wrong") from None
+            raise EncryptedDocument("the PDF is encrypted; give its password to decode it") from None
+        raise CorruptDocument(f"the file could not be read as PDF: {exc}") from None
+    if len(pdf) == 0:
+        raise CorruptDocument("the PDF has no pages")
+    pages: list[Page] = []
+    needs_ocr: set[int] = set()
+    for index in range(len(pdf)):
+        page = pdf[index]
+        width, height = page.get_size()
+        pages.append(Page(number=index + 1, width=round(width, 3), height=round(height, 3),
+                          coordinate_system=PDF_POINTS))
+        textpage = page.get_textpage()
+        has_text = bool(textpage.get_text_bounded().strip())
+        if not has_text:
+            has_image = next(page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3), None)
+            if has_image is not None:
+                needs_ocr.add(index + 1)
+    return pdf, pages, needs_ocr
+
+
+def _ocr_pdf_pages(pdf, numbers: list[int], run) -> list:
+    """OCR only the given pages: copy them into a new PDF, OCR it, map page numbers back."""
+    import pypdfium2 as pdfium
+
+    subset = pdfium.PdfDocument.new()
+    subset.import_pages(pdf, [n - 1 for n in numbers])
+    buffer = io.BytesIO()
+    subset.save(buffer)
+    subset.close()
+    raw = run("ocr_only", buffer.getvalue(), None)
+    for element in raw:
+        local = element.metadata.page_number or 1
+        element.metadata.page_number = numbers[local - 1]
+    return raw
+
+
+def _merge_by_page(first: list, second: list) -> list:
+    """Merge two element lists in page order, keeping each list's order within a page."""
+    merged = sorted(enumerate(first + second), key=lambda pair: ((pair[1].metadata.page_number or 0), pair[0]))
+    return [element for _, element in merged]
+
+
+def _require_layout_model() -> None:
+    try:
+        from unstructured_inference.models.base import get_model
+
+        get_model()
+    except Exception:
+        raise ModelUnavailable(
+            "the hi_res layout model is not present on this machine and cannot be fetched offline; "
+            "use --strategy auto, fast or ocr_only"
+        ) from None
+
+
+# ---------------------------------------------------------------- images
+
+
+def _partition_image(data: bytes, format_name: str, options: DecodeOptions) -> Partitioned:
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            frames = getattr(image, "n_frames", 1)
+            sizes = []
+            for frame in range(frames):
+                image.seek(frame)
+                sizes.append(image.size)
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        raise CorruptDocument(f"the file could not be read as {format_name.upper()}: {exc}") from None
+    if options.strategy == "hi_res":
+        _require_layout_model()
+    strategy = "hi_res" if options.strategy == "hi_res" else "ocr_only"
+    if options.strategy == "fast":
+        raise InvalidOption("an image has no text layer: use --strategy auto or ocr_only")
+    from unstructured.partition.image import partition_image
+
+    raw = _call(format_name, partition_image, file=io.BytesIO(data), strategy=strategy,
+                languages=options.ocr_languages.split("+"))
+    pages = [Page(number=i + 1, width=float(w), height=float(h), coordinate_system=PIXELS, strategy=strategy)
+             for i, (w, h) in enumerate(sizes)]
+    elements = _convert_all(raw, {p.number: p for p in pages}, page_based=True)
+    # An image with no readable text is still a document of one page (its picture).
+    return Partitioned(format=format_name, elements=elements, pages=pages, strategy=strategy)
+
+
+# ---------------------------------------------------------------- JSON lines
+
+
+def _partition_jsonl(data: bytes) -> Partitioned:
+    from unstructured.partition.json import partition_json
+
+    items = []
+    for number, line in enumerate(data.decode("utf-8", errors="strict").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except ValueError as exc:
+            raise CorruptDocument(f"line {number} of the JSON lines file is not JSON: {exc}") from None
+    raw = [element for item in items
+           for element in _call("jsonl", partition_json, text=json.dumps(item, ensure_ascii=False))]
+    return _checked(Partitioned(format="jsonl", elements=_convert_all(raw, {}, page_based=False), strategy="native"))
+
+
+# ---------------------------------------------------------------- pages of Office formats
+
+
+def _office_pages(data: bytes, format_name: str) -> list[Page]:
+    """Slides and sheets, so an empty slide or sheet is still a page."""
+    try:
+        if format_name == "pptx":
+            from pptx import Presentation
+
+            return [Page(number=i + 1) for i in range(len(Presentation(io.BytesIO(data)).slides))]
+        if format_name == "xlsx":
+            from openpyxl import load_workbook
+
+            book = load_workbook(io.BytesIO(data), read_only=True)
+            names = list(book.sheetnames)
+            book.close()
+            return [Page(number=i + 1, name=name) for i, name in enumerate(names)]
+        if format_name == "xls":
+            import xlrd
+
+            book = xlrd.open_workbook(file_contents=data, on_demand=True)
+            return [Page(number=i + 1, name=name) for i, name in enumerate(book.sheet_names())]
+    except Exception as exc:
+        raise CorruptDocument(f"the file could not be read as {format_name.upper()}: {exc}") from None
+    return []
+
+
+# ---------------------------------------------------------------- conversion
+
+
+def _convert_all(raw: list, pages: dict[int, Page], page_based: bool) -> list[Element]:
+    elements: list[Element] = []
+    for item in raw:
+        if item.category in _DROPPED_CATEGORIES:
+            continue
+        element = _convert(item, len(elements), pages, page_based)
+        if element.is_image or element.text.strip():
+            elements.append(element)
+    return elements
+
+
+def _convert(item, index: int, pages: dict[int, Page], page_based: bool) -> Element:
+    metadata = item.metadata
+    page_number = metadata.page_number if page_based else None
+    if page_based and page_number is None:
+        page_number = 1
+    page = pages.get(page_number) if page_number is not None else None
+    html = metadata.text_as_html if item.category == "Table" else None
+    return Element(
+        index=index,
+        category=item.category,
+        text=item.text or "",
+        html=html,
+        element_id=item.id,
+        parent_id=metadata.parent_id,
+        depth=metadata.category_depth,
+        page_number=page_number,
+        page_name=getattr(metadata, "page_name", None) or (page.name if page else None),
+        bbox=_bbox(metadata.coordinates, page),
+        image_url=getattr(metadata, "image_url", None),
+        image_mime=getattr(metadata, "image_mime_type", None),
+    )
+
+
+def _bbox(coordinates, page: Optional[Page]):
+    """The element's box in the page's own units, origin top-left."""
+    if coordinates is None or not coordinates.points or page is None or page.width is None:
+        return None
+    system = coordinates.system
+    xs = [float(p[0]) for p in coordinates.points]
+    ys = [float(p[1]) for p in coordinates.points]
+    scale_x = page.width / system.width if system is not None and system.width else 1.0
+    scale_y = page.height / system.height if system is not None and system.height else 1.0
+    orientation = getattr(system, "orientation", None)
+    if orientation is not None and orientation.value == (1, 1) and system.height:  # bottom-left origin
+        ys = [system.height - y for y in ys]
+    return (
+        round(min(xs) * scale_x, 3),
+        round(min(ys) * scale_y, 3),
+        round(max(xs) * scale_x, 3),
+        round(max(ys) * scale_y, 3),
+    )
+
+
+def warm_up() -> None:
+    """Import the partitioners and load the spaCy model once, before the first document."""
+    for module, _ in set(_PARTITIONERS.values()):
+        importlib.import_module(module)
+    importlib.import_module("unstructured.partition.pdf")
+    import unstructured.nlp.tokenize as tokenize
+
+    tokenize._get_nlp()

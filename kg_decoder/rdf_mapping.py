@@ -1,0 +1,290 @@
+"""The RDF mapping: a decoded document as quads in ``<urn:graph:source>``.
+
+The only module that knows the vocabulary's shape (which predicate on which
+entity). Pure: it builds quads and touches no store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterator, Optional
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from .identifiers import derived_iri
+from .model import DecodeOptions, Element, ElementSpan, Page, Segment
+from .vocabulary import (
+    RDF_TYPE,
+    RDFS_LABEL,
+    SOURCE_GRAPH,
+    XSD_BOOLEAN,
+    XSD_DATETIME,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+    dcterms,
+    prov,
+    tg,
+)
+
+
+@dataclass
+class DocumentRecord:
+    """Everything the mapping needs about one decode."""
+
+    iri: str
+    sha256: str
+    byte_size: int
+    format: str
+    mime_type: str
+    file_name: Optional[str]
+    title: Optional[str]
+    options: DecodeOptions
+    strategy: str
+    elements: list[Element]
+    pages: dict[int, Page]
+    segments: list[Segment]
+    segment_sha256: list[str]
+    document_text_length: int
+    started: datetime
+    ended: datetime
+    versions: dict[str, str]
+    page_based: bool = False
+    segment_iris: list[str] = field(default_factory=list)
+    element_iris: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        settings = self.options.settings_key()
+        self.segment_iris = [
+            derived_iri(s.kind, self.sha256, settings, s.index) if s.kind == "section"
+            else derived_iri("page", self.sha256, settings, s.page_number)
+            for s in self.segments
+        ]
+        self.element_iris = {
+            e.index: derived_iri("image" if e.is_image else "element", self.sha256, settings, e.index)
+            for e in self.elements
+        }
+
+    @property
+    def activity_iri(self) -> str:
+        return activity_iri(self.sha256, self.options, self.versions)
+
+
+def activity_iri(sha256: str, options: DecodeOptions, versions: dict[str, str]) -> str:
+    """The decode run of these bytes with these settings by these software versions."""
+    return derived_iri("activity", sha256, options.settings_key(), *sorted(versions.items()))
+
+
+def agent_iri(versions: dict[str, str]) -> str:
+    return derived_iri("agent", *sorted(versions.items()))
+
+
+def _int(value: int) -> Literal:
+    return Literal(str(int(value)), datatype=XSD_INTEGER)
+
+
+def _double(value: float) -> Literal:
+    return Literal(repr(float(value)), datatype=XSD_DOUBLE)
+
+
+def _bool(value: bool) -> Literal:
+    return Literal("true" if value else "false", datatype=XSD_BOOLEAN)
+
+
+def _time(value: datetime) -> Literal:
+    return Literal(value.isoformat(), datatype=XSD_DATETIME)
+
+
+def _text(value: str) -> Literal:
+    return Literal(value)
+
+
+class _Writer:
+    """Collects quads in the source graph."""
+
+    def __init__(self) -> None:
+        self.quads: list[Quad] = []
+
+    def add(self, subject: NamedNode, predicate: NamedNode, obj) -> None:
+        self.quads.append(Quad(subject, predicate, obj, SOURCE_GRAPH))
+
+    def add_optional(self, subject: NamedNode, predicate: NamedNode, value, convert) -> None:
+        if value is not None:
+            self.add(subject, predicate, convert(value))
+
+
+def document_quads(record: DocumentRecord) -> list[Quad]:
+    """All quads of one decode: document, activity, agent, pages, sections, elements, images."""
+    out = _Writer()
+    document = NamedNode(record.iri)
+    activity = NamedNode(record.activity_iri)
+    _describe_document(out, record, document)
+    _describe_activity(out, record, activity, document)
+    for segment in record.segments:
+        _describe_segment(out, record, segment, document, activity)
+    links = _ElementLinks.of(record)
+    for element in record.elements:
+        _describe_element(out, record, links, element, activity)
+    return out.quads
+
+
+@dataclass
+class _ElementLinks:
+    """Per element: the segment holding it, its span there, its parent and the text element before it."""
+
+    holder: dict[int, tuple[Segment, Optional[ElementSpan]]]
+    parent: dict[int, int]
+    previous_text: dict[int, int]
+
+    @classmethod
+    def of(cls, record: DocumentRecord) -> "_ElementLinks":
+        holder: dict[int, tuple[Segment, Optional[ElementSpan]]] = {}
+        for segment in record.segments:
+            for span in segment.spans:
+                holder[span.element] = (segment, span)
+            for image in segment.images:
+                holder[image] = (segment, None)
+        by_id = {e.element_id: e.index for e in record.elements if e.element_id}
+        parent = {e.index: by_id[e.parent_id] for e in record.elements if e.parent_id in by_id}
+        previous_text: dict[int, int] = {}
+        last_text: Optional[int] = None
+        for element in record.elements:
+            if element.is_image:
+                if last_text is not None:
+                    previous_text[element.index] = last_text
+            else:
+                last_text = element.index
+        return cls(holder, parent, previous_text)
+
+
+def _describe_document(out: _Writer, record: DocumentRecord, document: NamedNode) -> None:
+    out.add(document, RDF_TYPE, tg("Document"))
+    out.add(document, tg("mimeType"), _text(record.mime_type))
+    out.add(document, tg("format"), _text(record.format))
+    out.add(document, tg("sha256"), _text(record.sha256))
+    out.add(document, tg("byteSize"), _int(record.byte_size))
+    out.add_optional(document, tg("fileName"), record.file_name, _text)
+    out.add_optional(document, dcterms("title"), record.title, _text)
+    out.add(document, tg("charLength"), _int(record.document_text_length))
+    pages = [s for s in record.segments if s.kind == "page"]
+    if record.page_based:
+        out.add(document, tg("pageCount"), _int(len(pages)))
+    out.add(document, tg("sectionCount"), _int(sum(1 for s in record.segments if s.kind == "section")))
+    out.add(document, tg("elementCount"), _int(sum(1 for e in record.elements if not e.is_image)))
+    out.add(document, tg("tableCount"), _int(sum(1 for e in record.elements if e.is_table)))
+    out.add(document, tg("imageCount"), _int(sum(1 for e in record.elements if e.is_image)))
+
+
+def _describe_activity(out: _Writer, record: DocumentRecord, activity: NamedNode, document: NamedNode) -> None:
+    agent = NamedNode(agent_iri(record.versions))
+    out.add(agent, RDF_TYPE, prov("SoftwareAgent"))
+    out.add(agent, RDFS_LABEL, _text("kg-decoder " + record.versions.get("kg-decoder", "")))
+    for name, version in sorted(record.versions.items()):
+        out.add(agent, tg("softwareVersion"), _text(f"{name} {version}"))
+    options = record.options
+    out.add(activity, RDF_TYPE, prov("Activity"))
+    out.add(activity, RDF_TYPE, tg("Decoding"))
+    out.add(activity, prov("used"), document)
+    out.add(activity, prov("wasAssociatedWith"), agent)
+    out.add(activity, prov("startedAtTime"), _time(record.started))
+    out.add(activity, prov("endedAtTime"), _time(record.ended))
+    out.add(activity, tg("requestedStrategy"), _text(options.strategy))
+    out.add(activity, tg("partitionStrategy"), _text(record.strategy))
+    out.add(activity, tg("ocrLanguages"), _text(options.ocr_languages))
+    out.add(activity, tg("sectionStrategy"), _text(options.section_strategy))
+    out.add(activity, tg("sectionElementCount"), _int(options.section_element_count))
+    out.add(activity, tg("sectionMaxSize"), _int(options.section_max_size))
+    out.add(activity, tg("sectionWithinPages"), _bool(options.section_within_pages))
+
+
+def _describe_segment(out: _Writer, record: DocumentRecord, segment: Segment, document: NamedNode,
+                      activity: NamedNode) -> None:
+    node = NamedNode(record.segment_iris[segment.index])
+    parent = NamedNode(record.segment_iris[segment.parent]) if segment.parent is not None else document
+    out.add(node, RDF_TYPE, tg("Page" if segment.kind == "page" else "Section"))
+    out.add(node, prov("wasDerivedFrom"), parent)
+    out.add(node, prov("wasGeneratedBy"), activity)
+    out.add(node, tg("segmentIndex"), _int(segment.index))
+    out.add(node, tg("charOffset"), _int(segment.char_offset))
+    out.add(node, tg("charLength"), _int(len(segment.text)))
+    out.add(node, tg("sha256"), _text(record.segment_sha256[segment.index]))
+    out.add(node, tg("textDocument"), _bool(segment.carries_text))
+    if segment.kind == "section":
+        out.add(node, tg("extentLength"), _int(segment.extent_length))
+        out.add_optional(node, tg("sectionLevel"), segment.level, _int)
+        out.add_optional(node, dcterms("title"), segment.title, _text)
+        if segment.parent is not None and record.segments[segment.parent].kind == "section":
+            out.add(node, tg("parentSection"), parent)
+    out.add_optional(node, tg("pageNumber"), segment.page_number, _int)
+    page = record.pages.get(segment.page_number) if segment.kind == "page" else None
+    if page is not None:
+        out.add_optional(node, tg("pageWidth"), page.width, _double)
+        out.add_optional(node, tg("pageHeight"), page.height, _double)
+        out.add_optional(node, tg("coordinateSystem"), page.coordinate_system, _text)
+        out.add_optional(node, tg("sheetName"), page.name, _text)
+        out.add_optional(node, tg("partitionStrategy"), page.strategy, _text)
+    members = [record.elements[i] for i in segment.elements]
+    categories = sorted({e.category for e in members} | {record.elements[i].category for i in segment.images})
+    out.add(node, tg("elementTypes"), _text(",".join(categories)))
+    out.add(node, tg("elementCount"), _int(len(members)))
+    out.add(node, tg("tableCount"), _int(sum(1 for e in members if e.is_table)))
+    out.add(node, tg("imageCount"), _int(_image_count(record, segment)))
+
+
+def _image_count(record: DocumentRecord, segment: Segment) -> int:
+    """Images in this segment, including those of the sections a page holds."""
+    count = len(segment.images)
+    if not segment.carries_text:
+        count += sum(len(s.images) for s in record.segments if s.parent == segment.index)
+    return count
+
+
+def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks, element: Element,
+                      activity: NamedNode) -> None:
+    node = NamedNode(record.element_iris[element.index])
+    holder, span = links.holder[element.index]
+    out.add(node, RDF_TYPE, tg("Image" if element.is_image else ("Table" if element.is_table else "Element")))
+    if element.is_table:
+        out.add(node, RDF_TYPE, tg("Element"))
+    out.add(node, prov("wasDerivedFrom"), NamedNode(record.segment_iris[holder.index]))
+    out.add(node, prov("wasGeneratedBy"), activity)
+    out.add(node, tg("category"), _text(element.category))
+    out.add(node, tg("elementIndex"), _int(element.index))
+    if span is not None:
+        out.add(node, tg("charOffset"), _int(span.offset))
+        out.add(node, tg("charLength"), _int(span.length))
+    if element.is_image:
+        out.add_optional(node, tg("altText"), element.text or None, _text)
+        out.add_optional(node, tg("sourceUrl"), element.image_url, _text)
+        previous = links.previous_text.get(element.index)
+        if previous is not None:
+            out.add(node, tg("followsElement"), NamedNode(record.element_iris[previous]))
+    else:
+        out.add(node, tg("text"), _text(element.text))
+    out.add_optional(node, tg("unstructuredElementId"), element.element_id, _text)
+    if element.index in links.parent:
+        out.add(node, tg("parentElement"), NamedNode(record.element_iris[links.parent[element.index]]))
+    out.add_optional(node, tg("headingDepth"), element.depth, _int)
+    out.add_optional(node, tg("pageNumber"), element.page_number, _int)
+    if record.format in ("pptx", "ppt"):
+        out.add_optional(node, tg("slideNumber"), element.page_number, _int)
+    out.add_optional(node, tg("sheetName"), element.page_name, _text)
+    if element.bbox is not None:
+        page = record.pages.get(element.page_number)
+        left, top, right, bottom = element.bbox
+        out.add(node, tg("bboxLeft"), _double(left))
+        out.add(node, tg("bboxTop"), _double(top))
+        out.add(node, tg("bboxRight"), _double(right))
+        out.add(node, tg("bboxBottom"), _double(bottom))
+        if page is not None:
+            out.add_optional(node, tg("pageWidth"), page.width, _double)
+            out.add_optional(node, tg("pageHeight"), page.height, _double)
+            out.add_optional(node, tg("coordinateSystem"), page.coordinate_system, _text)
+
+
+def iter_terms(quads: list[Quad]) -> Iterator[str]:
+    """Every tg: IRI used as a predicate, class or datatype in ``quads`` (for the ontology check)."""
+    for quad in quads:
+        for term in (quad.predicate, quad.object):
+            if isinstance(term, NamedNode) and term.value.startswith(tg("").value):
+                yield term.value

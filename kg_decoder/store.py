@@ -1,0 +1,140 @@
+"""The store: the embedded Oxigraph database and the library beside it.
+
+The only module that opens Oxigraph. A store is a folder::
+
+    kg-store/
+      oxigraph/   the RDF store (RocksDB); one process may hold it for writing
+      library/    content-addressed bytes (see library.py)
+
+Every query it runs is a file in ``queries/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Optional
+
+from pyoxigraph import NamedNode, Quad, QuerySolutions, Store, Triple, Variable
+
+from .errors import StoreError
+from .library import Library
+from .resources import query_text
+from .vocabulary import SOURCE_GRAPH
+
+_SAFE_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*$")
+
+
+class KgStore:
+    """An Oxigraph store on disk with its library.
+
+    >>> import tempfile
+    >>> store = open_store(tempfile.mkdtemp())
+    >>> len(store)
+    0
+    >>> store.close()
+    """
+
+    def __init__(self, path: str | os.PathLike, read_only: bool = False) -> None:
+        self.path = Path(path)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            graph_path = self.path / "oxigraph"
+            self.graph = Store.read_only(str(graph_path)) if read_only else Store(str(graph_path))
+        except OSError as exc:
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
+        self.library = Library(self.path / "library")
+
+    # ------------------------------------------------------------ reading
+
+    def __len__(self) -> int:
+        return len(self.graph)
+
+    def select(self, name: str, **bindings: str) -> list[dict]:
+        """Run ``queries/<name>.rq`` with IRIs bound to variables; rows as dicts of Python values."""
+        substitutions = {Variable(key): NamedNode(value) for key, value in bindings.items()}
+        solutions = self.graph.query(query_text(name), substitutions=substitutions)
+        assert isinstance(solutions, QuerySolutions)
+        names = [v.value for v in solutions.variables]
+        return [{n: _python_value(row[n]) for n in names if row[n] is not None} for row in solutions]
+
+    def quads(self) -> set[Quad]:
+        """Every quad in the store (for comparisons in tests and tools)."""
+        return set(self.graph.quads_for_pattern(None, None, None, None))
+
+    def source_quads(self, subject: Optional[str] = None) -> list[Quad]:
+        node = NamedNode(subject) if subject else None
+        return list(self.graph.quads_for_pattern(node, None, None, SOURCE_GRAPH))
+
+    def content(self, iri: str) -> bytes:
+        """The bytes the library keeps for an entity (a document's original, a page's text...)."""
+        rows = self.select("content_hash", entity=iri)
+        if not rows:
+            raise KeyError(f"{iri} has no content in the library")
+        return self.library.get(rows[0]["sha256"])
+
+    # ------------------------------------------------------------ writing
+
+    def write_document(self, document: str, quads: list[Quad], blobs: dict[str, bytes], replace: bool) -> None:
+        """Write one document's quads in one transaction; ``replace`` first removes its earlier decode.
+
+        The library blobs are written first; if the transaction fails, the blobs this
+        call added are removed again, so the store is left exactly as it was.
+        """
+        added = self.library.put_new(blobs)
+        try:
+            if replace:
+                self.graph.update(_bind(query_text("delete_document"), document=document)
+                                  + " ;\n" + _insert_data(quads))
+            else:
+                self.graph.extend(quads)
+        except BaseException:
+            self.library.remove(added)
+            raise
+
+    def flush(self) -> None:
+        self.graph.flush()
+
+    def close(self) -> None:
+        """Release the store (the RocksDB lock goes with the last reference)."""
+        self.graph.flush() if hasattr(self.graph, "flush") else None
+        del self.graph
+
+
+def open_store(path: str | os.PathLike = "kg-store", read_only: bool = False) -> KgStore:
+    """Open (or create) the store folder at ``path``."""
+    return KgStore(path, read_only=read_only)
+
+
+def _bind(update: str, **iris: str) -> str:
+    """Put IRIs in place of variables of an update (SPARQL Update has no substitutions)."""
+    for name, iri in iris.items():
+        if not _SAFE_IRI.match(iri):
+            raise ValueError(f"not an IRI that can be bound: {iri!r}")
+        update = re.sub(rf"\?{name}\b", f"<{iri}>", update)
+    return update
+
+
+def _insert_data(quads: Iterable[Quad]) -> str:
+    lines = []
+    for quad in quads:
+        triple = Triple(quad.subject, quad.predicate, quad.object)
+        lines.append(f"GRAPH {quad.graph_name} {{ {triple} }}")
+    return "INSERT DATA {\n" + "\n".join(lines) + "\n}"
+
+
+def _python_value(term):
+    if isinstance(term, NamedNode):
+        return term.value
+    value = getattr(term, "value", None)
+    datatype = getattr(term, "datatype", None)
+    if datatype is not None:
+        kind = datatype.value.rsplit("#", 1)[-1]
+        if kind == "integer":
+            return int(value)
+        if kind == "double":
+            return float(value)
+        if kind == "boolean":
+            return value == "true"
+    return value
