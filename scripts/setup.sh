@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up kg-decoder on a fresh Debian machine: system tools, a virtualenv in .venv,
+# the package with its test extras. Safe to run again: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# poppler-utils: PDF rendering for OCR; tesseract: OCR; libmagic1: format detection;
+# LibreOffice (writer, impress): DOC and PPT; DejaVu fonts: text in generated test images.
+SYSTEM_PACKAGES=(poppler-utils tesseract-ocr tesseract-ocr-eng libmagic1 libreoffice-writer-nogui
+                 libreoffice-impress-nogui fonts-dejavu-core)
+missing=()
+for package in "${SYSTEM_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing system packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "kg-decoder needs Python 3.11+"'
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+# unstructured[all-docs] brings torch; pip takes it from the machine's local wheel cache where there is one.
+.venv/bin/python -m pip install -q -e '.[test]'
+echo "setup: ready ($(.venv/bin/kg-decoder --version))"
