@@ -14,7 +14,9 @@ from pathlib import Path
 
 
 def sha256_hex(data: bytes) -> str:
-    """>>> sha256_hex(b"")[:12]
+    """Hex SHA-256 of ``data``.
+
+    >>> sha256_hex(b"")[:12]
     'e3b0c44298fc'
     """
     return hashlib.sha256(data).hexdigest()
