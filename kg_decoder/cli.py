@@ -113,7 +113,7 @@ def _decode(args: argparse.Namespace) -> int:
         progress.set_postfix_str(path.name[:40])
         try:
             result = decode(path, store=store, **options)
-        except DecodeError as exc:
+        except (DecodeError, StoreError) as exc:
             failures += 1
             progress.write(f"kg-decoder: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
             rows.append([str(path), "-", "-", "-", "-", "-", f"failed: {type(exc).__name__}"])

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
 from .assembly import assemble
-from .errors import DecodeError, DocumentTooLarge, InvalidOption
-from .formats import FORMATS, Format, detect_format
+from .errors import DocumentTooLarge, EncryptedDocument, InvalidOption
+from .formats import FORMATS, Format, decrypt_office, detect_format
 from .grouping import complete_pages, group
 from .identifiers import document_iri
 from .library import sha256_hex
@@ -106,12 +106,20 @@ def decode(
         store = open_store(store)
     data, found_name = read_source(source, settings.max_bytes)
     file_name = file_name or found_name
-    fmt = detect_format(data, file_name, settings.mime_type)
-    return _decode_bytes(data, fmt, file_name, settings, store, worker or shared_worker())
+    try:
+        fmt = detect_format(data, file_name, settings.mime_type)
+        plain = data
+    except EncryptedDocument:
+        if not settings.password or settings.mime_type:
+            raise
+        plain = decrypt_office(data, settings.password)
+        fmt = detect_format(plain, file_name)
+    return _decode_bytes(data, plain, fmt, file_name, settings, store, worker or shared_worker())
 
 
-def _decode_bytes(data: bytes, fmt: Format, file_name: Optional[str], options: DecodeOptions,
+def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[str], options: DecodeOptions,
                   store: KgStore, worker: PartitionWorker) -> DecodeResult:
+    """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data``."""
     sha256 = sha256_hex(data)
     iri = document_iri(sha256)
     versions = software_versions()
@@ -121,7 +129,7 @@ def _decode_bytes(data: bytes, fmt: Format, file_name: Optional[str], options: D
         return stored_result(store, iri, file_name)
 
     started = datetime.now(timezone.utc)
-    partitioned = worker.partition(data, fmt.name, options)
+    partitioned = worker.partition(plain, fmt.name, options)
     pages = complete_pages(partitioned.elements, partitioned.pages) if fmt.page_based else []
     segments = group(partitioned.elements, pages, fmt.page_based, options)
     document_text = assemble(segments, partitioned.elements)

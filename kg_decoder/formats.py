@@ -118,7 +118,7 @@ def detect_format(data: bytes, filename: Optional[str] = None, mime_type: Option
         return _zip_format(data, sniffed, ext)
     if sniffed in ("application/x-ole-storage", "application/CDFV2", "application/vnd.ms-excel",
                    "application/msword", "application/vnd.ms-powerpoint", "application/vnd.ms-outlook",
-                   "application/vnd.ms-office"):
+                   "application/vnd.ms-office", "application/encrypted"):
         return _ole_format(data, ext)
     if sniffed.startswith("text/") or sniffed in ("application/json", "application/x-ndjson", "message/rfc822",
                                                   "application/xml"):
@@ -232,3 +232,17 @@ def _looks_like_json(data: bytes) -> bool:
     except (ValueError, UnicodeDecodeError):
         return False
     return True
+
+
+def decrypt_office(data: bytes, password: str) -> bytes:
+    """The plain bytes of a password-protected Office file (OOXML in an OLE envelope, or legacy)."""
+    import msoffcrypto
+
+    try:
+        office = msoffcrypto.OfficeFile(io.BytesIO(data))
+        office.load_key(password=password)
+        plain = io.BytesIO()
+        office.decrypt(plain)
+    except Exception:
+        raise EncryptedDocument("the Office document is password-protected and the password given is wrong") from None
+    return plain.getvalue()

@@ -89,6 +89,9 @@ class KgStore:
                                   + " ;\n" + _insert_data(quads))
             else:
                 self.graph.extend(quads)
+        except OSError as exc:
+            self.library.remove(added)
+            raise StoreError(f"writing to the store at {self.path} failed: {exc}") from exc
         except BaseException:
             self.library.remove(added)
             raise
@@ -97,8 +100,8 @@ class KgStore:
         self.graph.flush()
 
     def close(self) -> None:
-        """Release the store (the RocksDB lock goes with the last reference)."""
-        self.graph.flush() if hasattr(self.graph, "flush") else None
+        """Flush and release the store (Oxigraph frees its lock when the last reference goes)."""
+        self.graph.flush()
         del self.graph
 
 

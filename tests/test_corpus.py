@@ -1,0 +1,112 @@
+"""Every document of the shared real-world corpus: it decodes, or fails with the typed error it deserves."""
+
+from __future__ import annotations
+
+import pytest
+
+import kg_decoder
+from invariants import check_document
+
+pytestmark = pytest.mark.slow
+
+# file -> (format, pages or None, must contain a table)
+EXPECTED = {
+    "README.md": ("markdown", None, False),
+    "README.rst": ("rst", None, False),
+    "SOURCES.tsv": ("tsv", None, True),
+    "codeblock.md": ("markdown", None, False),
+    "docx-tables.docx": ("docx", None, True),
+    "embedded-images-tables.pdf": ("pdf", 1, False),
+    "example-10k-1p.html": ("html", None, True),
+    "fake-doc.rtf": ("rtf", None, True),
+    "fake-email-attachment.eml": ("eml", None, False),
+    "fake-email.msg": ("msg", None, False),
+    "fake-html-cp1252.html": ("html", None, False),
+    "fake-power-point-table.pptx": ("pptx", 1, True),
+    "fake-power-point.pptx": ("pptx", 1, False),
+    "fake-text.txt": ("text", None, False),
+    "fake.odt": ("odt", None, True),
+    "handbook-1p.docx": ("docx", None, False),
+    "layout-parser-paper-fast.pdf": ("pdf", 2, False),
+    "layout-parser-paper-with-empty-pages.pdf": ("pdf", 4, False),
+    "loremipsum-flat.pdf": ("pdf", 1, False),
+    "simple-table.md": ("markdown", None, True),
+    "stanley-cups.csv": ("csv", None, True),
+    "stanley-cups.tsv": ("tsv", None, True),
+    "stanley-cups.xlsx": ("xlsx", 2, True),
+    "tests-example.xls": ("xls", 3, True),
+    "winter-sports.epub": ("epub", None, True),
+}
+FAILS = {"password.pdf": kg_decoder.EncryptedDocument, "empty.txt": kg_decoder.EmptyDocument}
+
+
+@pytest.fixture(scope="module")
+def corpus_store(corpus_dir, tmp_path_factory):
+    store = kg_decoder.open_store(tmp_path_factory.mktemp("corpus-store"))
+    results, errors = {}, {}
+    for path in sorted(corpus_dir.iterdir()):
+        try:
+            results[path.name] = kg_decoder.decode(path, store=store)
+        except kg_decoder.DecodeError as exc:
+            errors[path.name] = exc
+    return store, results, errors
+
+
+def test_the_corpus_is_what_the_expectations_cover(corpus_dir):
+    assert sorted(p.name for p in corpus_dir.iterdir()) == sorted(set(EXPECTED) | set(FAILS))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_corpus_file_decodes(name, corpus_store):
+    store, results, errors = corpus_store
+    assert name not in errors, f"{name}: {errors.get(name)!r}"
+    fmt, pages, table = EXPECTED[name]
+    result = results[name]
+    assert result.format == fmt
+    if pages is not None:
+        assert result.pages == pages
+        assert [t.page_number for t in result.text_documents] == list(range(1, pages + 1))
+    text = "\n".join(t.text for t in result.text_documents)
+    assert text.strip()
+    assert ("<table" in text) == table or not table and result.tables == 0
+    if table:
+        assert result.tables >= 1
+    state = check_document(store, result.document)
+    assert state["elements"]
+
+
+@pytest.mark.parametrize("name", sorted(FAILS))
+def test_corpus_file_fails_with_its_typed_error(name, corpus_store):
+    _, _, errors = corpus_store
+    assert isinstance(errors.get(name), FAILS[name])
+
+
+def test_encrypted_pdf_decodes_with_its_password(corpus_dir, store, tmp_path):
+    with pytest.raises(kg_decoder.EncryptedDocument):
+        kg_decoder.decode(corpus_dir / "password.pdf", store=store, password="wrong")
+    assert len(store) == 0
+    result = kg_decoder.decode(corpus_dir / "password.pdf", store=store, password="password")
+    assert result.elements > 0
+    check_document(store, result.document)
+
+
+def test_scanned_pdf_is_ocred_and_blank_pages_exist(corpus_store):
+    store, results, _ = corpus_store
+    assert results["loremipsum-flat.pdf"].strategy == "ocr_only"
+    assert "lorem" in results["loremipsum-flat.pdf"].text_documents[0].text.lower()
+    empty = [r["pageNumber"] for r in store.select("audit_pages_without_text")
+             if r.get("fileName") == "layout-parser-paper-with-empty-pages.pdf"]
+    assert empty == [2, 3]
+
+
+def test_cp1252_html_keeps_its_characters(corpus_store):
+    _, results, _ = corpus_store
+    assert "schöne" in results["fake-html-cp1252.html"].text_documents[0].text
+
+
+def test_decoding_the_corpus_again_leaves_identical_quads(corpus_dir, corpus_store):
+    store, results, _ = corpus_store
+    before = store.quads()
+    for name in results:
+        assert kg_decoder.decode(corpus_dir / name, store=store).status == "unchanged"
+    assert store.quads() == before

@@ -1,0 +1,73 @@
+"""The vocabulary is declared; the Python API takes paths, bytes and file objects."""
+
+from __future__ import annotations
+
+import io
+
+import rdflib
+from rdflib.namespace import RDFS
+
+import kg_decoder
+from kg_decoder.resources import resource_dir
+from kg_decoder.vocabulary import TG, XSD
+
+
+def test_every_tg_term_written_is_declared_with_label_and_comment(generated_store):
+    store, _ = generated_store
+    ontology = rdflib.Graph().parse(resource_dir("ontology") / "tg.ttl")
+    used = set()
+    for quad in store.quads():
+        for term in (quad.predicate, quad.object):
+            value = getattr(term, "value", None)
+            if isinstance(value, str) and value.startswith(TG) and type(term).__name__ == "NamedNode":
+                used.add(value)
+    assert len(used) > 30
+    for iri in sorted(used):
+        node = rdflib.URIRef(iri)
+        assert (node, RDFS.label, None) in ontology, f"{iri} has no rdfs:label"
+        assert (node, RDFS.comment, None) in ontology, f"{iri} has no rdfs:comment"
+
+
+def test_literals_are_typed(generated_store):
+    store, results = generated_store
+    quads = store.source_quads(results["generated.pdf"].text_documents[0].iri)
+    datatypes = {q.predicate.value.rsplit("/", 1)[-1]: q.object.datatype.value for q in quads
+                 if type(q.object).__name__ == "Literal"}
+    assert datatypes["pageNumber"] == XSD + "integer"
+    assert datatypes["charOffset"] == XSD + "integer"
+    assert datatypes["pageWidth"] == XSD + "double"
+    assert datatypes["textDocument"] == XSD + "boolean"
+
+
+def test_decode_from_bytes_and_file_objects_and_by_mime(generated, store):
+    data = generated["generated.docx"].path.read_bytes()
+    from_bytes = kg_decoder.decode(data, store=store)
+    assert from_bytes.format == "docx" and from_bytes.file_name is None
+    with open(generated["generated.docx"].path, "rb") as stream:
+        from_file = kg_decoder.decode(stream, store=store)
+    assert from_file.document == from_bytes.document  # identity is the bytes, not the name
+    assert from_file.file_name == "generated.docx"
+    as_markdown = kg_decoder.decode(io.BytesIO(b"# KGSENT Kind\n\nbody text\n"), store=store,
+                                    mime_type="text/markdown")
+    assert as_markdown.format == "markdown"
+    page = from_bytes.text_documents[0]
+    assert store.content(page.iri).decode("utf-8") == page.text
+
+
+def test_decode_result_counts_match_the_graph(generated_store):
+    store, results = generated_store
+    for name in ("generated.pdf", "generated.xlsx", "generated.html"):
+        row = store.select("document_summary", document=results[name].document)[0]
+        result = results[name]
+        assert (row["elements"], row["tables"], row["images"], row["sections"]) == (
+            result.elements, result.tables, result.images, result.sections)
+        assert row.get("pages", 0) == result.pages
+
+
+def test_the_activity_records_versions_and_strategy(generated_store):
+    store, results = generated_store
+    rows = store.select("document_summary", document=results["scanned.pdf"].document)
+    assert rows[0]["strategy"] == "ocr_only"
+    versions = [q.object.value for q in store.quads() if q.predicate.value == TG + "softwareVersion"]
+    assert any(v.startswith("unstructured 0.") for v in versions)
+    assert any(v.startswith("kg-decoder ") for v in versions)
