@@ -1,0 +1,151 @@
+"""Benchmark: what kg-decoder's provenance layer costs on top of partitioning, and its write speed.
+
+Runs, side by side and alternating (these machines are noisy), in fresh processes:
+  raw      unstructured's partition() alone over the corpus, with the strategy kg-decoder used per file;
+  decode   kg-decoder decode of the same files into a new on-disk store.
+Each process warms up first (imports, spaCy model, worker start) on one small file, then times the
+corpus. Prints the medians and their ratio (target <= 1.10).
+
+Then compares write throughput on the same quads: kg-decoder's transactional per-document writes
+(KgStore.write_document) against pyoxigraph's bulk_extend (target ratio >= 0.5).
+
+    .venv/bin/python bench/decode_overhead.py [--corpus ../shared/corpus] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def corpus_plan(corpus: Path) -> list[tuple[str, str | None]]:
+    """Files kg-decoder decodes, each with the partition strategy it used (None: not a PDF/image)."""
+    import kg_decoder
+
+    plan = []
+    with tempfile.TemporaryDirectory() as folder:
+        store = kg_decoder.open_store(folder)
+        for path in sorted(corpus.iterdir()):
+            try:
+                result = kg_decoder.decode(path, store=store)
+            except kg_decoder.DecodeError:
+                continue
+            strategy = result.strategy if result.format in ("pdf", "png", "jpeg", "tiff") else None
+            plan.append((str(path), strategy))
+    return plan
+
+
+def run_raw(plan: list[tuple[str, str | None]]) -> float:
+    from kg_decoder import offline
+
+    offline.prepare()
+    from unstructured.partition.auto import partition
+
+    warm = min(plan, key=lambda item: Path(item[0]).stat().st_size if item[1] is None else 1 << 60)
+    partition(filename=warm[0])
+    started = time.perf_counter()
+    for path, strategy in plan:
+        kwargs = {"strategy": "ocr_only" if strategy == "fast+ocr_only" else strategy} if strategy else {}
+        partition(filename=path, **kwargs)
+    return time.perf_counter() - started
+
+
+def run_decode(plan: list[tuple[str, str | None]]) -> float:
+    import kg_decoder
+
+    with tempfile.TemporaryDirectory() as folder:
+        warm_store = kg_decoder.open_store(Path(folder) / "warm")
+        warm = min((p for p, s in plan if s is None), key=lambda p: Path(p).stat().st_size)
+        kg_decoder.decode(warm, store=warm_store)
+        store = kg_decoder.open_store(Path(folder) / "store")
+        started = time.perf_counter()
+        for path, _ in plan:
+            kg_decoder.decode(path, store=store)
+        store.flush()
+        return time.perf_counter() - started
+
+
+def write_throughput(plan: list[tuple[str, str | None]], rounds: int) -> tuple[float, float, float, int]:
+    """Quads per second: per-document transactional writes vs one bulk_extend, on the same quads."""
+    import pyoxigraph
+
+    import kg_decoder
+    from kg_decoder.store import KgStore
+
+    documents = []
+    for path, _ in plan:  # each document alone in a store: its quads are the store's quads
+        with tempfile.TemporaryDirectory() as folder:
+            store = kg_decoder.open_store(folder)
+            result = kg_decoder.decode(path, store=store)
+            documents.append((result.document, list(store.quads()), {}))
+            del store
+    total = sum(len(q) for _, q, _ in documents)
+    ours, bulk, single = [], [], []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as folder:  # the ceiling: every quad in one Store.extend
+            raw = pyoxigraph.Store(folder)
+            started = time.perf_counter()
+            raw.extend([q for _, quads, _ in documents for q in quads])
+            raw.flush()
+            single.append(total / (time.perf_counter() - started))
+        with tempfile.TemporaryDirectory() as folder:
+            target = KgStore(folder)
+            started = time.perf_counter()
+            for iri, quads, blobs in documents:
+                target.write_document(iri, quads, blobs, replace=False)
+            target.flush()
+            ours.append(total / (time.perf_counter() - started))
+        with tempfile.TemporaryDirectory() as folder:
+            raw = pyoxigraph.Store(folder)
+            started = time.perf_counter()
+            raw.bulk_extend(q for _, quads, _ in documents for q in quads)
+            raw.flush()
+            bulk.append(total / (time.perf_counter() - started))
+    return statistics.median(ours), statistics.median(bulk), statistics.median(single), total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "corpus"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--child", choices=["raw", "decode"], help=argparse.SUPPRESS)
+    parser.add_argument("--plan", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        plan = json.loads(Path(args.plan).read_text())
+        print(json.dumps({"seconds": (run_raw if args.child == "raw" else run_decode)(plan)}))
+        return
+    plan = corpus_plan(Path(args.corpus))
+    plan_file = Path(tempfile.mkstemp(suffix=".json")[1])
+    plan_file.write_text(json.dumps(plan))
+    times: dict[str, list[float]] = {"raw": [], "decode": []}
+    for round_number in range(args.rounds):
+        for mode in ("raw", "decode"):
+            done = subprocess.run([sys.executable, __file__, "--child", mode, "--plan", str(plan_file)],
+                                  capture_output=True, text=True, check=True)
+            times[mode].append(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+            print(f"round {round_number + 1} {mode:6} {times[mode][-1]:.3f} s", flush=True)
+    raw, decoded = statistics.median(times["raw"]), statistics.median(times["decode"])
+    print(f"\nfiles: {len(plan)}  rounds: {args.rounds}")
+    print(f"raw partition median   {raw:.3f} s")
+    print(f"kg-decoder median      {decoded:.3f} s")
+    print(f"ratio decode/raw       {decoded / raw:.3f}   (target <= 1.10)")
+    ours, bulk, single, total = write_throughput(plan, max(args.rounds, 3))
+    print(f"\nquads written: {total}")
+    print(f"kg-decoder writes      {ours:,.0f} quads/s  (one transaction per document)")
+    print(f"one Store.extend       {single:,.0f} quads/s  (all quads in a single transaction)")
+    print(f"bulk_extend            {bulk:,.0f} quads/s  (not transactional)")
+    print(f"ratio ours/bulk        {ours / bulk:.3f}   (target >= 0.5)")
+    print(f"ratio ours/one extend  {ours / single:.3f}")
+
+
+if __name__ == "__main__":
+    main()
