@@ -13,7 +13,7 @@ import zipfile
 from dataclasses import dataclass
 from typing import Optional
 
-from .errors import EmptyDocument, EncryptedDocument, UnsafeDocument, UnsupportedFormat
+from .errors import CorruptDocument, EmptyDocument, EncryptedDocument, UnsafeDocument, UnsupportedFormat
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,6 @@ def _zip_format(data: bytes, sniffed: str, ext: str) -> Format:
         archive = zipfile.ZipFile(io.BytesIO(data))
         names = set(archive.namelist())
     except zipfile.BadZipFile as exc:
-        from .errors import CorruptDocument
-
         raise CorruptDocument(f"the ZIP container is damaged: {exc}") from None
     check_zip_safety(archive)
     if "mimetype" in names:
@@ -179,8 +177,6 @@ def _ole_format(data: bytes, ext: str) -> Format:
     try:
         ole = olefile.OleFileIO(io.BytesIO(data))
     except Exception as exc:  # olefile raises OSError and its own errors for damaged files
-        from .errors import CorruptDocument
-
         raise CorruptDocument(f"the Office container is damaged: {exc}") from None
     streams = {"/".join(entry) for entry in ole.listdir(streams=True, storages=True)}
     if "EncryptionInfo" in streams and "EncryptedPackage" in streams:

@@ -66,7 +66,7 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions) ->
         raise UnsupportedFormat(f"{format_name.upper()} needs LibreOffice (soffice), which is not installed")
     pages = _office_pages(data, format_name)
     raw = _call(format_name, _partitioner(format_name), file=io.BytesIO(data))
-    if format_name in ("ppt",) and raw:
+    if format_name == "ppt" and raw:  # slides come back through LibreOffice: count what it gives
         pages = [Page(number=n) for n in range(1, max((e.metadata.page_number or 1) for e in raw) + 1)]
     elements = _convert_all(raw, {p.number: p for p in pages}, page_based=bool(pages))
     return _checked(Partitioned(format=format_name, elements=elements, pages=pages, strategy="native"))
