@@ -11,6 +11,8 @@ import importlib
 import io
 import json
 import shutil
+import subprocess
+from functools import lru_cache
 from typing import Any, Callable, Optional
 
 from .errors import (
@@ -105,6 +107,8 @@ def _partition_pdf(data: bytes, options: DecodeOptions) -> Partitioned:
     strategy = options.strategy
     if strategy == "hi_res":
         _require_layout_model()
+    if strategy == "ocr_only" or (strategy == "auto" and needs_ocr):
+        _require_ocr_languages(languages)
     from unstructured.partition.pdf import partition_pdf
 
     def run(strategy_name: str, payload: bytes, password: Optional[str]) -> list:
@@ -190,6 +194,26 @@ def _merge_by_page(first: list, second: list) -> list:
     return [element for _, element in merged]
 
 
+@lru_cache(maxsize=1)
+def installed_ocr_languages() -> frozenset[str]:
+    """The languages tesseract has on this machine."""
+    try:
+        listing = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(line.strip() for line in listing.stdout.splitlines()[1:] if line.strip())
+
+
+def _require_ocr_languages(languages: list[str]) -> None:
+    installed = installed_ocr_languages()
+    if not installed:
+        raise UnsupportedFormat("OCR needs tesseract, which is not installed")
+    missing = [language for language in languages if language not in installed]
+    if missing:
+        raise InvalidOption(f"tesseract has no language {', '.join(missing)} on this machine "
+                            f"(installed: {', '.join(sorted(installed))})")
+
+
 def _require_layout_model() -> None:
     try:
         from unstructured_inference.models.base import get_model
@@ -222,6 +246,7 @@ def _partition_image(data: bytes, format_name: str, options: DecodeOptions) -> P
     strategy = "hi_res" if options.strategy == "hi_res" else "ocr_only"
     if options.strategy == "fast":
         raise InvalidOption("an image has no text layer: use --strategy auto or ocr_only")
+    _require_ocr_languages(options.ocr_languages.split("+"))
     from unstructured.partition.image import partition_image
 
     raw = _call(format_name, partition_image, file=io.BytesIO(data), strategy=strategy,

@@ -4,9 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# poppler-utils: PDF rendering for OCR; tesseract: OCR; libmagic1: format detection;
+# poppler-utils: PDF rendering for OCR; tesseract: OCR (English, Hebrew, Arabic, Chinese, Portuguese);
+# libmagic1: format detection;
 # LibreOffice (writer, impress): DOC and PPT; DejaVu fonts: text in generated test images.
-SYSTEM_PACKAGES=(poppler-utils tesseract-ocr tesseract-ocr-eng libmagic1 libreoffice-writer-nogui
+SYSTEM_PACKAGES=(poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-heb tesseract-ocr-ara
+                 tesseract-ocr-chi-sim tesseract-ocr-por libmagic1 libreoffice-writer-nogui
                  libreoffice-impress-nogui fonts-dejavu-core)
 missing=()
 for package in "${SYSTEM_PACKAGES[@]}"; do

@@ -157,3 +157,15 @@ def test_a_failed_transaction_leaves_no_library_blob(store, generated, monkeypat
         kg_decoder.decode(generated["generated.md"].path, store=store)
     assert len(store) == 0
     assert not [p for p in store.library.root.rglob("*") if p.is_file()]
+
+
+def test_ocr_language_that_is_not_installed(populated, generated):
+    before = _snapshot(populated)
+    with pytest.raises(kg_decoder.InvalidOption, match="klingon"):
+        kg_decoder.decode(generated["words.png"].path, store=populated, ocr_languages="klingon")
+    assert _snapshot(populated) == before
+
+
+def test_hebrew_ocr_language_is_available(generated, store):
+    result = kg_decoder.decode(generated["words.png"].path, store=store, ocr_languages="eng+heb")
+    assert "ZEBRA" in result.text_documents[0].text.upper()
