@@ -66,6 +66,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (DecodeError, StoreError) as exc:
         print(f"kg-decoder: error: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # the partition worker could not start (a broken installation)
+        print(f"kg-decoder: error: {exc}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print("kg-decoder: interrupted", file=sys.stderr)
         return 130
