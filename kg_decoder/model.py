@@ -124,7 +124,6 @@ class Partitioned:
     elements: list[Element]
     pages: list[Page] = field(default_factory=list)
     strategy: Optional[str] = None
-    library_versions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterator, Optional
+from typing import Optional
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -280,11 +280,3 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
             out.add_optional(node, tg("pageWidth"), page.width, _double)
             out.add_optional(node, tg("pageHeight"), page.height, _double)
             out.add_optional(node, tg("coordinateSystem"), page.coordinate_system, _text)
-
-
-def iter_terms(quads: list[Quad]) -> Iterator[str]:
-    """Every tg: IRI used as a predicate, class or datatype in ``quads`` (for the ontology check)."""
-    for quad in quads:
-        for term in (quad.predicate, quad.object):
-            if isinstance(term, NamedNode) and term.value.startswith(tg("").value):
-                yield term.value

@@ -9,8 +9,10 @@ pandoc, LibreOffice), never by hand-typing bytes, except for plain-text formats.
 from __future__ import annotations
 
 import email.message
+import io
 import json
 import subprocess
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -29,6 +31,15 @@ class Fixture:
     table: bool = False
     categories: set[str] = field(default_factory=set)
     options: dict = field(default_factory=dict)
+
+
+def zip_bytes(members: dict[str, bytes]) -> bytes:
+    """A ZIP archive of the given members (for hand-made Office look-alikes and bombs)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
 
 
 # Where the reportlab PDF draws its first sentinel: PDF user space (origin bottom-left), points.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import threading
-import zipfile
 
 import pytest
 
 import kg_decoder
+from fixtures import zip_bytes
 from kg_decoder.worker import PartitionWorker
 
 
@@ -18,12 +18,6 @@ def _snapshot(store):
     return store.quads(), files
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def _encrypted_xlsx(generated) -> bytes:
@@ -48,9 +42,9 @@ BAD_INPUTS = {
     "corrupt pdf": (lambda g: b"%PDF-1.4\n" + bytes(range(256)) * 20, "c.pdf", kg_decoder.CorruptDocument),
     "garbage": (lambda g: bytes(range(256)) * 20, "garbage.dat", kg_decoder.UnsupportedFormat),
     "executable": (lambda g: open("/bin/true", "rb").read(), "true", kg_decoder.UnsupportedFormat),
-    "corrupt docx": (lambda g: _zip({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"<oops"}),
+    "corrupt docx": (lambda g: zip_bytes({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"<oops"}),
                      "bad.docx", kg_decoder.CorruptDocument),
-    "zip bomb docx": (lambda g: _zip({"[Content_Types].xml": b"<Types/>",
+    "zip bomb docx": (lambda g: zip_bytes({"[Content_Types].xml": b"<Types/>",
                                       "word/document.xml": b"\0" * (80 * 1024 * 1024)}),
                       "bomb.docx", kg_decoder.UnsafeDocument),
     "encrypted xlsx": (_encrypted_xlsx, "locked.xlsx", kg_decoder.EncryptedDocument),

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import io
-import zipfile
-
 import pytest
+from fixtures import zip_bytes
 
 from kg_decoder import DecodeOptions, EmptyDocument, InvalidOption, UnsafeDocument, UnsupportedFormat
 from kg_decoder.assembly import SEPARATOR, assemble, element_text
@@ -119,12 +117,6 @@ def test_tables_are_html_and_images_are_left_out():
     assert "alt words" not in segment.text
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def test_detection_uses_bytes_and_extension_only_for_ties(generated):
@@ -144,7 +136,7 @@ def test_detection_refuses_empty_unsupported_and_bombs():
     with pytest.raises(UnsupportedFormat):
         detect_format(bytes(range(256)) * 64, "x.bin")
     with pytest.raises(UnsupportedFormat):
-        detect_format(_zip({"a.txt": b"hello"}), "x.zip")
-    bomb = _zip({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"\0" * (64 * 1024 * 1024)})
+        detect_format(zip_bytes({"a.txt": b"hello"}), "x.zip")
+    bomb = zip_bytes({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"\0" * (64 * 1024 * 1024)})
     with pytest.raises(UnsafeDocument):
         detect_format(bomb, "bomb.docx")
