@@ -1,4 +1,4 @@
-"""The command line: ``kg-decoder decode PATH...`` and ``kg-decoder query``.
+"""The command line: ``kg-decoder decode``, ``chunk``, ``facts add``, ``trace`` and ``query``.
 
 A thin layer over the Python API: it walks folders, shows progress, prints a
 summary table and turns every typed error into a one-line message.
@@ -13,11 +13,17 @@ import sys
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
+from .chunk_pipeline import chunk_document, document_chunks
+from .chunking import ChunkOptions
 from .decoder import DecodeResult, decode, software_versions
-from .errors import DecodeError, StoreError
+from .errors import DecodeError, InvalidSpan, ProvenanceError, StoreError, UnknownEntity
+from .facts import add_facts, read_facts
+from .identifiers import document_iri
+from .library import sha256_hex
 from .model import SECTION_STRATEGIES, STRATEGIES, DecodeOptions
 from .resources import resource_dir
 from .store import open_store
+from .trace import trace, web_annotations
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,8 +47,37 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-bytes", type=int, default=DecodeOptions.max_bytes, help="largest file to decode")
     run.add_argument("--timeout", type=float, default=DecodeOptions.timeout_seconds,
                      help="seconds allowed per document")
-    run.add_argument("--emit", choices=["jsonl"], help="print the TextDocuments (pages/sections) as JSON lines")
+    run.add_argument("--emit", choices=["jsonl"],
+                     help="print the TextDocuments (pages/sections), or with --chunk the chunks, as JSON lines")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--chunk", action="store_true", help="chunk each decoded document as well")
+    _chunk_arguments(run)
+
+    chunk = commands.add_parser("chunk", help="chunk decoded documents (all of the store's when none is named)")
+    chunk.add_argument("documents", nargs="*", metavar="DOC", help="document IRI, or the path of a decoded file")
+    chunk.add_argument("--store", default="kg-store")
+    chunk.add_argument("--emit", choices=["jsonl"], help="print the chunks with their anchors as JSON lines")
+    _chunk_arguments(chunk)
+
+    facts = commands.add_parser("facts", help="store facts a downstream extractor took from a chunk")
+    facts_commands = facts.add_subparsers(dest="facts_command", required=True)
+    add = facts_commands.add_parser("add", help="add the triples of FILE (Turtle, N-Triples or JSON lines)")
+    add.add_argument("file", metavar="FILE")
+    add.add_argument("--chunk", required=True, help="IRI of the chunk the facts were extracted from")
+    add.add_argument("--store", default="kg-store")
+    add.add_argument("--format", choices=["ttl", "nt", "jsonl"], help="file format (default: from the extension)")
+    add.add_argument("--extractor", help="name of the extractor, recorded on the extraction activity")
+
+    back = commands.add_parser("trace", help="trace a fact, a span or a quote back to its page and rectangle")
+    back.add_argument("fact", nargs="?", help='a fact as N-Triples: "<s> <p> <o>" or "<s> <p> \"literal\""')
+    back.add_argument("--segment", help="IRI of a page, section or chunk, with --start and --end")
+    back.add_argument("--start", type=int)
+    back.add_argument("--end", type=int)
+    back.add_argument("--quote", help="text to find, in --document or in every document")
+    back.add_argument("--document", help="document IRI or the path of a decoded file")
+    back.add_argument("--store", default="kg-store")
+    back.add_argument("--format", choices=["text", "json", "jsonld"], default="text",
+                      help="jsonld: W3C Web Annotation")
 
     query = commands.add_parser("query", help="run a SPARQL SELECT (a file, or a name from queries/)")
     query.add_argument("query", help="path of a .rq file, or a name such as audit_pages_without_text")
@@ -53,6 +88,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chunk_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = ChunkOptions()
+    parser.add_argument("--chunk-size", type=int, default=defaults.chunk_size, help="tokens per chunk (cl100k_base)")
+    parser.add_argument("--overlap", type=int, default=defaults.overlap, help="tokens shared by neighbouring chunks")
+    parser.add_argument("--min-chunk-tokens", type=int, default=defaults.min_chunk_tokens,
+                        help="shortest chunk a boundary may leave")
+    parser.add_argument("--boundary-window", type=int, help="tokens searched back for a boundary (default: size/4)")
+    parser.add_argument("--heading-prefix", action="store_true", help="start each chunk with its heading path")
+
+
+def _chunk_options(args: argparse.Namespace) -> dict:
+    options = dict(chunk_size=args.chunk_size, overlap=args.overlap, min_chunk_tokens=args.min_chunk_tokens,
+                   boundary_window=args.boundary_window, heading_prefix=args.heading_prefix)
+    ChunkOptions(**options)  # a bad option fails once, before any document
+    return options
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -60,10 +112,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _decode(args)
         if args.command == "query":
             return _query(args)
+        if args.command == "chunk":
+            return _chunk(args)
+        if args.command == "facts":
+            return _facts(args)
+        if args.command == "trace":
+            return _trace(args)
         for path in sorted(resource_dir("queries").glob("*.rq")):
             print(path.stem)
         return 0
-    except (DecodeError, StoreError) as exc:
+    except (DecodeError, ProvenanceError, StoreError) as exc:
         print(f"kg-decoder: error: {exc}", file=sys.stderr)
         return 2
     except RuntimeError as exc:  # the partition worker could not start (a broken installation)
@@ -102,6 +160,7 @@ def _decode(args: argparse.Namespace) -> int:
         timeout_seconds=args.timeout,
     )
     DecodeOptions(**options)  # a bad option fails once, before any file
+    chunking = _chunk_options(args) if args.chunk else None
     files = list(iter_files(args.paths))
     if not files:
         raise StoreError("no files to decode")
@@ -116,22 +175,125 @@ def _decode(args: argparse.Namespace) -> int:
         progress.set_postfix_str(path.name[:40])
         try:
             result = decode(path, store=store, **options)
-        except (DecodeError, StoreError) as exc:
+            if chunking is not None:
+                chunk_document(result.document, store=store, **chunking)
+        except (DecodeError, ProvenanceError, StoreError) as exc:
             failures += 1
             progress.write(f"kg-decoder: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
             rows.append([str(path), "-", "-", "-", "-", "-", f"failed: {type(exc).__name__}"])
             continue
         rows.append(_row(path, result))
         if args.emit == "jsonl":
-            for text_document in result.text_documents:
-                sys.stdout.write(json.dumps(text_document.to_json(), ensure_ascii=False) + "\n")
-            sys.stdout.flush()
+            records = (document_chunks(result.document, store=store) if chunking is not None
+                       else result.text_documents)
+            _emit_jsonl(record.to_json() for record in records)
     progress.close()
     store.flush()
     print(_table(["file", "format", "pages/sections", "elements", "tables", "images", "status"], rows), file=report)
     print(f"{len(files) - failures} of {len(files)} files decoded into {args.store} "
           f"({len(store)} quads in the store)", file=report)
     return 1 if failures else 0
+
+
+def _emit_jsonl(records) -> None:
+    for record in records:
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _document_iri(name: str) -> str:
+    """A document named by IRI, or by the path of the file that was decoded."""
+    path = Path(name)
+    if path.is_file():
+        return document_iri(sha256_hex(path.read_bytes()))
+    if ":" in name:
+        return name
+    raise UnknownEntity(f"{name} is neither a file nor a document IRI")
+
+
+def _chunk(args: argparse.Namespace) -> int:
+    options = _chunk_options(args)
+    store = open_store(args.store)
+    documents = [_document_iri(name) for name in args.documents] or sorted(
+        {row["document"] for row in store.select("document_summary")})
+    report = sys.stderr if args.emit else sys.stdout
+    rows = []
+    for document in documents:
+        result = chunk_document(document, store=store, **options)
+        rows.append([document, str(result.chunks), result.status])
+        if args.emit == "jsonl":
+            _emit_jsonl(view.to_json() for view in document_chunks(document, store=store))
+    store.flush()
+    print(_table(["document", "chunks", "status"], rows), file=report)
+    return 0
+
+
+def _facts(args: argparse.Namespace) -> int:
+    triples, spans = read_facts(args.file, format=args.format)
+    result = add_facts(args.chunk, triples, spans, store=open_store(args.store), extractor=args.extractor)
+    print(f"{result.facts} facts {result.status} from {result.chunk} in {len(result.subgraphs)} subgraphs")
+    return 0
+
+
+def _trace(args: argparse.Namespace) -> int:
+    store = open_store(args.store, read_only=True)
+    if args.fact:
+        sources = trace(fact=_parse_fact(args.fact), store=store)
+    elif args.segment:
+        if args.start is None or args.end is None:
+            raise InvalidSpan("--segment needs --start and --end")
+        sources = trace(span=(args.segment, args.start, args.end), store=store)
+    elif args.quote:
+        sources = trace(quote=args.quote, document=_document_iri(args.document) if args.document else None,
+                        store=store)
+    else:
+        raise InvalidSpan("give a fact, --segment with --start and --end, or --quote")
+    if args.format == "jsonld":
+        print(json.dumps(web_annotations(sources), ensure_ascii=False, indent=2))
+    elif args.format == "json":
+        print(json.dumps([source.to_json() for source in sources], ensure_ascii=False, indent=2))
+    else:
+        print(_describe_sources(sources))
+    return 0 if sources else 1
+
+
+def _parse_fact(text: str):
+    """A fact written as one N-Triples statement (the final dot may be left out)."""
+    statement = text.strip()
+    triples, _ = read_facts("fact.nt", data=(statement if statement.endswith(".") else statement + " .").encode(),
+                            format="nt")
+    if len(triples) != 1:
+        raise InvalidSpan("give exactly one fact")
+    return triples[0]
+
+
+def _describe_sources(sources) -> str:
+    if not sources:
+        return "no source found"
+    lines = []
+    for number, source in enumerate(sources, start=1):
+        document = source.document
+        lines.append(f"source {number}: {document.get('file_name') or document['iri']} ({document['mime_type']})")
+        lines.append(f"  document  {document['iri']}")
+        if source.page_number is not None:
+            lines.append(f"  page      {source.page_number}  {source.page or ''}".rstrip())
+        if source.section:
+            lines.append(f"  section   {source.section}  {' > '.join(source.heading_path)}".rstrip())
+        for chunk in source.chunks:
+            lines.append(f"  chunk     {chunk}")
+        if source.fact:
+            lines.append(f"  fact      {source.fact}  (subgraph {source.subgraph})")
+        lines.append(f"  span      {source.start}..{source.end} of {source.segment}")
+        lines.append(f"  quote     {source.quote!r}")
+        for element in source.elements:
+            lines.append(f"  element   {element.category} {element.char_offset}+{element.char_length} {element.iri}")
+            for cell in element.cells:
+                where = f" {cell['reference']}" if cell.get("reference") else ""
+                lines.append(f"    cell    row {cell['row']} column {cell['column']}{where}: {cell['text']!r}")
+        for box in source.boxes:
+            lines.append(f"  box       page {box.page_number} [{box.left:.1f}, {box.top:.1f}, {box.right:.1f}, "
+                         f"{box.bottom:.1f}] {box.coordinate_system or ''} ({box.source})")
+    return "\n".join(lines)
 
 
 def _row(path: Path, result: DecodeResult) -> list[str]:

@@ -79,3 +79,34 @@ class InvalidOption(DecodeError):
 
 class StoreError(Exception):
     """The store cannot be opened or written (for example another process holds it)."""
+
+
+class ProvenanceError(Exception):
+    """Base class of the errors of chunking, facts and trace requests. Nothing is stored."""
+
+    code = "provenance-error"
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))
+
+    @property
+    def message(self) -> str:
+        return self.args[0]
+
+
+class UnknownEntity(ProvenanceError):
+    """An IRI given by the caller (a document, chunk, page or section) is not in the store."""
+
+    code = "unknown-entity"
+
+
+class InvalidFact(ProvenanceError):
+    """A triple is malformed, or a fact file does not parse."""
+
+    code = "invalid-fact"
+
+
+class InvalidSpan(ProvenanceError):
+    """A span lies outside its text, or a quote cannot be resolved to exactly one place."""
+
+    code = "invalid-span"

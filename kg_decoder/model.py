@@ -94,6 +94,8 @@ class Element:
     # Where an image element points to (a remote URL or a file in the package); never fetched.
     image_url: Optional[str] = None
     image_mime: Optional[str] = None
+    # A spreadsheet table's top-left cell in its sheet, 0-based (row, column): gives cells their A1 address.
+    table_origin: Optional[tuple[int, int]] = None
 
     @property
     def is_image(self) -> bool:
@@ -185,3 +187,15 @@ class TextDocument:
             "text": self.text,
             "elements": self.element_offsets,
         }
+
+
+@dataclass
+class Anchor:
+    """Where a chunk can be cited on one page: the page and the union box of its elements there."""
+
+    page_number: int
+    page_iri: Optional[str] = None
+    bbox: Optional[BBox] = None
+    page_width: Optional[float] = None
+    page_height: Optional[float] = None
+    coordinate_system: Optional[str] = None

@@ -71,7 +71,39 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions) ->
     if format_name == "ppt" and raw:  # slides come back through LibreOffice: count what it gives
         pages = [Page(number=n) for n in range(1, max((e.metadata.page_number or 1) for e in raw) + 1)]
     elements = _convert_all(raw, {p.number: p for p in pages}, page_based=bool(pages))
+    if format_name in ("xlsx", "xls"):
+        _locate_sheet_tables(data, elements)
     return _checked(Partitioned(format=format_name, elements=elements, pages=pages, strategy="native"))
+
+
+def _locate_sheet_tables(data: bytes, elements: list[Element]) -> None:
+    """Give each spreadsheet table its top-left cell, found as unstructured finds the tables.
+
+    unstructured reads each sheet with pandas and emits one Table per connected block of
+    cells, leading single-cell rows apart; its elements do not say where the block was.
+    This walks the same blocks in the same order. Best effort: a workbook this cannot
+    read simply gets no cell addresses.
+    """
+    try:
+        import pandas as pd
+        from unstructured.partition.xlsx import _ConnectedComponents, _SubtableParser
+
+        sheets = pd.read_excel(io.BytesIO(data), sheet_name=None, header=None, keep_default_na=False,
+                               na_values=[""])
+        origins: dict[int, list[tuple[int, int]]] = {}
+        for number, frame in enumerate(sheets.values(), start=1):
+            for component in _ConnectedComponents.from_worksheet_df(frame):
+                core = _SubtableParser(component.subtable).core_table
+                if core is not None:
+                    origins.setdefault(number, []).append(
+                        (int(frame.index.get_loc(core.index[0])), int(frame.columns.get_loc(core.columns[0]))))
+    except Exception:
+        return
+    for number, found in origins.items():
+        tables = [e for e in elements if e.is_table and e.page_number == number]
+        if len(tables) == len(found):
+            for table, origin in zip(tables, found):
+                table.table_origin = origin
 
 
 def _partitioner(format_name: str) -> Callable[..., list]:

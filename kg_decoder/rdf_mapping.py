@@ -10,10 +10,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
-from pyoxigraph import Literal, NamedNode, Quad
+from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, Triple
 
+from .assembly import element_text
+from .chunking import HEADING_SEPARATOR, Chunk, ChunkOptions
 from .identifiers import derived_iri
-from .model import DecodeOptions, Element, ElementSpan, Page, Segment
+from .model import Anchor, DecodeOptions, Element, ElementSpan, Page, Segment
+from .tables import column_letters, parse_table
 from .vocabulary import (
     RDF_TYPE,
     RDFS_LABEL,
@@ -125,6 +128,8 @@ def document_quads(record: DocumentRecord) -> list[Quad]:
     links = _ElementLinks.of(record)
     for element in record.elements:
         _describe_element(out, record, links, element, activity)
+        if element.is_table:
+            _describe_cells(out, record, element, activity)
     return out.quads
 
 
@@ -280,3 +285,177 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
             out.add_optional(node, tg("pageWidth"), page.width, _double)
             out.add_optional(node, tg("pageHeight"), page.height, _double)
             out.add_optional(node, tg("coordinateSystem"), page.coordinate_system, _text)
+
+
+def _describe_cells(out: _Writer, record: DocumentRecord, table: Element, activity: NamedNode) -> None:
+    """The table as a rectangular matrix of cells, each derived from the table element.
+
+    A cell's offsets point into its table's assembled text (the ``<table>`` markup).
+    """
+    node = NamedNode(record.element_iris[table.index])
+    matrix = parse_table(element_text(table))
+    out.add(node, tg("rowCount"), _int(matrix.rows))
+    out.add(node, tg("columnCount"), _int(matrix.columns))
+    settings = record.options.settings_key()
+    for cell in matrix.cells:
+        iri = NamedNode(derived_iri("cell", record.sha256, settings, table.index, cell.row, cell.column))
+        out.add(iri, RDF_TYPE, tg("TableCell"))
+        out.add(iri, prov("wasDerivedFrom"), node)
+        out.add(iri, prov("wasGeneratedBy"), activity)
+        out.add(iri, tg("rowIndex"), _int(cell.row))
+        out.add(iri, tg("columnIndex"), _int(cell.column))
+        out.add(iri, tg("rowSpan"), _int(cell.row_span))
+        out.add(iri, tg("columnSpan"), _int(cell.column_span))
+        out.add(iri, tg("isHeader"), _bool(cell.header))
+        out.add(iri, tg("isPadding"), _bool(cell.padding))
+        if not cell.padding:
+            out.add(iri, tg("text"), _text(cell.text))
+            out.add(iri, tg("charOffset"), _int(cell.start))
+            out.add(iri, tg("charLength"), _int(cell.end - cell.start))
+        if table.table_origin is not None:
+            row, column = table.table_origin
+            out.add(iri, tg("cellReference"), _text(f"{column_letters(column + cell.column)}{row + cell.row + 1}"))
+
+
+# ---------------------------------------------------------------- chunks
+
+
+@dataclass
+class ChunkRecord:
+    """One chunking run over a document: per text-carrying segment, its chunks and their anchors."""
+
+    document: str
+    decode_activity: str
+    options: ChunkOptions
+    segments: list[tuple[str, list[Chunk], list[list[Anchor]]]]
+    chunk_sha256: list[list[str]]
+    started: datetime
+    ended: datetime
+    versions: dict[str, str]
+
+    @property
+    def activity_iri(self) -> str:
+        return chunking_activity_iri(self.decode_activity, self.options, self.versions)
+
+    def chunk_iri(self, segment_iri: str, position: int) -> str:
+        return derived_iri("chunk", segment_iri, self.options.settings_key(), position)
+
+
+def chunking_activity_iri(decode_activity: str, options: ChunkOptions, versions: dict[str, str]) -> str:
+    """The chunking run over one decode with these settings by these software versions."""
+    return derived_iri("activity", "chunking", decode_activity, options.settings_key(), *sorted(versions.items()))
+
+
+def chunk_quads(record: ChunkRecord) -> list[Quad]:
+    """The chunking activity, every chunk with its offsets and token count, and its citation anchors."""
+    out = _Writer()
+    activity = NamedNode(record.activity_iri)
+    options = record.options
+    out.add(activity, RDF_TYPE, prov("Activity"))
+    out.add(activity, RDF_TYPE, tg("Chunking"))
+    out.add(activity, prov("used"), NamedNode(record.document))
+    out.add(activity, prov("wasInformedBy"), NamedNode(record.decode_activity))
+    out.add(activity, prov("wasAssociatedWith"), NamedNode(agent_iri(record.versions)))
+    out.add(activity, prov("startedAtTime"), _time(record.started))
+    out.add(activity, prov("endedAtTime"), _time(record.ended))
+    out.add(activity, tg("tokenizer"), _text("cl100k_base"))
+    out.add(activity, tg("chunkSize"), _int(options.chunk_size))
+    out.add(activity, tg("chunkOverlap"), _int(options.overlap))
+    out.add(activity, tg("minChunkTokens"), _int(options.min_chunk_tokens))
+    out.add(activity, tg("boundaryWindow"), _int(options.window))
+    out.add(activity, tg("headingPrefix"), _bool(options.heading_prefix))
+    index = 0
+    for (segment_iri, chunks, anchors), hashes in zip(record.segments, record.chunk_sha256):
+        segment = NamedNode(segment_iri)
+        for position, (chunk, chunk_anchors, sha256) in enumerate(zip(chunks, anchors, hashes)):
+            iri = record.chunk_iri(segment_iri, position)
+            node = NamedNode(iri)
+            out.add(node, RDF_TYPE, tg("Chunk"))
+            out.add(node, prov("wasDerivedFrom"), segment)
+            out.add(node, prov("wasGeneratedBy"), activity)
+            out.add(node, tg("chunkIndex"), _int(index))
+            out.add(node, tg("charOffset"), _int(chunk.start))
+            out.add(node, tg("charLength"), _int(chunk.end - chunk.start))
+            out.add(node, tg("prefixLength"), _int(len(chunk.prefix)))
+            out.add(node, tg("tokenCount"), _int(chunk.tokens))
+            out.add(node, tg("sha256"), _text(sha256))
+            if chunk.heading_path:
+                out.add(node, tg("headingPath"), _text(HEADING_SEPARATOR.join(chunk.heading_path)))
+            for anchor in chunk_anchors:
+                _describe_anchor(out, iri, anchor)
+            index += 1
+    return out.quads
+
+
+def _describe_anchor(out: _Writer, chunk_iri: str, anchor: Anchor) -> None:
+    node = NamedNode(derived_iri("anchor", chunk_iri, anchor.page_number))
+    out.add(node, RDF_TYPE, tg("CitationAnchor"))
+    out.add(node, prov("wasDerivedFrom"), NamedNode(chunk_iri))
+    out.add(node, tg("pageNumber"), _int(anchor.page_number))
+    if anchor.page_iri is not None:
+        out.add(node, tg("page"), NamedNode(anchor.page_iri))
+    if anchor.bbox is not None:
+        left, top, right, bottom = anchor.bbox
+        out.add(node, tg("bboxLeft"), _double(left))
+        out.add(node, tg("bboxTop"), _double(top))
+        out.add(node, tg("bboxRight"), _double(right))
+        out.add(node, tg("bboxBottom"), _double(bottom))
+        out.add_optional(node, tg("pageWidth"), anchor.page_width, _double)
+        out.add_optional(node, tg("pageHeight"), anchor.page_height, _double)
+        out.add_optional(node, tg("coordinateSystem"), anchor.coordinate_system, _text)
+
+
+# ---------------------------------------------------------------- facts
+
+
+@dataclass
+class SpanGroup:
+    """Triples that share one span of a chunk's text (``span`` None: the extractor gave none)."""
+
+    span: Optional[tuple[int, int]]
+    quote: Optional[str]
+    triples: list[Triple]
+
+
+@dataclass
+class FactRecord:
+    """One call of an extractor's facts for one chunk."""
+
+    chunk: str
+    groups: list[SpanGroup]
+    extractor: Optional[str]
+    time: datetime
+    versions: dict[str, str]
+
+    def subgraph_iri(self, group: SpanGroup) -> str:
+        triples = sorted(str(t) for t in group.triples)
+        return derived_iri("subgraph", self.chunk, group.span, *triples)
+
+    @property
+    def activity_iri(self) -> str:
+        return derived_iri("activity", "extraction", *sorted(self.subgraph_iri(g) for g in self.groups))
+
+
+def fact_quads(record: FactRecord) -> list[Quad]:
+    """The facts in the default graph; their subgraphs and the extraction activity in the source graph."""
+    out = _Writer()
+    activity = NamedNode(record.activity_iri)
+    out.add(activity, RDF_TYPE, prov("Activity"))
+    out.add(activity, RDF_TYPE, tg("FactExtraction"))
+    out.add(activity, prov("used"), NamedNode(record.chunk))
+    out.add(activity, prov("endedAtTime"), _time(record.time))
+    out.add(activity, prov("wasAssociatedWith"), NamedNode(agent_iri(record.versions)))
+    out.add_optional(activity, tg("extractor"), record.extractor, _text)
+    for group in record.groups:
+        node = NamedNode(record.subgraph_iri(group))
+        out.add(node, RDF_TYPE, tg("Subgraph"))
+        out.add(node, prov("wasDerivedFrom"), NamedNode(record.chunk))
+        out.add(node, prov("wasGeneratedBy"), activity)
+        if group.span is not None:
+            out.add(node, tg("charOffset"), _int(group.span[0]))
+            out.add(node, tg("charLength"), _int(group.span[1] - group.span[0]))
+            out.add_optional(node, tg("text"), group.quote, _text)
+        for triple in group.triples:
+            out.add(node, tg("contains"), triple)
+            out.quads.append(Quad(triple.subject, triple.predicate, triple.object, DefaultGraph()))
+    return out.quads

@@ -51,9 +51,14 @@ class KgStore:
     def __len__(self) -> int:
         return len(self.graph)
 
-    def select(self, name: str, **bindings: str) -> list[dict]:
-        """Run ``queries/<name>.rq`` with IRIs bound to variables; rows as dicts of Python values."""
-        substitutions = {Variable(key): NamedNode(value) for key, value in bindings.items()}
+    def select(self, name: str, **bindings) -> list[dict]:
+        """Run ``queries/<name>.rq`` with values bound to variables; rows as dicts of Python values.
+
+        A bound value is an IRI string or any RDF term (a literal, a triple term).
+        Oxigraph binds only variables of the SELECT projection.
+        """
+        substitutions = {Variable(key): NamedNode(value) if isinstance(value, str) else value
+                         for key, value in bindings.items()}
         solutions = self.graph.query(query_text(name), substitutions=substitutions)
         assert isinstance(solutions, QuerySolutions)
         names = [v.value for v in solutions.variables]
@@ -77,16 +82,21 @@ class KgStore:
     # ------------------------------------------------------------ writing
 
     def write_document(self, document: str, quads: list[Quad], blobs: dict[str, bytes], replace: bool) -> None:
-        """Write one document's quads in one transaction; ``replace`` first removes its earlier decode.
+        """Write one document's quads in one transaction; ``replace`` first removes its earlier decode."""
+        self.write(quads, blobs, ("delete_document", {"document": document}) if replace else None)
+
+    def write(self, quads: list[Quad], blobs: dict[str, bytes],
+              delete: Optional[tuple[str, dict[str, str]]] = None) -> None:
+        """Add quads in one transaction, after running the ``delete`` update (a query name and its IRIs).
 
         The library blobs are written first; if the transaction fails, the blobs this
         call added are removed again, so the store is left exactly as it was.
         """
         added = self.library.put_new(blobs)
         try:
-            if replace:
-                self.graph.update(_bind(query_text("delete_document"), document=document)
-                                  + " ;\n" + _insert_data(quads))
+            if delete is not None:
+                name, iris = delete
+                self.graph.update(_bind(query_text(name), **iris) + " ;\n" + _insert_data(quads))
             else:
                 self.graph.extend(quads)
         except OSError as exc:

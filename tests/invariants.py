@@ -37,3 +37,32 @@ def check_document(store, document: str) -> dict:
             assert 0 <= element["top"] <= element["bottom"] <= element["pageHeight"] * 1.01
     assert store.select("audit_orphan_entities") == []
     return {"segments": segments, "texts": texts, "elements": elements, "document_text": document_text}
+
+
+def check_chunks(store, document: str, chunk_size: int) -> list:
+    """Assert the chunk invariants for one chunked document; return its chunks (ChunkView)."""
+    from kg_decoder.chunk_pipeline import document_chunks
+    from kg_decoder.chunking import count_tokens
+    from kg_decoder.library import sha256_hex
+
+    texts = {row["segment"]: store.library.get(row["sha256"]).decode("utf-8")
+             for row in store.select("text_documents", document=document)}
+    chunks = document_chunks(document, store=store)
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    covered = {segment: [False] * len(text) for segment, text in texts.items()}
+    for chunk in chunks:
+        text = texts[chunk.segment]
+        body = text[chunk.char_offset: chunk.char_offset + chunk.char_length]
+        assert chunk.text[chunk.prefix_length: chunk.prefix_length + chunk.char_length] == body, chunk.iri
+        assert body and body == body.strip()
+        assert "\ufffd" not in chunk.text or "\ufffd" in text
+        assert chunk.tokens == count_tokens(chunk.text) <= chunk_size
+        rows = store.select("chunk_info", chunk=chunk.iri)
+        assert rows[0]["sha256"] == sha256_hex(chunk.text.encode("utf-8"))
+        for i in range(chunk.char_offset, chunk.char_offset + chunk.char_length):
+            covered[chunk.segment][i] = True
+    for segment, text in texts.items():
+        missed = "".join(ch for ch, hit in zip(text, covered[segment]) if not hit)
+        assert not missed.strip(), f"text of {segment} reached no chunk: {missed[:80]!r}"
+    assert store.select("audit_orphan_entities") == []
+    return chunks
