@@ -1,10 +1,12 @@
 """kg-decoder: decode documents of every common format into a knowledge graph of provenance.
 
     >>> import kg_decoder
-    >>> callable(kg_decoder.decode) and callable(kg_decoder.open_store)
+    >>> callable(kg_decoder.decode) and callable(kg_decoder.open_store) and callable(kg_decoder.trace)
     True
 """
 
+from .chunk_pipeline import ChunkResult, ChunkView, chunk_document, document_chunks
+from .chunking import ChunkOptions
 from .decoder import DecodeResult, decode
 from .errors import (
     CorruptDocument,
@@ -13,16 +15,39 @@ from .errors import (
     DocumentTooLarge,
     EmptyDocument,
     EncryptedDocument,
+    InvalidFact,
     InvalidOption,
+    InvalidSpan,
     ModelUnavailable,
+    ProvenanceError,
     StoreError,
+    UnknownEntity,
     UnsafeDocument,
     UnsupportedFormat,
 )
+from .facts import FactsResult, add_facts, read_facts
 from .model import DecodeOptions, TextDocument
 from .store import KgStore, open_store
+from .trace import Box, TracedElement, TraceSource, trace, web_annotations
 
 __all__ = [
+    "Box",
+    "ChunkOptions",
+    "ChunkResult",
+    "ChunkView",
+    "FactsResult",
+    "InvalidFact",
+    "InvalidSpan",
+    "ProvenanceError",
+    "TraceSource",
+    "TracedElement",
+    "UnknownEntity",
+    "add_facts",
+    "chunk_document",
+    "document_chunks",
+    "read_facts",
+    "trace",
+    "web_annotations",
     "CorruptDocument",
     "DecodeError",
     "DecodeOptions",

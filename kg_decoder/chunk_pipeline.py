@@ -91,22 +91,18 @@ def document_chunks(document: str, *, store: Union[KgStore, str, os.PathLike]) -
     """The chunks the store holds for a document, in order, with their text and anchors."""
     if not isinstance(store, KgStore):
         store = open_store(store)
-    views: dict[str, ChunkView] = {}
-    for row in store.select("document_chunks", document=document):
-        view = views.get(row["chunk"])
-        if view is None:
-            view = views[row["chunk"]] = ChunkView(
-                iri=row["chunk"], document=document, segment=row["segment"], index=row["chunkIndex"],
-                char_offset=row["charOffset"], char_length=row["charLength"], prefix_length=row["prefixLength"],
-                tokens=row["tokenCount"], text=store.library.get(row["sha256"]).decode("utf-8"),
-                heading_path=row.get("headingPath"))
-        if "anchorPageNumber" in row:
-            anchor = {"page_number": row["anchorPageNumber"], "page": row.get("anchorPage")}
-            if "left" in row:
-                anchor["bbox"] = [row["left"], row["top"], row["right"], row["bottom"]]
-                anchor.update(page_width=row.get("pageWidth"), page_height=row.get("pageHeight"),
-                              coordinate_system=row.get("coordinateSystem"))
-            view.anchors.append(anchor)
+    views = {row["chunk"]: ChunkView(
+        iri=row["chunk"], document=document, segment=row["segment"], index=row["chunkIndex"],
+        char_offset=row["charOffset"], char_length=row["charLength"], prefix_length=row["prefixLength"],
+        tokens=row["tokenCount"], text=store.library.get(row["sha256"]).decode("utf-8"),
+        heading_path=row.get("headingPath")) for row in store.select("document_chunks", document=document)}
+    for row in store.select("document_chunk_anchors", document=document):
+        anchor = {"page_number": row["pageNumber"], "page": row.get("page")}
+        if "left" in row:
+            anchor["bbox"] = [row["left"], row["top"], row["right"], row["bottom"]]
+            anchor.update(page_width=row.get("pageWidth"), page_height=row.get("pageHeight"),
+                          coordinate_system=row.get("coordinateSystem"))
+        views[row["chunk"]].anchors.append(anchor)
     return sorted(views.values(), key=lambda view: view.index)
 
 

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Optional
 
-from pyoxigraph import NamedNode, Quad, QuerySolutions, Store, Triple, Variable
+from pyoxigraph import NamedNode, Quad, QuerySolutions, Store, Triple
 
 from .errors import StoreError
 from .library import Library
@@ -54,12 +54,13 @@ class KgStore:
     def select(self, name: str, **bindings) -> list[dict]:
         """Run ``queries/<name>.rq`` with values bound to variables; rows as dicts of Python values.
 
-        A bound value is an IRI string or any RDF term (a literal, a triple term).
-        Oxigraph binds only variables of the SELECT projection.
+        A bound value is an IRI string or an RDF term (a literal). The values are written
+        into the query as constants rather than passed as Oxigraph substitutions: the
+        planner then knows them and starts from them, so a lookup costs the same in a
+        small and a large store (with substitutions it may scan every chunk or element).
         """
-        substitutions = {Variable(key): NamedNode(value) if isinstance(value, str) else value
-                         for key, value in bindings.items()}
-        solutions = self.graph.query(query_text(name), substitutions=substitutions)
+        terms = {key: NamedNode(value) if isinstance(value, str) else value for key, value in bindings.items()}
+        solutions = self.graph.query(_with_values(query_text(name), terms))
         assert isinstance(solutions, QuerySolutions)
         names = [v.value for v in solutions.variables]
         return [{n: _python_value(row[n]) for n in names if row[n] is not None} for row in solutions]
@@ -127,6 +128,29 @@ def _bind(update: str, **iris: str) -> str:
             raise ValueError(f"not an IRI that can be bound: {iri!r}")
         update = re.sub(rf"\?{name}\b", f"<{iri}>", update)
     return update
+
+
+_WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
+
+
+def _with_values(query: str, terms: dict) -> str:
+    """``query`` with the bound variables written in as constants (kept in the projection).
+
+    >>> _with_values("SELECT ?a ?b WHERE { ?a ?b ?c }", {"b": NamedNode("http://ex.org/p")})
+    'SELECT ?a (<http://ex.org/p> AS ?b) WHERE { ?a <http://ex.org/p> ?c }'
+    """
+    if not terms:
+        return query
+    code = "\n".join(line for line in query.splitlines() if not line.lstrip().startswith("#"))
+    where = _WHERE.search(code)
+    if where is None:
+        raise ValueError("a query with bound values needs a WHERE clause")
+    last_brace = code.rindex("}") + 1
+    head, body, tail = code[:where.start()], code[where.start():last_brace], code[last_brace:]
+    for key, term in terms.items():
+        head = re.sub(rf"\?{key}\b", lambda _: f"({term} AS ?{key})", head)
+        body = re.sub(rf"\?{key}\b", lambda _: str(term), body)
+    return head + body + tail  # the tail (ORDER BY...) sees the projected variable
 
 
 def _insert_data(quads: Iterable[Quad]) -> str:

@@ -203,7 +203,7 @@ class _Tracer:
         document = {"iri": info["document"], "title": info.get("title"), "file_name": info.get("fileName"),
                     "mime_type": info["mimeType"], "format": info["format"]}
         source = TraceSource(document=document, segment=segment, segment_kind=info["kind"], start=start, end=end,
-                             quote=text[start:end], page_number=info.get("pageNumber"), page=info.get("page"))
+                             quote=text[start:end], page_number=info.get("pageNumber"), page=self._page_of(info))
         if info["kind"] == "section":
             source.section = segment
             source.heading_path = [row["title"] for row in self.store.select("section_path", section=segment)]
@@ -224,6 +224,15 @@ class _Tracer:
             numbers = sorted({e.page_number for e in source.elements if e.page_number is not None})
             source.page_number = numbers[0] if numbers else None
         return source
+
+    def _page_of(self, info: dict) -> Optional[str]:
+        """The page a segment is, or the page a section inside a page derives from."""
+        if info["kind"] == "page":
+            return info["segment"]
+        parent = info.get("parent")
+        if parent and any(row["type"] == TG + "Page" for row in self.store.select("entity_types", entity=parent)):
+            return parent
+        return None
 
     def _cells(self, table: dict, start: int, end: int) -> list[dict]:
         cells = []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import kg_decoder
-from invariants import check_document
+from invariants import check_chunks, check_document
+from kg_decoder.chunk_pipeline import chunk_document
 
 pytestmark = pytest.mark.slow
 
@@ -73,6 +74,8 @@ def test_corpus_file_decodes(name, corpus_store):
         assert result.tables >= 1
     state = check_document(store, result.document)
     assert state["elements"]
+    chunked = chunk_document(result.document, store=store, chunk_size=256, overlap=16)
+    assert chunked.chunks == len(check_chunks(store, result.document, 256)) > 0
 
 
 @pytest.mark.parametrize("name", sorted(FAILS))

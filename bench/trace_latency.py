@@ -1,0 +1,149 @@
+"""Benchmark: trace latency must not grow with the store (target: large/small median ratio <= 2).
+
+In one run, on one on-disk store:
+  1. decode and chunk a few real documents (about 10^4 quads), add facts, time the traces;
+  2. grow the same store past --target-quads (default 10^6) with many more decoded and chunked
+     documents, then time the very same traces again.
+The growth decodes through the real pipeline (grouping, assembly, RDF mapping, one transaction
+per document, chunking); only partitioning is done once per source file and reused for its
+copies, each copy a different document (its bytes differ by a trailing comment line).
+
+Prints the median (and p90) per trace kind at both sizes and the ratio.
+
+    .venv/bin/python bench/trace_latency.py [--corpus ../shared/corpus] [--target-quads 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCES = ["layout-parser-paper-fast.pdf", "stanley-cups.xlsx", "example-10k-1p.html", "fake-text.txt"]
+EX = "http://example.org/bench/"
+
+
+class ReusingWorker:
+    """A partition worker that partitions each distinct (format, source) once and reuses the result."""
+
+    def __init__(self) -> None:
+        from kg_decoder.worker import shared_worker
+
+        self.worker = shared_worker()
+        self.cache: dict[tuple[str, int], object] = {}
+
+    def partition(self, data: bytes, format_name: str, options):
+        key = (format_name, len(data.split(b"\n%bench-copy")[0]))
+        if key not in self.cache:
+            self.cache[key] = self.worker.partition(data, format_name, options)
+        return self.cache[key]
+
+
+def copy_bytes(data: bytes, number: int, fmt_suffix: str) -> bytes:
+    """The same document with different bytes (so a different document IRI)."""
+    if fmt_suffix in (".pdf",):
+        return data + f"\n%bench-copy {number}\n".encode()
+    if fmt_suffix in (".html", ".txt"):
+        return data + f"\n%bench-copy {number}\n".encode()
+    return data  # zip formats: left as they are (used once)
+
+
+def add_facts_to(store, document: str, tag: str) -> list[tuple]:
+    """One fact per chunk (quoting its first word); returns the facts."""
+    from kg_decoder.chunk_pipeline import document_chunks
+    from kg_decoder.facts import add_facts
+
+    facts = []
+    for chunk in document_chunks(document, store=store)[:5]:
+        words = [w for w in chunk.text[chunk.prefix_length:].split() if w.isalpha() and len(w) > 3]
+        body = chunk.text[chunk.prefix_length:]
+        word = next((w for w in words if body.count(w) == 1), None)
+        if word is None:
+            continue
+        fact = (f"{EX}{tag}/{chunk.index}", EX + "mentions", word)
+        add_facts(chunk.iri, [fact], [{"quote": word}], store=store)
+        facts.append(fact)
+    return facts
+
+
+def time_traces(store, probes: dict[str, list], repeats: int) -> dict[str, list[float]]:
+    from kg_decoder.trace import trace
+
+    timings: dict[str, list[float]] = {name: [] for name in probes}
+    for _ in range(repeats):
+        for name, calls in probes.items():
+            for kwargs in calls:
+                started = time.perf_counter()
+                sources = trace(store=store, **kwargs)
+                timings[name].append(time.perf_counter() - started)
+                assert sources, (name, kwargs)
+    return timings
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument("--target-quads", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+
+    import kg_decoder
+    from kg_decoder.chunk_pipeline import chunk_document
+
+    folder = tempfile.mkdtemp(prefix="trace-bench-")
+    store = kg_decoder.open_store(folder)
+    worker = ReusingWorker()
+    originals = {name: (args.corpus / name).read_bytes() for name in SOURCES}
+    probes: dict[str, list] = {"fact": [], "span": [], "quote": []}
+    for name, data in originals.items():
+        result = kg_decoder.decode(data, store=store, file_name=name, worker=worker)
+        chunk_document(result.document, store=store, chunk_size=256)
+        facts = add_facts_to(store, result.document, name)
+        probes["fact"] += [{"fact": fact} for fact in facts[:2]]
+        first = result.text_documents[0]
+        probes["span"].append({"span": (first.iri, 0, min(40, len(first.text)))})
+        if facts:
+            probes["quote"].append({"quote": facts[0][2], "document": result.document})
+    store.flush()
+    small_quads = len(store)
+    small = time_traces(store, probes, args.repeats)
+
+    growable = [name for name in SOURCES if Path(name).suffix in (".pdf", ".html", ".txt")]
+    started, number = time.perf_counter(), 0
+    while len(store) < args.target_quads:
+        number += 1
+        for name in growable:
+            data = copy_bytes(originals[name], number, Path(name).suffix)
+            result = kg_decoder.decode(data, store=store, file_name=f"copy-{number}-{name}", worker=worker)
+            chunk_document(result.document, store=store, chunk_size=256)
+            if number % 10 == 0:
+                add_facts_to(store, result.document, f"{number}-{name}")
+        if number % 25 == 0:
+            print(f"  grown to {len(store):,} quads ({number * len(growable)} more documents, "
+                  f"{time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    store.flush()
+    large_quads = len(store)
+    large = time_traces(store, probes, args.repeats)
+
+    print(f"store: {small_quads:,} quads -> {large_quads:,} quads ({number * len(growable) + len(SOURCES)} documents)")
+    print(f"{'trace':8} {'median small':>13} {'median large':>13} {'p90 small':>10} {'p90 large':>10} {'ratio':>6}")
+    worst = 0.0
+    for name in probes:
+        a, b = statistics.median(small[name]), statistics.median(large[name])
+        worst = max(worst, b / a)
+        print(f"{name:8} {a * 1000:11.2f}ms {b * 1000:11.2f}ms {_p90(small[name]) * 1000:8.2f}ms "
+              f"{_p90(large[name]) * 1000:8.2f}ms {b / a:6.2f}")
+    print(f"worst median ratio {worst:.2f} (target <= 2)")
+    return 0
+
+
+def _p90(values: list[float]) -> float:
+    return sorted(values)[int(0.9 * (len(values) - 1))]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
