@@ -1,7 +1,8 @@
 """Benchmark: trace latency must not grow with the store (target: large/small median ratio <= 2).
 
 In one run, on one on-disk store:
-  1. decode and chunk a few real documents (about 10^4 quads), add facts, time the traces;
+  1. decode and chunk a few real documents and copies of them (--small-quads, 10^4), add facts,
+     time the traces;
   2. grow the same store past --target-quads (default 10^6) with many more decoded and chunked
      documents, then time the very same traces again.
 The growth decodes through the real pipeline (grouping, assembly, RDF mapping, one transaction
@@ -87,6 +88,7 @@ def time_traces(store, probes: dict[str, list], repeats: int) -> dict[str, list[
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument("--small-quads", type=int, default=10_000)
     parser.add_argument("--target-quads", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
@@ -108,24 +110,28 @@ def main() -> int:
         probes["span"].append({"span": (first.iri, 0, min(40, len(first.text)))})
         if facts:
             probes["quote"].append({"quote": facts[0][2], "document": result.document})
-    store.flush()
-    small_quads = len(store)
-    small = time_traces(store, probes, args.repeats)
-
     growable = [name for name in SOURCES if Path(name).suffix in (".pdf", ".html", ".txt")]
     started, number = time.perf_counter(), 0
-    while len(store) < args.target_quads:
-        number += 1
-        for name in growable:
-            data = copy_bytes(originals[name], number, Path(name).suffix)
-            result = kg_decoder.decode(data, store=store, file_name=f"copy-{number}-{name}", worker=worker)
-            chunk_document(result.document, store=store, chunk_size=256)
-            if number % 10 == 0:
-                add_facts_to(store, result.document, f"{number}-{name}")
-        if number % 25 == 0:
-            print(f"  grown to {len(store):,} quads ({number * len(growable)} more documents, "
-                  f"{time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    store.flush()
+
+    def grow_to(quads: int) -> None:
+        nonlocal number
+        while len(store) < quads:
+            number += 1
+            for name in growable:
+                data = copy_bytes(originals[name], number, Path(name).suffix)
+                result = kg_decoder.decode(data, store=store, file_name=f"copy-{number}-{name}", worker=worker)
+                chunk_document(result.document, store=store, chunk_size=256)
+                if number % 10 == 0:
+                    add_facts_to(store, result.document, f"{number}-{name}")
+            if number % 100 == 0:
+                print(f"  grown to {len(store):,} quads ({number * len(growable)} more documents, "
+                      f"{time.perf_counter() - started:.0f} s)", file=sys.stderr)
+        store.flush()
+
+    grow_to(args.small_quads)
+    small_quads = len(store)
+    small = time_traces(store, probes, args.repeats)
+    grow_to(args.target_quads)
     large_quads = len(store)
     large = time_traces(store, probes, args.repeats)
 

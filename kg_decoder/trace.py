@@ -200,8 +200,9 @@ class _Tracer:
             text = self.store.library.get(info["sha256"]).decode("utf-8")
         if not 0 <= start < end <= len(text):
             raise InvalidSpan(f"the span {start}..{end} is not inside the {info['kind']} (0..{len(text)})")
-        document = {"iri": info["document"], "title": info.get("title"), "file_name": info.get("fileName"),
-                    "mime_type": info["mimeType"], "format": info["format"]}
+        about = self.store.select("document_info", document=info["document"])[0]
+        document = {"iri": info["document"], "title": about.get("title"), "file_name": about.get("fileName"),
+                    "mime_type": about["mimeType"], "format": about["format"]}
         source = TraceSource(document=document, segment=segment, segment_kind=info["kind"], start=start, end=end,
                              quote=text[start:end], page_number=info.get("pageNumber"), page=self._page_of(info))
         if info["kind"] == "section":
@@ -211,7 +212,7 @@ class _Tracer:
                          if row["charOffset"] < end and row["charOffset"] + row["charLength"] > start]
         elements = [row for row in self.store.select("segment_text_elements", segment=segment)
                     if row["charOffset"] < end and row["charOffset"] + row["charLength"] > start]
-        pdf = self._pdf_bytes(info) if info["format"] == "pdf" else None
+        pdf = self._pdf_bytes(about["sha256"]) if about["format"] == "pdf" else None
         for row in elements:
             traced = TracedElement(iri=row["element"], category=row["category"], text=row["text"],
                                    char_offset=row["charOffset"], char_length=row["charLength"],
@@ -247,9 +248,8 @@ class _Tracer:
                               "header": row["header"], "reference": row.get("reference")})
         return cells
 
-    def _pdf_bytes(self, info: dict) -> Optional[tuple[str, bytes]]:
-        sha256 = info.get("documentSha256")
-        if sha256 is None or sha256 not in self.store.library:
+    def _pdf_bytes(self, sha256: str) -> Optional[tuple[str, bytes]]:
+        if sha256 not in self.store.library:
             return None
         return sha256, self.store.library.get(sha256)
 
