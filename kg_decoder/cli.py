@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
+from .audits import run_audits
 from .chunk_pipeline import chunk_document, document_chunks
 from .chunking import ChunkOptions
 from .decoder import DecodeResult, decode, software_versions
@@ -24,6 +25,7 @@ from .model import SECTION_STRATEGIES, STRATEGIES, DecodeOptions
 from .resources import resource_dir
 from .store import open_store
 from .trace import trace, web_annotations
+from .validation import validate
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="print the TextDocuments (pages/sections), or with --chunk the chunks, as JSON lines")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--chunk", action="store_true", help="chunk each decoded document as well")
+    run.add_argument("--no-record-failures", action="store_true",
+                     help="do not record failed decodes in the store (the failed-or-fallback audit lists them)")
     _chunk_arguments(run)
 
     chunk = commands.add_parser("chunk", help="chunk decoded documents (all of the store's when none is named)")
@@ -80,11 +84,20 @@ def _parser() -> argparse.ArgumentParser:
                       help="jsonld: W3C Web Annotation")
 
     query = commands.add_parser("query", help="run a SPARQL SELECT (a file, or a name from queries/)")
-    query.add_argument("query", help="path of a .rq file, or a name such as audit_pages_without_text")
+    query.add_argument("query", help="path of a .rq file, or a name such as audit-segments-without-text")
     query.add_argument("--store", default="kg-store")
     query.add_argument("--format", choices=["table", "json"], default="table")
 
     commands.add_parser("queries", help="list the queries shipped in queries/")
+
+    audit = commands.add_parser("audit", help="run the coverage audits (queries/audit-*.rq), a table each")
+    audit.add_argument("--store", default="kg-store")
+    audit.add_argument("--json", action="store_true", help="print one JSON object per audit")
+    audit.add_argument("--fail-on-findings", action="store_true", help="exit 1 when any audit finds something")
+
+    check = commands.add_parser("validate", help="check the store against the SHACL shapes (ontology/shapes.ttl)")
+    check.add_argument("--store", default="kg-store")
+    check.add_argument("--document", help="only this document (IRI, or the path of a decoded file)")
     return parser
 
 
@@ -118,6 +131,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _facts(args)
         if args.command == "trace":
             return _trace(args)
+        if args.command == "audit":
+            return _audit(args)
+        if args.command == "validate":
+            return _validate(args)
         for path in sorted(resource_dir("queries").glob("*.rq")):
             print(path.stem)
         return 0
@@ -174,7 +191,7 @@ def _decode(args: argparse.Namespace) -> int:
     for path in progress:
         progress.set_postfix_str(path.name[:40])
         try:
-            result = decode(path, store=store, **options)
+            result = decode(path, store=store, record_failure=not args.no_record_failures, **options)
             if chunking is not None:
                 chunk_document(result.document, store=store, **chunking)
         except (DecodeError, ProvenanceError, StoreError) as exc:
@@ -255,6 +272,44 @@ def _trace(args: argparse.Namespace) -> int:
     else:
         print(_describe_sources(sources))
     return 0 if sources else 1
+
+
+def _audit(args: argparse.Namespace) -> int:
+    audits = run_audits(open_store(args.store, read_only=True))
+    for audit in audits:
+        if args.json:
+            print(json.dumps(audit.to_json(), ensure_ascii=False))
+            continue
+        count = f"{len(audit.rows)} found" if audit.kind == "finding" else f"{len(audit.rows)} rows"
+        print(f"== {audit.name}: {audit.title} ({count})")
+        if audit.rows:
+            columns = list(dict.fromkeys(key for row in audit.rows for key in row))
+            print(_table(columns, [[_short(row.get(c)) for c in columns] for row in audit.rows]))
+        print()
+    findings = sum(1 for audit in audits if audit.has_findings)
+    if not args.json:
+        print(f"{findings} of {sum(1 for a in audits if a.kind == 'finding')} finding audits found something")
+    return 1 if args.fail_on_findings and findings else 0
+
+
+def _short(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    store = open_store(args.store, read_only=True)
+    report = validate(store, _document_iri(args.document) if args.document else None)
+    if report.conforms:
+        print(f"conforms: {report.triples} triples checked against ontology/shapes.ttl")
+        return 0
+    print(_table(["focus", "path", "message", "value"],
+                 [[v.focus, v.path or "", v.message, v.value or ""] for v in report.violations]))
+    print(f"{len(report.violations)} violations in {report.triples} triples")
+    return 1
 
 
 def _parse_fact(text: str):

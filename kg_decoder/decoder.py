@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
 from .assembly import assemble
-from .errors import DocumentTooLarge, EncryptedDocument, InvalidOption
+from .errors import DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption
 from .formats import FORMATS, Format, decrypt_office, detect_format
 from .grouping import complete_pages, group
 from .identifiers import document_iri
 from .library import sha256_hex
 from .model import DecodeOptions, Element, Partitioned, TextDocument
-from .rdf_mapping import DocumentRecord, activity_iri, document_quads
+from .rdf_mapping import DocumentRecord, FailureRecord, activity_iri, document_quads, failure_quads
 from .store import KgStore, open_store
 from .worker import PartitionWorker, shared_worker
 
@@ -93,28 +93,45 @@ def decode(
     store: Union[KgStore, str, os.PathLike],
     file_name: Optional[str] = None,
     worker: Optional[PartitionWorker] = None,
+    record_failure: bool = False,
     **options,
 ) -> DecodeResult:
     """Decode a document (path, bytes or binary file object) into ``store``.
 
     Options are those of :class:`DecodeOptions` (strategy, section_strategy,
     mime_type, password...). Raises a :class:`DecodeError` subclass on bad input;
-    the store is then left exactly as it was.
+    the store is then left exactly as it was, unless ``record_failure`` asks for a
+    tg:FailedDecoding record of the attempt (no document, no bytes; the CLI does this).
     """
     settings = DecodeOptions(**options)
     if not isinstance(store, KgStore):
         store = open_store(store)
     data, found_name = read_source(source, settings.max_bytes)
     file_name = file_name or found_name
+    started = datetime.now(timezone.utc)
     try:
-        fmt = detect_format(data, file_name, settings.mime_type)
-        plain = data
-    except EncryptedDocument:
-        if not settings.password or settings.mime_type:
-            raise
-        plain = decrypt_office(data, settings.password)
-        fmt = detect_format(plain, file_name)
-    return _decode_bytes(data, plain, fmt, file_name, settings, store, worker or shared_worker())
+        try:
+            fmt = detect_format(data, file_name, settings.mime_type)
+            plain = data
+        except EncryptedDocument:
+            if not settings.password or settings.mime_type:
+                raise
+            plain = decrypt_office(data, settings.password)
+            fmt = detect_format(plain, file_name)
+        return _decode_bytes(data, plain, fmt, file_name, settings, store, worker or shared_worker())
+    except DecodeError as error:
+        if record_failure:
+            _record_failure(store, data, file_name, settings, error, started)
+        raise
+
+
+def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], options: DecodeOptions,
+                    error: DecodeError, started: datetime) -> None:
+    sha256 = sha256_hex(data)
+    record = FailureRecord(sha256=sha256, byte_size=len(data), file_name=file_name, options=options,
+                           code=error.code, message=error.message, started=started,
+                           ended=datetime.now(timezone.utc), versions=software_versions())
+    store.write(failure_quads(record, document_iri(sha256)), {}, ("delete_failure", {"failure": record.iri}))
 
 
 def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[str], options: DecodeOptions,
@@ -157,7 +174,8 @@ def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[st
     )
     quads = document_quads(record)
     blobs = {sha256: data} | dict(zip(segment_sha256, segment_bytes))
-    store.write_document(iri, quads, blobs, replace=bool(state))
+    earlier_failure = bool(store.select("document_failure", document=iri))
+    store.write_document(iri, quads, blobs, replace=bool(state) or earlier_failure)
     return _result(record, partitioned, len(quads))
 
 

@@ -59,6 +59,7 @@ def add_facts(chunk: str, triples: Iterable[TripleLike], spans: Optional[Sequenc
         raise InvalidFact("no triples given")
     if spans is not None and len(spans) != len(facts):
         raise InvalidSpan(f"{len(spans)} spans for {len(facts)} triples: give one span (or None) per triple")
+    started = datetime.now(timezone.utc)
     rows = store.select("chunk_info", chunk=chunk)
     if not rows:
         raise UnknownEntity(f"no chunk {chunk} in the store")
@@ -71,7 +72,8 @@ def add_facts(chunk: str, triples: Iterable[TripleLike], spans: Optional[Sequenc
             groups[span].append(fact)
     record = FactRecord(chunk=chunk, groups=[SpanGroup(span, text[span[0]:span[1]] if span else None, members)
                                              for span, members in groups.items()],
-                        extractor=extractor, time=datetime.now(timezone.utc), versions=software_versions())
+                        extractor=extractor, started=started, ended=datetime.now(timezone.utc),
+                        versions=software_versions())
     subgraphs = [record.subgraph_iri(group) for group in record.groups]
     if all(store.select("entity_types", entity=iri) for iri in subgraphs):
         return FactsResult(chunk, "unchanged", len(facts), subgraphs)

@@ -180,12 +180,18 @@ def _describe_document(out: _Writer, record: DocumentRecord, document: NamedNode
     out.add(document, tg("imageCount"), _int(sum(1 for e in record.elements if e.is_image)))
 
 
-def _describe_activity(out: _Writer, record: DocumentRecord, activity: NamedNode, document: NamedNode) -> None:
-    agent = NamedNode(agent_iri(record.versions))
+def _describe_agent(out: _Writer, versions: dict[str, str]) -> NamedNode:
+    """The software agent of a run: kg-decoder with the versions of what it runs on."""
+    agent = NamedNode(agent_iri(versions))
     out.add(agent, RDF_TYPE, prov("SoftwareAgent"))
-    out.add(agent, RDFS_LABEL, _text("kg-decoder " + record.versions.get("kg-decoder", "")))
-    for name, version in sorted(record.versions.items()):
+    out.add(agent, RDFS_LABEL, _text("kg-decoder " + versions.get("kg-decoder", "")))
+    for name, version in sorted(versions.items()):
         out.add(agent, tg("softwareVersion"), _text(f"{name} {version}"))
+    return agent
+
+
+def _describe_activity(out: _Writer, record: DocumentRecord, activity: NamedNode, document: NamedNode) -> None:
+    agent = _describe_agent(out, record.versions)
     options = record.options
     out.add(activity, RDF_TYPE, prov("Activity"))
     out.add(activity, RDF_TYPE, tg("Decoding"))
@@ -261,6 +267,8 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
     if element.is_image:
         out.add_optional(node, tg("altText"), element.text or None, _text)
         out.add_optional(node, tg("sourceUrl"), element.image_url, _text)
+        if element.image_url is None:
+            out.add(node, tg("skippedReason"), _text("the partitioner gave no bytes for this image"))
         previous = links.previous_text.get(element.index)
         if previous is not None:
             out.add(node, tg("followsElement"), NamedNode(record.element_iris[previous]))
@@ -355,7 +363,7 @@ def chunk_quads(record: ChunkRecord) -> list[Quad]:
     out.add(activity, RDF_TYPE, tg("Chunking"))
     out.add(activity, prov("used"), NamedNode(record.document))
     out.add(activity, prov("wasInformedBy"), NamedNode(record.decode_activity))
-    out.add(activity, prov("wasAssociatedWith"), NamedNode(agent_iri(record.versions)))
+    out.add(activity, prov("wasAssociatedWith"), _describe_agent(out, record.versions))
     out.add(activity, prov("startedAtTime"), _time(record.started))
     out.add(activity, prov("endedAtTime"), _time(record.ended))
     out.add(activity, tg("tokenizer"), _text("cl100k_base"))
@@ -382,15 +390,16 @@ def chunk_quads(record: ChunkRecord) -> list[Quad]:
             if chunk.heading_path:
                 out.add(node, tg("headingPath"), _text(HEADING_SEPARATOR.join(chunk.heading_path)))
             for anchor in chunk_anchors:
-                _describe_anchor(out, iri, anchor)
+                _describe_anchor(out, iri, anchor, activity)
             index += 1
     return out.quads
 
 
-def _describe_anchor(out: _Writer, chunk_iri: str, anchor: Anchor) -> None:
+def _describe_anchor(out: _Writer, chunk_iri: str, anchor: Anchor, activity: NamedNode) -> None:
     node = NamedNode(derived_iri("anchor", chunk_iri, anchor.page_number))
     out.add(node, RDF_TYPE, tg("CitationAnchor"))
     out.add(node, prov("wasDerivedFrom"), NamedNode(chunk_iri))
+    out.add(node, prov("wasGeneratedBy"), activity)
     out.add(node, tg("pageNumber"), _int(anchor.page_number))
     if anchor.page_iri is not None:
         out.add(node, tg("page"), NamedNode(anchor.page_iri))
@@ -424,7 +433,8 @@ class FactRecord:
     chunk: str
     groups: list[SpanGroup]
     extractor: Optional[str]
-    time: datetime
+    started: datetime
+    ended: datetime
     versions: dict[str, str]
 
     def subgraph_iri(self, group: SpanGroup) -> str:
@@ -443,8 +453,9 @@ def fact_quads(record: FactRecord) -> list[Quad]:
     out.add(activity, RDF_TYPE, prov("Activity"))
     out.add(activity, RDF_TYPE, tg("FactExtraction"))
     out.add(activity, prov("used"), NamedNode(record.chunk))
-    out.add(activity, prov("endedAtTime"), _time(record.time))
-    out.add(activity, prov("wasAssociatedWith"), NamedNode(agent_iri(record.versions)))
+    out.add(activity, prov("startedAtTime"), _time(record.started))
+    out.add(activity, prov("endedAtTime"), _time(record.ended))
+    out.add(activity, prov("wasAssociatedWith"), _describe_agent(out, record.versions))
     out.add_optional(activity, tg("extractor"), record.extractor, _text)
     for group in record.groups:
         node = NamedNode(record.subgraph_iri(group))
@@ -458,4 +469,45 @@ def fact_quads(record: FactRecord) -> list[Quad]:
         for triple in group.triples:
             out.add(node, tg("contains"), triple)
             out.quads.append(Quad(triple.subject, triple.predicate, triple.object, DefaultGraph()))
+    return out.quads
+
+
+# ---------------------------------------------------------------- failed decodes
+
+
+@dataclass
+class FailureRecord:
+    """A decode that ended in a typed error: recorded (when asked) so an audit can list it."""
+
+    sha256: str
+    byte_size: int
+    file_name: Optional[str]
+    options: DecodeOptions
+    code: str
+    message: str
+    started: datetime
+    ended: datetime
+    versions: dict[str, str]
+
+    @property
+    def iri(self) -> str:
+        return derived_iri("failure", self.sha256)
+
+
+def failure_quads(record: FailureRecord, document: str) -> list[Quad]:
+    """A tg:FailedDecoding run: what was tried on which bytes, and the error. No document entity."""
+    out = _Writer()
+    node = NamedNode(record.iri)
+    out.add(node, RDF_TYPE, prov("Activity"))
+    out.add(node, RDF_TYPE, tg("FailedDecoding"))
+    out.add(node, tg("attemptedDocument"), NamedNode(document))
+    out.add(node, tg("sha256"), _text(record.sha256))
+    out.add(node, tg("byteSize"), _int(record.byte_size))
+    out.add_optional(node, tg("fileName"), record.file_name, _text)
+    out.add(node, tg("requestedStrategy"), _text(record.options.strategy))
+    out.add(node, tg("errorCode"), _text(record.code))
+    out.add(node, tg("errorMessage"), _text(record.message))
+    out.add(node, prov("startedAtTime"), _time(record.started))
+    out.add(node, prov("endedAtTime"), _time(record.ended))
+    out.add(node, prov("wasAssociatedWith"), _describe_agent(out, record.versions))
     return out.quads

@@ -65,6 +65,11 @@ class KgStore:
         names = [v.value for v in solutions.variables]
         return [{n: _python_value(row[n]) for n in names if row[n] is not None} for row in solutions]
 
+    def construct(self, name: str, **bindings) -> list[Triple]:
+        """Run the CONSTRUCT ``queries/<name>.rq`` with values bound as in :meth:`select`."""
+        terms = {key: NamedNode(value) if isinstance(value, str) else value for key, value in bindings.items()}
+        return list(self.graph.query(_with_values(query_text(name), terms)))
+
     def quads(self) -> set[Quad]:
         """Every quad in the store (for comparisons in tests and tools)."""
         return set(self.graph.quads_for_pattern(None, None, None, None))
@@ -170,7 +175,7 @@ def _python_value(term):
         kind = datatype.value.rsplit("#", 1)[-1]
         if kind == "integer":
             return int(value)
-        if kind == "double":
+        if kind in ("double", "decimal", "float"):
             return float(value)
         if kind == "boolean":
             return value == "true"

@@ -35,7 +35,7 @@ def check_document(store, document: str) -> dict:
         if "left" in element:
             assert 0 <= element["left"] <= element["right"] <= element["pageWidth"] * 1.01
             assert 0 <= element["top"] <= element["bottom"] <= element["pageHeight"] * 1.01
-    assert store.select("audit_orphan_entities") == []
+    assert store.select("audit-orphan-entities") == []
     return {"segments": segments, "texts": texts, "elements": elements, "document_text": document_text}
 
 
@@ -64,5 +64,5 @@ def check_chunks(store, document: str, chunk_size: int) -> list:
     for segment, text in texts.items():
         missed = "".join(ch for ch, hit in zip(text, covered[segment]) if not hit)
         assert not missed.strip(), f"text of {segment} reached no chunk: {missed[:80]!r}"
-    assert store.select("audit_orphan_entities") == []
+    assert store.select("audit-orphan-entities") == []
     return chunks

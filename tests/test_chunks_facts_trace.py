@@ -439,7 +439,7 @@ def test_re_decoding_keeps_fact_subgraphs_and_the_audit_finds_them(one_chunk, ge
     store, chunk = one_chunk
     add_facts(chunk.iri, [(EX + "a", EX + "p", "o")], store=store)
     kg_decoder.decode(generated["generated.md"].path, store=store, section_strategy="heading")
-    orphans = store.select("audit_orphan_entities")
+    orphans = store.select("audit-orphan-entities")
     assert [row["type"] for row in orphans] == ["https://trustgraph.ai/ns/Subgraph"]
     assert trace(fact=(EX + "a", EX + "p", "o"), store=store) == []  # its chunk is gone
     with pytest.raises(UnknownEntity):

@@ -81,7 +81,7 @@ def test_bad_option_is_one_line_and_exit_2(generated, tmp_path):
 def test_query_runs_a_shipped_audit_query(generated, tmp_path):
     store = tmp_path / "s"
     assert run_cli("decode", generated["generated.pdf"].path, "--store", store, "--no-progress").returncode == 0
-    done = run_cli("query", "audit_pages_without_text", "--store", store, "--format", "json")
+    done = run_cli("query", "audit-segments-without-text", "--store", store, "--format", "json")
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(r["fileName"], r["pageNumber"]) for r in rows] == [("generated.pdf", "2")]

@@ -97,7 +97,7 @@ def test_scanned_pdf_is_ocred_and_blank_pages_exist(corpus_store):
     store, results, _ = corpus_store
     assert results["loremipsum-flat.pdf"].strategy == "ocr_only"
     assert "lorem" in results["loremipsum-flat.pdf"].text_documents[0].text.lower()
-    empty = [r["pageNumber"] for r in store.select("audit_pages_without_text")
+    empty = [r["pageNumber"] for r in store.select("audit-segments-without-text")
              if r.get("fileName") == "layout-parser-paper-with-empty-pages.pdf"]
     assert empty == [2, 3]
 

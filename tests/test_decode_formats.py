@@ -47,7 +47,7 @@ def test_pdf_strategy_and_empty_page_recorded(generated_store):
     store, results = generated_store
     assert results["generated.pdf"].strategy == "fast"
     assert results["scanned.pdf"].strategy == "ocr_only"
-    empty = store.select("audit_pages_without_text")
+    empty = store.select("audit-segments-without-text")
     assert [(r["fileName"], r["pageNumber"]) for r in empty if r["fileName"] == "generated.pdf"] == [
         ("generated.pdf", 2)]
 

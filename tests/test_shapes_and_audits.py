@@ -1,0 +1,267 @@
+"""The ontology, the SHACL shapes and the coverage audits, on real decoded stores."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import rdflib
+from rdflib.namespace import OWL, RDF, RDFS
+
+import kg_decoder
+from kg_decoder.audits import audit_definitions, run_audits
+from kg_decoder.chunk_pipeline import chunk_document, document_chunks
+from kg_decoder.facts import add_facts
+from kg_decoder.resources import resource_dir
+from kg_decoder.validation import validate
+from test_chunks_facts_trace import make_placed_pdf
+
+TG = "https://trustgraph.ai/ns/"
+PROV = rdflib.Namespace("http://www.w3.org/ns/prov#")
+XSD = "http://www.w3.org/2001/XMLSchema#"
+EX = "http://example.org/"
+
+
+def fact_for_every_chunk(store, document):
+    for chunk in document_chunks(document, store=store):
+        add_facts(chunk.iri, [(f"{EX}chunk/{chunk.index}", EX + "from", f"<{chunk.segment}>")], store=store)
+
+
+@pytest.fixture(scope="module")
+def clean_store(generated, tmp_path_factory):
+    """Documents with nothing to find: text on every page, boxes on every PDF element, every chunk with facts."""
+    folder = tmp_path_factory.mktemp("clean")
+    make_placed_pdf(folder / "placed.pdf")
+    store = kg_decoder.open_store(folder / "store")
+    for path in (folder / "placed.pdf", generated["generated.md"].path, generated["generated.xlsx"].path):
+        result = kg_decoder.decode(path, store=store, record_failure=True)
+        chunk_document(result.document, store=store, chunk_size=64)
+        fact_for_every_chunk(store, result.document)
+    return store
+
+
+@pytest.fixture(scope="module")
+def dirty_store(generated, corpus_dir, tmp_path_factory):
+    """One of each problem the audits look for, made the way a user would run into it."""
+    store = kg_decoder.open_store(tmp_path_factory.mktemp("dirty") / "store")
+    blank_page = kg_decoder.decode(generated["generated.pdf"].path, store=store)  # page 2 is blank
+    kg_decoder.decode(generated["scanned.pdf"].path, store=store)  # no text layer: OCR
+    with pytest.raises(kg_decoder.EmptyDocument):
+        kg_decoder.decode(corpus_dir / "empty.txt", store=store, record_failure=True)
+    chunk_document(blank_page.document, store=store, chunk_size=16, min_chunk_tokens=2)  # no facts yet
+    markdown = kg_decoder.decode(generated["generated.md"].path, store=store)
+    chunk_document(markdown.document, store=store, chunk_size=16, min_chunk_tokens=2)
+    first = document_chunks(markdown.document, store=store)[0]
+    add_facts(first.iri, [(EX + "stale", EX + "p", "o")], store=store)
+    chunk_document(markdown.document, store=store, chunk_size=512)  # the fact's chunk is gone
+    # a partitioner that gave one PDF element no coordinates; a chunk lost; a chunk that starts late
+    element = next(e for e in store.select("document_elements", document=blank_page.document) if "left" in e)
+    chunks = document_chunks(blank_page.document, store=store)
+    integer = "<http://www.w3.org/2001/XMLSchema#integer>"
+    store.graph.update(f"""DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{element['element']}> <{TG}bboxLeft> ?v }} }} ;
+        DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{chunks[-1].iri}> ?p ?o }} }} ;
+        DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{chunks[0].iri}> <{TG}charOffset> ?o }} }} ;
+        INSERT DATA {{ GRAPH <urn:graph:source> {{ <{chunks[0].iri}> <{TG}charOffset> "5"^^{integer} }} }}""")
+    return store
+
+
+# ---------------------------------------------------------------- ontology
+
+
+def test_every_term_written_is_declared_with_label_comment_domain_and_range(clean_store, dirty_store):
+    ontology = rdflib.Graph().parse(resource_dir("ontology") / "tg.ttl")
+    used_predicates, used_classes, datatypes = set(), set(), {}
+    for store in (clean_store, dirty_store):
+        for quad in store.quads():
+            predicate = quad.predicate.value
+            if predicate.startswith(TG):
+                used_predicates.add(predicate)
+                if type(quad.object).__name__ == "Literal":
+                    datatypes.setdefault(predicate, set()).add(quad.object.datatype.value)
+            if predicate == str(RDF.type) and quad.object.value.startswith(TG):
+                used_classes.add(quad.object.value)
+    assert {TG + c for c in ("Chunk", "TableCell", "Subgraph", "CitationAnchor", "Chunking", "FactExtraction",
+                             "FailedDecoding")} <= used_classes
+    for iri in sorted(used_predicates | used_classes):
+        node = rdflib.URIRef(iri)
+        assert (node, RDFS.label, None) in ontology and (node, RDFS.comment, None) in ontology, iri
+    for iri in used_predicates:
+        node = rdflib.URIRef(iri)
+        assert (node, RDFS.domain, None) in ontology and (node, RDFS.range, None) in ontology, iri
+        declared = ontology.value(node, RDFS.range)
+        if iri in datatypes and str(declared).startswith(XSD):
+            assert datatypes[iri] == {str(declared)}, (iri, datatypes[iri], declared)
+    for cls in used_classes:
+        parents = set(ontology.transitive_objects(rdflib.URIRef(cls), RDFS.subClassOf))
+        assert parents & {PROV.Entity, PROV.Activity}, cls
+
+
+def test_every_declared_property_has_domain_and_range_and_offsets_are_aligned():
+    ontology = rdflib.Graph().parse(resource_dir("ontology") / "tg.ttl")
+    properties = set(ontology.subjects(RDF.type, RDF.Property))
+    assert len(properties) > 60
+    for node in properties:
+        assert (node, RDFS.domain, None) in ontology and (node, RDFS.range, None) in ontology, node
+    for cls in ontology.subjects(RDF.type, OWL.Class):
+        assert (cls, RDFS.subClassOf, None) in ontology, cls
+    close = {str(o) for o in ontology.objects(rdflib.URIRef(TG + "charOffset"),
+                                               rdflib.URIRef("http://www.w3.org/2004/02/skos/core#closeMatch"))}
+    assert close == {"http://www.w3.org/ns/oa#start",
+                     "http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#beginIndex"}
+
+
+# ---------------------------------------------------------------- shapes
+
+
+def test_every_decoded_fixture_of_every_format_conforms(generated_store):
+    store, results = generated_store
+    for result in results.values():
+        chunk_document(result.document, store=store, chunk_size=64)
+    report = validate(store)
+    assert report.triples > 100 * len(results)
+    assert report.conforms, report.violations[:5]
+
+
+def test_clean_and_dirty_stores_conform_and_facts_do_not_break_the_shapes(clean_store):
+    report = validate(clean_store)
+    assert report.conforms, report.violations[:5]
+
+
+BROKEN = {
+    "a page without its number": ("pageNumber", "page number"),
+    "a negative offset": ("charOffset", "non-negative"),
+    "a chunk past its segment": ("chunk", "inside its page or section"),
+    "a box outside its page": ("bbox", "does not lie inside its page"),
+    "a run without an agent": ("agent", "wasAssociatedWith"),
+    "an image with no bytes, URL or reason": ("image", "tg:skippedReason"),
+    "an entity without its run": ("generated", "prov:wasGeneratedBy"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_broken_graph_does_not_conform(case, clean_store, generated):
+    store = clean_store
+    document = next(r["document"] for r in store.select("document_summary") if r.get("fileName") == "placed.pdf")
+    lines = [f"{t} ." for t in store.construct("document_graph", document=document)
+             if type(t.object).__name__ != "Triple"]
+    assert validate(store, data="\n".join(lines)).conforms
+    kind, expected = BROKEN[case]
+
+    def first(predicate):
+        return next(i for i, line in enumerate(lines) if f"<{predicate}>" in line)
+
+    if kind == "pageNumber":
+        del lines[next(i for i, line in enumerate(lines) if line.startswith("<urn:page:") and TG + "pageNumber" in line)]
+    elif kind == "charOffset":
+        i = first(TG + "charOffset")
+        lines[i] = lines[i].rsplit('"', 2)[0].rsplit('"', 1)[0] + '"-5"^^<http://www.w3.org/2001/XMLSchema#integer> .'
+    elif kind == "chunk":
+        i = next(i for i, line in enumerate(lines) if line.startswith("<urn:chunk:") and TG + "charLength" in line)
+        lines[i] = lines[i].split('"')[0] + '"999999"^^<http://www.w3.org/2001/XMLSchema#integer> .'
+    elif kind == "bbox":
+        i = next(i for i, line in enumerate(lines) if line.startswith("<urn:element:") and TG + "bboxRight" in line)
+        lines[i] = lines[i].split('"')[0] + '"5000.0"^^<http://www.w3.org/2001/XMLSchema#double> .'
+    elif kind == "agent":
+        lines = [line for line in lines if "wasAssociatedWith" not in line]
+    elif kind == "image":
+        lines.append(f"<urn:image:broken> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{TG}Image> .")
+        lines.append(f"<urn:image:broken> <http://www.w3.org/ns/prov#wasDerivedFrom> <{document}> .")
+        activity = next(line.split()[2] for line in lines if "wasGeneratedBy" in line)
+        lines.append(f"<urn:image:broken> <http://www.w3.org/ns/prov#wasGeneratedBy> {activity} .")
+    elif kind == "generated":
+        i = next(i for i, line in enumerate(lines) if line.startswith("<urn:element:") and "wasGeneratedBy" in line)
+        del lines[i]
+    report = validate(store, data="\n".join(lines))
+    assert not report.conforms
+    assert any(expected in v.message for v in report.violations), [v.message for v in report.violations]
+
+
+# ---------------------------------------------------------------- audits
+
+
+def test_every_audit_has_a_header_and_the_kinds_are_right():
+    audits = {a.name: a for a in audit_definitions()}
+    assert set(audits) == {
+        "audit-document-counts", "audit-segments-without-text", "audit-elements-without-position",
+        "audit-chunk-coverage", "audit-chunk-gaps", "audit-chunks-without-facts", "audit-facts-without-chunk",
+        "audit-orphan-entities", "audit-failed-or-fallback"}
+    assert {n for n, a in audits.items() if a.kind == "report"} == {"audit-document-counts", "audit-chunk-coverage"}
+    assert all(a.title and a.finds for a in audits.values())
+
+
+def test_no_finding_audit_finds_anything_in_the_clean_store(clean_store):
+    audits = {a.name: a for a in run_audits(clean_store)}
+    assert {n: a.rows for n, a in audits.items() if a.has_findings} == {}
+    counts = {r["fileName"]: r for r in audits["audit-document-counts"].rows}
+    assert counts["placed.pdf"]["pages"] == 2 and counts["placed.pdf"]["chunks"] >= 1
+    assert counts["placed.pdf"]["facts"] == counts["placed.pdf"]["chunks"]
+    assert counts["generated.xlsx"]["tables"] >= 1
+    assert all(abs(row["share"] - 1) < 0.05 for row in audits["audit-chunk-coverage"].rows if row["length"] > 50)
+
+
+def test_each_finding_audit_finds_its_problem_in_the_dirty_store(dirty_store):
+    audits = {a.name: a for a in run_audits(dirty_store)}
+    rows = {name: audit.rows for name, audit in audits.items()}
+    assert [(r["fileName"], r["pageNumber"]) for r in rows["audit-segments-without-text"]
+            if r.get("fileName") == "generated.pdf"] == [("generated.pdf", 2)]
+    assert [(r["fileName"], r["withoutPosition"]) for r in rows["audit-elements-without-position"]] == [
+        ("generated.pdf", 1)]
+    gaps = rows["audit-chunk-gaps"]
+    assert sorted((r["problem"], r["start"], r["end"]) for r in gaps) == [
+        ("gap", 0, 5), ("no chunk", 0, 33), ("past the end", 61, 56)]
+    assert {r["fileName"] for r in gaps} == {"generated.pdf"}
+    assert any(r["fileName"] == "generated.pdf" for r in rows["audit-chunks-without-facts"])
+    [stale] = rows["audit-facts-without-chunk"]
+    assert stale["subject"] == EX + "stale"
+    # the stale fact's subgraph, and the anchor of the chunk the fixture deleted by hand
+    assert [r["type"] for r in rows["audit-orphan-entities"]] == [TG + "CitationAnchor", TG + "Subgraph"]
+    problems = {(r.get("fileName"), r["problem"]) for r in rows["audit-failed-or-fallback"]}
+    assert problems == {("empty.txt", "failed"), ("scanned.pdf", "fallback")}
+    assert any("empty-document" in r["reason"] for r in rows["audit-failed-or-fallback"])
+    coverage = {r["segment"]: r["share"] for r in rows["audit-chunk-coverage"]}
+    assert min(coverage.values()) < 0.9  # the page that lost a chunk
+
+
+def test_a_later_successful_decode_removes_the_failure_record(tmp_path):
+    store = kg_decoder.open_store(tmp_path / "store")
+    broken = b"%PDF-1.4\n" + bytes(range(256)) * 4
+    with pytest.raises(kg_decoder.CorruptDocument):
+        kg_decoder.decode(broken, store=store, file_name="broken.pdf", record_failure=True)
+    [row] = store.select("audit-failed-or-fallback")
+    assert row["problem"] == "failed" and row["fileName"] == "broken.pdf"
+    with pytest.raises(kg_decoder.CorruptDocument):  # failing again keeps one record
+        kg_decoder.decode(broken, store=store, file_name="broken.pdf", record_failure=True)
+    assert len(store.select("audit-failed-or-fallback")) == 1
+    # the Python API records nothing unless asked
+    before = store.quads()
+    with pytest.raises(kg_decoder.EmptyDocument):
+        kg_decoder.decode(b"   ", store=store, file_name="blank.txt")
+    assert store.quads() == before
+    # bytes that fail with one MIME type and decode with another: the record goes away
+    text = b"KGSENT plain words that decode as text."
+    with pytest.raises(kg_decoder.DecodeError):
+        kg_decoder.decode(text, store=store, file_name="words.txt", mime_type="application/pdf", record_failure=True)
+    assert len(store.select("audit-failed-or-fallback")) == 2
+    kg_decoder.decode(text, store=store, file_name="words.txt", record_failure=True)
+    assert [r["fileName"] for r in store.select("audit-failed-or-fallback")] == ["broken.pdf"]
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "kg_decoder.cli", *map(str, args)], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_cli_audit_and_validate(dirty_store, clean_store):
+    dirty, clean = dirty_store.path, clean_store.path
+    dirty_store.flush()
+    clean_store.flush()
+    done = run_cli("audit", "--store", dirty, "--json", "--fail-on-findings")
+    assert done.returncode == 1, done.stderr
+    reports = {r["audit"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert reports["audit-facts-without-chunk"]["findings"] == 1
+    done = run_cli("audit", "--store", clean, "--fail-on-findings")
+    assert done.returncode == 0, done.stdout
+    assert "== audit-document-counts: what each document holds" in done.stdout
+    assert run_cli("validate", "--store", clean).returncode == 0
