@@ -20,6 +20,7 @@ from .decoder import DecodeResult, decode, software_versions
 from .errors import DecodeError, InvalidSpan, ProvenanceError, StoreError, UnknownEntity
 from .facts import add_facts, read_facts
 from .identifiers import document_iri
+from .image_catalog import document_images, export_images
 from .library import sha256_hex
 from .model import SECTION_STRATEGIES, STRATEGIES, DecodeOptions
 from .resources import resource_dir
@@ -90,6 +91,12 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("queries", help="list the queries shipped in queries/")
 
+    pictures = commands.add_parser("images", help="list a document's images; --export writes their bytes")
+    pictures.add_argument("document", metavar="DOC", help="document IRI, or the path of a decoded file")
+    pictures.add_argument("--store", default="kg-store")
+    pictures.add_argument("--export", metavar="DIR", help="write the stored image bytes into DIR")
+    pictures.add_argument("--format", choices=["table", "json"], default="table")
+
     audit = commands.add_parser("audit", help="run the coverage audits (queries/audit-*.rq), a table each")
     audit.add_argument("--store", default="kg-store")
     audit.add_argument("--json", action="store_true", help="print one JSON object per audit")
@@ -131,6 +138,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _facts(args)
         if args.command == "trace":
             return _trace(args)
+        if args.command == "images":
+            return _images(args)
         if args.command == "audit":
             return _audit(args)
         if args.command == "validate":
@@ -272,6 +281,28 @@ def _trace(args: argparse.Namespace) -> int:
     else:
         print(_describe_sources(sources))
     return 0 if sources else 1
+
+
+def _images(args: argparse.Namespace) -> int:
+    store = open_store(args.store, read_only=True)
+    document = _document_iri(args.document)
+    if not store.select("document_state", document=document):
+        raise UnknownEntity(f"no document {document} in the store")
+    images = document_images(document, store=store)
+    if args.format == "json":
+        _emit_jsonl(images)
+    else:
+        rows = [[image["iri"], _short(image["page_number"] or image["sheet_name"]),
+                 " ".join(f"{v:.1f}" for v in image["bbox"]) if image["bbox"] else "",
+                 f"{image['width']}x{image['height']}" if image["width"] else "", _short(image["mime_type"]),
+                 image["anchor_cell"] or "", image["skipped_reason"] or ("stored" if image["sha256"] else
+                                                                         image["source_url"] or "")]
+                for image in images]
+        print(_table(["image", "page", "bbox", "pixels", "mime", "cell", "bytes"], rows))
+    if args.export:
+        written = export_images(document, args.export, store=store)
+        print(f"{len(written)} images written to {args.export}", file=sys.stderr)
+    return 0
 
 
 def _audit(args: argparse.Namespace) -> int:

@@ -172,11 +172,31 @@ def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[st
         versions=versions,
         page_based=fmt.page_based,
     )
+    image_blobs = _image_blobs(record, options)
     quads = document_quads(record)
-    blobs = {sha256: data} | dict(zip(segment_sha256, segment_bytes))
+    blobs = {sha256: data} | dict(zip(segment_sha256, segment_bytes)) | image_blobs
     earlier_failure = bool(store.select("document_failure", document=iri))
     store.write_document(iri, quads, blobs, replace=bool(state) or earlier_failure)
     return _result(record, partitioned, len(quads))
+
+
+def _image_blobs(record: DocumentRecord, options: DecodeOptions) -> dict[str, bytes]:
+    """The bytes of each image within the limits (noted on the record); the others get a skip reason."""
+    blobs: dict[str, bytes] = {}
+    for element in record.elements:
+        if not element.is_image or element.image_data is None:
+            continue
+        pixels = (element.image_width or 0) * (element.image_height or 0)
+        if len(element.image_data) > options.max_image_bytes:
+            record.image_skipped[element.index] = (f"{len(element.image_data)} bytes, over the limit of "
+                                                   f"{options.max_image_bytes}")
+        elif pixels > options.max_image_pixels:
+            record.image_skipped[element.index] = f"{pixels} pixels, over the limit of {options.max_image_pixels}"
+        else:
+            key = sha256_hex(element.image_data)
+            record.image_sha256[element.index] = key
+            blobs[key] = element.image_data
+    return blobs
 
 
 def _title(elements: list[Element], file_name: Optional[str]) -> Optional[str]:

@@ -44,6 +44,9 @@ class DecodeOptions:
     mime_type: Optional[str] = None
     max_bytes: int = 200 * 1024 * 1024
     timeout_seconds: Optional[float] = 600.0
+    # An image over either limit is recorded with its metadata and a skip reason, not stored.
+    max_image_bytes: int = 50 * 1024 * 1024
+    max_image_pixels: int = 100_000_000
 
     def __post_init__(self):
         if self.strategy not in STRATEGIES:
@@ -62,6 +65,8 @@ class DecodeOptions:
             raise InvalidOption("max bytes must be positive")
         if self.timeout_seconds is not None and self.timeout_seconds <= 0:
             raise InvalidOption("timeout must be positive")
+        if self.max_image_bytes < 1 or self.max_image_pixels < 1:
+            raise InvalidOption("image limits must be positive")
 
     def settings_key(self) -> str:
         """The settings that change what a decode produces, as a stable string (for IRIs)."""
@@ -73,6 +78,7 @@ class DecodeOptions:
                 f"count={self.section_element_count}",
                 f"size={self.section_max_size}",
                 f"within-pages={self.section_within_pages}",
+                f"image-limits={self.max_image_bytes},{self.max_image_pixels}",
             ]
         )
 
@@ -96,6 +102,11 @@ class Element:
     image_mime: Optional[str] = None
     # A spreadsheet table's top-left cell in its sheet, 0-based (row, column): gives cells their A1 address.
     table_origin: Optional[tuple[int, int]] = None
+    # An image's own bytes (None: only a URL, or unreadable), its pixel size, the cell it is anchored to.
+    image_data: Optional[bytes] = None
+    image_width: Optional[int] = None
+    image_height: Optional[int] = None
+    anchor_cell: Optional[str] = None
 
     @property
     def is_image(self) -> bool:

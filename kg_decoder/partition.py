@@ -24,6 +24,7 @@ from .errors import (
     ModelUnavailable,
     UnsupportedFormat,
 )
+from .images import add_images
 from .model import PDF_POINTS, PIXELS, DecodeOptions, Element, Page, Partitioned
 
 # format name -> (module, function) of unstructured's partitioner
@@ -55,7 +56,13 @@ _DROPPED_CATEGORIES = {"PageBreak"}
 
 
 def partition_document(data: bytes, format_name: str, options: DecodeOptions) -> Partitioned:
-    """Partition ``data`` (already known to be ``format_name``) into elements."""
+    """Partition ``data`` (already known to be ``format_name``) into elements, images included."""
+    partitioned = _partition_text(data, format_name, options)
+    partitioned.elements = add_images(data, format_name, partitioned.elements, partitioned.pages)
+    return partitioned
+
+
+def _partition_text(data: bytes, format_name: str, options: DecodeOptions) -> Partitioned:
     if format_name == "pdf":
         return _partition_pdf(data, options)
     if format_name in _IMAGE_FORMATS:

@@ -55,6 +55,9 @@ class DocumentRecord:
     page_based: bool = False
     segment_iris: list[str] = field(default_factory=list)
     element_iris: dict[int, str] = field(default_factory=dict)
+    # Images whose bytes went to the library (element index -> sha256), and those skipped, with why.
+    image_sha256: dict[int, str] = field(default_factory=dict)
+    image_skipped: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self):
         settings = self.options.settings_key()
@@ -206,6 +209,8 @@ def _describe_activity(out: _Writer, record: DocumentRecord, activity: NamedNode
     out.add(activity, tg("sectionElementCount"), _int(options.section_element_count))
     out.add(activity, tg("sectionMaxSize"), _int(options.section_max_size))
     out.add(activity, tg("sectionWithinPages"), _bool(options.section_within_pages))
+    out.add(activity, tg("maxImageBytes"), _int(options.max_image_bytes))
+    out.add(activity, tg("maxImagePixels"), _int(options.max_image_pixels))
 
 
 def _describe_segment(out: _Writer, record: DocumentRecord, segment: Segment, document: NamedNode,
@@ -265,10 +270,7 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
         out.add(node, tg("charOffset"), _int(span.offset))
         out.add(node, tg("charLength"), _int(span.length))
     if element.is_image:
-        out.add_optional(node, tg("altText"), element.text or None, _text)
-        out.add_optional(node, tg("sourceUrl"), element.image_url, _text)
-        if element.image_url is None:
-            out.add(node, tg("skippedReason"), _text("the partitioner gave no bytes for this image"))
+        _describe_image(out, record, element, node)
         previous = links.previous_text.get(element.index)
         if previous is not None:
             out.add(node, tg("followsElement"), NamedNode(record.element_iris[previous]))
@@ -293,6 +295,25 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
             out.add_optional(node, tg("pageWidth"), page.width, _double)
             out.add_optional(node, tg("pageHeight"), page.height, _double)
             out.add_optional(node, tg("coordinateSystem"), page.coordinate_system, _text)
+
+
+def _describe_image(out: _Writer, record: DocumentRecord, element: Element, node: NamedNode) -> None:
+    """An image: its bytes in the library (or why not), type, pixel size, alt text, where it came from."""
+    out.add_optional(node, tg("altText"), element.text or None, _text)
+    out.add_optional(node, tg("sourceUrl"), element.image_url, _text)
+    sha256 = record.image_sha256.get(element.index)
+    if sha256 is not None:
+        out.add(node, tg("sha256"), _text(sha256))
+    if element.image_data is not None:
+        out.add(node, tg("byteSize"), _int(len(element.image_data)))
+    reason = record.image_skipped.get(element.index)
+    if reason is None and sha256 is None and element.image_url is None:
+        reason = "no bytes: the image could not be read from the document"
+    out.add_optional(node, tg("skippedReason"), reason, _text)
+    out.add_optional(node, tg("mimeType"), element.image_mime, _text)
+    out.add_optional(node, tg("pixelWidth"), element.image_width, _int)
+    out.add_optional(node, tg("pixelHeight"), element.image_height, _int)
+    out.add_optional(node, tg("anchorCell"), element.anchor_cell, _text)
 
 
 def _describe_cells(out: _Writer, record: DocumentRecord, table: Element, activity: NamedNode) -> None:
