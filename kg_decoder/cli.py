@@ -91,6 +91,17 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("queries", help="list the queries shipped in queries/")
 
+    serve = commands.add_parser("serve", help="serve SPARQL, the API and the pages (waitress, threaded)")
+    serve.add_argument("--store", default="kg-store")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--threads", type=int, default=8)
+    serve.add_argument("--write-token", default=os.environ.get("KG_DECODER_WRITE_TOKEN"),
+                       help="token that uploads, facts and SPARQL Update need (default: $KG_DECODER_WRITE_TOKEN; "
+                            "none: read-only)")
+    serve.add_argument("--query-timeout", type=float, default=30.0)
+    serve.add_argument("--row-cap", type=int, default=100_000)
+
     pictures = commands.add_parser("images", help="list a document's images; --export writes their bytes")
     pictures.add_argument("document", metavar="DOC", help="document IRI, or the path of a decoded file")
     pictures.add_argument("--store", default="kg-store")
@@ -138,6 +149,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _facts(args)
         if args.command == "trace":
             return _trace(args)
+        if args.command == "serve":
+            return _serve(args)
         if args.command == "images":
             return _images(args)
         if args.command == "audit":
@@ -281,6 +294,31 @@ def _trace(args: argparse.Namespace) -> int:
     else:
         print(_describe_sources(sources))
     return 0 if sources else 1
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from waitress import serve
+
+    # Decoding a upload runs Python code (mapping, chunking) in this process; a short GIL switch
+    # interval keeps the reading threads from waiting behind it for the default 5 ms slices.
+    sys.setswitchinterval(0.0005)
+    app = load_web_app().create_app(open_store(args.store), write_token=args.write_token,
+                                    query_timeout=args.query_timeout, row_cap=args.row_cap)
+    print(f"kg-decoder: serving {args.store} on http://{args.host}:{args.port}/ "
+          f"({'writable with the token' if args.write_token else 'read-only'})", file=sys.stderr)
+    serve(app, host=args.host, port=args.port, threads=args.threads)
+    return 0
+
+
+def load_web_app():
+    """The Flask app module in web/ (shipped as data in the wheel)."""
+    import importlib.util
+
+    path = resource_dir("web") / "app.py"
+    spec = importlib.util.spec_from_file_location("kg_decoder_web_app", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _images(args: argparse.Namespace) -> int:

@@ -70,6 +70,28 @@ class KgStore:
         terms = {key: NamedNode(value) if isinstance(value, str) else value for key, value in bindings.items()}
         return list(self.graph.query(_with_values(query_text(name), terms)))
 
+    def sparql(self, query: str, default_graph: Optional[list[str]] = None,
+               named_graphs: Optional[list[str]] = None, union: bool = False):
+        """Run any SPARQL query as given (the SPARQL endpoint): solutions, a boolean or triples.
+
+        ``union`` makes the default graph the union of all graphs (provenance included).
+        """
+        options: dict = {}
+        if union:
+            options["use_default_graph_as_union"] = True
+        elif default_graph:
+            options["default_graph"] = [NamedNode(iri) for iri in default_graph]
+        if named_graphs:
+            options["named_graphs"] = [NamedNode(iri) for iri in named_graphs]
+        return self.graph.query(query, **options)
+
+    def sparql_update(self, update: str) -> None:
+        """Run a SPARQL Update (one transaction)."""
+        try:
+            self.graph.update(update)
+        except OSError as exc:
+            raise StoreError(f"writing to the store at {self.path} failed: {exc}") from exc
+
     def quads(self) -> set[Quad]:
         """Every quad in the store (for comparisons in tests and tools)."""
         return set(self.graph.quads_for_pattern(None, None, None, None))

@@ -30,6 +30,8 @@ _START_TIMEOUT_SECONDS = 600.0
 def _serve(connection) -> None:
     from . import offline
 
+    # Partitioning is batch work: when the caller also answers queries (the web app), those come first.
+    os.nice(10)
     offline.prepare()
     from .partition import partition_document, warm_up
 

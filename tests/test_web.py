@@ -1,0 +1,290 @@
+"""The web app: SPARQL 1.1 Protocol, JSON API and pages with Flask's test client; a live
+waitress server for SPARQLWrapper, rdflib's SPARQLStore and a headless Chromium."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import socket
+import threading
+import time
+from urllib.parse import quote
+
+import pytest
+
+import kg_decoder
+from kg_decoder.cli import load_web_app
+from test_chunks_facts_trace import drawn_box, make_placed_pdf
+
+TOKEN = "test-write-token"
+EX = "http://example.org/"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, generated):
+    """A store with a decoded, chunked PDF carrying one fact, and the app over it."""
+    folder = tmp_path_factory.mktemp("web")
+    make_placed_pdf(folder / "placed.pdf")
+    store = kg_decoder.open_store(folder / "store")
+    app = load_web_app().create_app(store, write_token=TOKEN, max_upload_bytes=2_000_000)
+    client = app.test_client()
+    with open(folder / "placed.pdf", "rb") as stream:
+        response = client.post("/api/documents", data={"file": (stream, "placed.pdf"), "chunk": "true",
+                                                       "chunk_size": "24", "min_chunk_tokens": "2"}, headers=AUTH)
+    assert response.status_code == 201, response.json
+    document = response.json["document"]
+    chunk = next(c for c in kg_decoder.document_chunks(document, store=store) if "kilo" in c.text)
+    response = client.post("/api/facts", json={"chunk": chunk.iri, "facts": [
+        {"s": EX + "kilo", "p": EX + "near", "o": f"<{EX}lima>", "quote": "kilo lima"}]}, headers=AUTH)
+    assert response.status_code == 201, response.json
+    return {"app": app, "client": client, "store": store, "document": document, "folder": folder,
+            "generated": generated}
+
+
+# ---------------------------------------------------------------- SPARQL protocol
+
+SELECT = "SELECT ?s ?o WHERE { ?s <http://example.org/near> ?o }"
+
+
+def test_select_by_get_form_post_and_direct_post(served):
+    client = served["client"]
+    by_get = client.get("/sparql", query_string={"query": SELECT})
+    by_form = client.post("/sparql", data={"query": SELECT})
+    direct = client.post("/sparql", data=SELECT, content_type="application/sparql-query")
+    for response in (by_get, by_form, direct):
+        assert response.status_code == 200 and response.content_type.startswith("application/sparql-results+json")
+        assert response.json["results"]["bindings"] == [
+            {"s": {"type": "uri", "value": EX + "kilo"}, "o": {"type": "uri", "value": EX + "lima"}}]
+
+
+def test_results_in_every_format_by_accept(served):
+    client = served["client"]
+    xml = client.get("/sparql", query_string={"query": SELECT}, headers={"Accept": "application/sparql-results+xml"})
+    assert b"<uri>http://example.org/kilo</uri>" in xml.data
+    table = client.get("/sparql", query_string={"query": SELECT}, headers={"Accept": "text/csv"})
+    assert list(csv.reader(io.StringIO(table.get_data(as_text=True)))) == [["s", "o"], [EX + "kilo", EX + "lima"]]
+    tsv = client.get("/sparql", query_string={"query": SELECT}, headers={"Accept": "text/tab-separated-values"})
+    assert tsv.get_data(as_text=True).splitlines() == ["?s\t?o", f"<{EX}kilo>\t<{EX}lima>"]
+    ask = client.get("/sparql", query_string={"query": "ASK { ?s ?p ?o }"})
+    assert ask.json["boolean"] is True
+    construct = "CONSTRUCT { ?s ?p ?o } WHERE { ?s <http://example.org/near> ?o . BIND(<http://example.org/near> AS ?p) }"
+    turtle = client.get("/sparql", query_string={"query": construct})
+    assert turtle.content_type.startswith("text/turtle") and b"example.org/lima" in turtle.data
+    ntriples = client.get("/sparql", query_string={"query": construct}, headers={"Accept": "application/n-triples"})
+    assert ntriples.get_data(as_text=True).strip() == f"<{EX}kilo> <{EX}near> <{EX}lima> ."
+    jsonld = client.get("/sparql", query_string={"query": construct}, headers={"Accept": "application/ld+json"})
+    assert json.loads(jsonld.data)
+    refused = client.get("/sparql", query_string={"query": SELECT}, headers={"Accept": "image/png"})
+    assert refused.status_code == 406 and refused.json["error"] == "not-acceptable"
+
+
+def test_graphs_union_and_triple_terms(served):
+    client = served["client"]
+    count = "SELECT (COUNT(*) AS ?n) WHERE { ?s a <https://trustgraph.ai/ns/Page> }"
+    number = lambda r: int(r.json["results"]["bindings"][0]["n"]["value"])  # noqa: E731
+    assert number(client.get("/sparql", query_string={"query": count})) == 0  # provenance is in a named graph
+    assert number(client.get("/sparql", query_string={"query": count, "default-graph-uri": "urn:graph:source"})) == 2
+    assert number(client.get("/sparql", query_string={"query": count, "union": "true"})) == 2
+    named = "SELECT ?g WHERE { GRAPH ?g { ?s a <https://trustgraph.ai/ns/Page> } } LIMIT 1"
+    assert client.get("/sparql", query_string={"query": named, "named-graph-uri": "urn:graph:other"}).json[
+        "results"]["bindings"] == []
+    terms = ("SELECT ?chunk WHERE { GRAPH <urn:graph:source> { ?g <https://trustgraph.ai/ns/contains> "
+             f"<<( <{EX}kilo> <{EX}near> <{EX}lima> )>> ; <http://www.w3.org/ns/prov#wasDerivedFrom> ?chunk }} }}")
+    [row] = client.get("/sparql", query_string={"query": terms}).json["results"]["bindings"]
+    assert row["chunk"]["value"].startswith("urn:chunk:")
+
+
+def test_updates_need_the_token_and_errors_are_json(served):
+    client = served["client"]
+    update = f"INSERT DATA {{ <{EX}x> <{EX}y> <{EX}z> }}"
+    refused = client.post("/sparql", data={"update": update})
+    assert refused.status_code == 403 and refused.json["error"] == "forbidden"
+    assert client.post("/sparql", data=update, content_type="application/sparql-update",
+                       headers={"Authorization": "Bearer wrong"}).status_code == 403
+    assert client.post("/sparql", data=update, content_type="application/sparql-update", headers=AUTH).status_code == 204
+    assert client.post("/sparql", data={"update": f"DELETE DATA {{ <{EX}x> <{EX}y> <{EX}z> }}"},
+                       headers=AUTH).status_code == 204
+    bad = client.get("/sparql", query_string={"query": "SELECT ?x WHERE { ?x"})
+    assert bad.status_code == 400 and bad.json["error"] == "malformed-query" and "parse" in bad.json["message"]
+
+
+def test_row_cap_and_time_limit(served):
+    app = load_web_app().create_app(served["store"], row_cap=5, query_timeout=0.05)
+    client = app.test_client()
+    many = client.get("/sparql", query_string={"query": "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }"})
+    assert many.status_code == 413 and many.json["error"] == "too-many-rows"
+    heavy = ("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } "
+             "GRAPH ?i { ?x ?y ?z } }")
+    slow = client.get("/sparql", query_string={"query": heavy})
+    assert slow.status_code == 503 and slow.json["error"] == "query-timeout"
+
+
+# ---------------------------------------------------------------- API
+
+
+def test_documents_api(served):
+    client, document = served["client"], served["document"]
+    listed = client.get("/api/documents").json["documents"]
+    assert [d["fileName"] for d in listed] == ["placed.pdf"]
+    detail = client.get(f"/api/documents/{quote(document, safe='')}").json
+    assert len([s for s in detail["segments"] if s["type"].endswith("Page")]) == 2
+    assert detail["activity"]["strategy"] == "fast" and any("unstructured" in v for v in detail["versions"])
+    by_uuid = client.get(f"/api/documents/{document.rsplit(':', 1)[-1]}")
+    assert by_uuid.json["iri"] == document
+    content = client.get(f"/api/documents/{quote(document, safe='')}/content")
+    assert content.mimetype == "application/pdf"
+    assert content.data == (served["folder"] / "placed.pdf").read_bytes()
+    missing = client.get("/api/documents/urn:document:00000000-0000-0000-0000-000000000000")
+    assert missing.status_code == 404 and missing.json["error"] == "unknown-entity"
+
+
+def test_uploads_refused_without_token_too_large_or_bad_store_nothing(served):
+    client, store = served["client"], served["store"]
+    before = store.quads()
+    no_token = client.post("/api/documents", data={"file": (io.BytesIO(b"hello words"), "a.txt")})
+    assert no_token.status_code == 403
+    too_big = client.post("/api/documents", data={"file": (io.BytesIO(b"x" * 2_100_000), "big.txt")}, headers=AUTH)
+    assert too_big.status_code == 413 and too_big.json["error"] == "too-large"
+    broken = client.post("/api/documents", data={"file": (io.BytesIO(b"%PDF-1.4\n" + bytes(range(256)) * 4),
+                                                          "broken.pdf")}, headers=AUTH)
+    assert broken.status_code == 422 and broken.json["error"] == "corrupt-document"
+    assert not [q for q in store.quads() - before if "FailedDecoding" not in str(q)
+                and not str(q.subject).startswith("<urn:failure:") and not str(q.subject).startswith("<urn:agent:")]
+    assert not store.select("document_summary") or all(
+        d["fileName"] != "broken.pdf" for d in store.select("document_summary"))
+
+
+def test_facts_and_trace_api(served):
+    client = served["client"]
+    bad = client.post("/api/facts", json={"chunk": "urn:chunk:none", "facts": [{"s": EX + "a", "p": EX + "b", "o": "c"}]},
+                      headers=AUTH)
+    assert bad.status_code == 404 and bad.json["error"] == "unknown-entity"
+    traced = client.get("/api/trace", query_string={"s": EX + "kilo", "p": EX + "near", "o": f"<{EX}lima>"}).json
+    [source] = traced["sources"]
+    assert source["page_number"] == 1 and " ".join(source["quote"].split()) == "kilo lima"
+    assert [b["source"] for b in source["boxes"]] == ["characters"]
+    annotation = client.get("/api/trace", query_string={"quote": "kilo lima", "format": "jsonld"})
+    assert annotation.content_type == "application/ld+json"
+    assert json.loads(annotation.data)["first"]["items"][0]["type"] == "Annotation"
+    assert client.get("/api/trace").status_code == 400
+
+
+def test_openapi_describes_every_route(served):
+    spec = served["client"].get("/api/openapi.json").json
+    assert spec["openapi"].startswith("3.")
+    routes = {str(rule) for rule in served["app"].url_map.iter_rules() if str(rule).startswith(("/api", "/sparql"))}
+    documented = {re.sub(r"\{(\w+)\}", r"<path:identifier>", path) for path in spec["paths"]}
+    assert routes == documented, routes ^ documented
+
+
+# ---------------------------------------------------------------- pages
+
+
+def test_pages_escape_document_text_and_load_nothing_from_outside(served):
+    client = served["client"]
+    html_fixture = served["generated"]["generated.html"].path
+    with open(html_fixture, "rb") as stream:
+        response = client.post("/api/documents", data={"file": (stream, "generated.html")}, headers=AUTH)
+    assert response.status_code == 201
+    page = client.get(f"/documents/{quote(response.json['document'], safe='')}")
+    body = page.get_data(as_text=True)
+    assert "&lt;script&gt;" in body and "<script>" not in body.replace(
+        '<script src="/static/', "").replace('<script type="application/sparql-query"', "")
+    for url in ("/", "/documents", "/query", "/trace?quote=kilo", page.request.path):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        csp = response.headers["Content-Security-Policy"]
+        assert "default-src 'self'" in csp and "script-src 'self'" in csp
+        text = response.get_data(as_text=True)
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), url
+    home = client.get("/").get_data(as_text=True)
+    assert 'id="count-facts">1<' in home
+
+
+def test_page_image_is_rendered(served):
+    client, store, document = served["client"], served["store"], served["document"]
+    page = next(s["segment"] for s in store.select("document_segments", document=document) if s.get("pageNumber") == 1)
+    image = client.get(f"/pages/{quote(page, safe='')}/image.png")
+    assert image.status_code == 200 and image.data.startswith(b"\x89PNG")
+    from PIL import Image
+
+    with Image.open(io.BytesIO(image.data)) as picture:
+        assert picture.size == (1224, 1584)  # 612 x 792 points at scale 2
+
+
+# ---------------------------------------------------------------- a live server
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def live(served):
+    from waitress.server import create_server
+
+    server = create_server(served["app"], host="127.0.0.1", port=free_port(), threads=4)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.effective_port}"
+    yield url
+    server.close()
+
+
+def test_sparqlwrapper_and_rdflib_query_the_live_server(live):
+    from SPARQLWrapper import JSON, SPARQLWrapper
+
+    client = SPARQLWrapper(live + "/sparql")
+    client.setQuery(SELECT)
+    client.setReturnFormat(JSON)
+    rows = client.query().convert()["results"]["bindings"]
+    assert rows == [{"s": {"type": "uri", "value": EX + "kilo"}, "o": {"type": "uri", "value": EX + "lima"}}]
+
+    import rdflib
+    from rdflib.plugins.stores.sparqlstore import SPARQLStore
+
+    graph = rdflib.Graph(store=SPARQLStore(live + "/sparql"))
+    found = list(graph.query(SELECT))
+    assert [(str(s), str(o)) for s, o in found] == [(EX + "kilo", EX + "lima")]
+
+
+@pytest.mark.slow
+def test_chromium_draws_the_trace_box_over_the_quoted_words(live):
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver_path:
+        pytest.fail("chromium and chromium-driver are not installed; scripts/setup.sh installs them")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,2200"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        browser.get(f"{live}/trace?s={quote(EX + 'kilo')}&p={quote(EX + 'near')}&o={quote('<' + EX + 'lima>')}")
+        deadline = time.time() + 30
+        while time.time() < deadline and not browser.execute_script(
+                "var i = document.querySelector('.page-image'); return i && i.complete && i.naturalWidth > 0;"):
+            time.sleep(0.2)
+        image = browser.execute_script("return document.querySelector('.page-image').getBoundingClientRect().toJSON();")
+        boxes = browser.execute_script(
+            "return Array.from(document.querySelectorAll('.box.characters')).map(b => b.getBoundingClientRect().toJSON());")
+        marked = browser.execute_script("return document.getElementById('span').textContent;")
+    finally:
+        browser.quit()
+    assert " ".join(marked.split()) == "kilo lima"
+    [box] = boxes
+    expected = drawn_box(1, "kilo lima")  # PDF points, top-left origin
+    scale_x, scale_y = image["width"] / 612, image["height"] / 792
+    assert abs((box["left"] - image["left"]) / scale_x - expected[0]) <= 6.12
+    assert abs((box["right"] - image["left"]) / scale_x - expected[2]) <= 6.12
+    middle = ((box["top"] + box["bottom"]) / 2 - image["top"]) / scale_y
+    assert abs(middle - (expected[1] + expected[3]) / 2) <= 7.92
