@@ -8,7 +8,7 @@ decoded, chunked corpus documents with facts; then
 Prints requests per second, p50/p99 latency, the error count, and the ratio of p99 under load
 to p50 without load (target: zero errors, ratio <= 5).
 
-    .venv/bin/python bench/web_load.py [--seconds 30] [--clients 8]
+    .venv/bin/python bench/web_load.py [--seconds 30] [--clients 8] [--upload-interval 0]
 """
 
 from __future__ import annotations
@@ -111,16 +111,18 @@ def reader(base: str, traces: list[str], stop: threading.Event, latencies: list,
             errors.append(f"{status} {url[:80]}")
 
 
-def uploader(base: str, corpus: Path, stop: threading.Event, done: list, errors: list) -> None:
+def uploader(base: str, corpus: Path, stop: threading.Event, done: list, errors: list, interval: float) -> None:
     number = 0
     data = (corpus / "layout-parser-paper-fast.pdf").read_bytes()
     while not stop.is_set():
         number += 1
+        started = time.perf_counter()
         try:
             upload(base, f"copy-{number}.pdf", data + f"\n%copy {number}\n".encode())
             done.append(number)
         except (RuntimeError, OSError) as exc:
             errors.append(str(exc))
+        stop.wait(max(0.0, interval - (time.perf_counter() - started)))
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -134,6 +136,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--quiet-seconds", type=float, default=10)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--upload-interval", type=float, default=0.0,
+                        help="seconds from one upload's start to the next (0: back to back)")
     args = parser.parse_args()
 
     port = free_port()
@@ -159,7 +163,8 @@ def main() -> int:
         stop, loaded, errors, uploads = threading.Event(), [], [], []
         threads = [threading.Thread(target=reader, args=(base, traces, stop, loaded, errors))
                    for _ in range(args.clients)]
-        threads.append(threading.Thread(target=uploader, args=(base, args.corpus, stop, uploads, errors)))
+        threads.append(threading.Thread(target=uploader, args=(base, args.corpus, stop, uploads, errors,
+                                                           args.upload_interval)))
         started = time.perf_counter()
         for thread in threads:
             thread.start()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 from xml.sax.saxutils import escape, quoteattr
 
-from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutions, QueryTriples, RdfFormat, Triple
+from pyoxigraph import BlankNode, NamedNode, QueryBoolean, QuerySolutions, QueryTriples, RdfFormat, Triple
 from pyoxigraph import serialize as serialize_rdf
 
 from .store import KgStore

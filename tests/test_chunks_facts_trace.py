@@ -8,7 +8,6 @@ poppler's ``pdftotext -bbox`` reads (an independent PDF engine).
 from __future__ import annotations
 
 import html
-import io
 import json
 import re
 import shutil
@@ -19,7 +18,7 @@ import pytest
 from pyoxigraph import Literal, NamedNode
 
 import kg_decoder
-from invariants import check_chunks, check_document
+from invariants import check_chunks
 from kg_decoder.chunk_pipeline import chunk_document, document_chunks
 from kg_decoder.chunking import ChunkOptions, Heading, chunk_text, count_tokens
 from kg_decoder.errors import InvalidFact, InvalidOption, InvalidSpan, UnknownEntity

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Optional
 from urllib.parse import quote
 
-from flask import Flask, Response, abort, jsonify, render_template, request, send_file
+from flask import Flask, Response, jsonify, render_template, request, send_file
 
 import kg_decoder
 from kg_decoder import (DecodeError, ProvenanceError, StoreError, add_facts, chunk_document, decode,
