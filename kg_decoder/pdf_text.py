@@ -94,31 +94,55 @@ def _read_characters(data: bytes, page_number: int) -> list[PdfChar]:
         pdf.close()
 
 
-def span_line_boxes(chars: list[PdfChar], region: BBox, text: str, start: int, end: int) -> list[BBox]:
+def span_line_boxes(chars: list[PdfChar], region: BBox, text: str, start: int, end: int,
+                    key: Optional[tuple] = None) -> list[BBox]:
     """Boxes, one per line, of ``text[start:end]`` where ``text`` is what sits in ``region`` on the page.
 
     Characters are matched ignoring whitespace (and compatibility forms, so a ligature
-    glyph matches its letters); characters the PDF does not have are skipped.
+    glyph matches its letters); characters the PDF does not have are skipped. ``key``
+    (document, page) lets the alignment of an element be reused by later traces.
     """
-    inside = [c for c in chars if _centre_in(c.box, region)]
-    if not inside or start >= end:
+    if start >= end:
         return []
+    glyphs = _aligned(chars, region, text, key)
+    return _lines([box for index in range(start, min(end, len(glyphs))) for box in glyphs[index]])
+
+
+_ALIGNED: OrderedDict = OrderedDict()
+_ALIGNED_SIZE = 512
+
+
+def _aligned(chars: list[PdfChar], region: BBox, text: str, key: Optional[tuple]) -> list[list[BBox]]:
+    """For each character of ``text``, the glyph boxes it matched on the page (often none for spaces)."""
+    cache_key = (key, region, text) if key is not None else None
+    if cache_key is not None:
+        with _CACHE._lock:
+            if cache_key in _ALIGNED:
+                _ALIGNED.move_to_end(cache_key)
+                return _ALIGNED[cache_key]
+    inside = [c for c in chars if _centre_in(c.box, region)]
     wanted = [(i, letter) for i, ch in enumerate(text) for letter in _fold(ch) if not letter.isspace()]
-    pdf_letters: list[tuple[int, str]] = []
-    for position, char in enumerate(inside):
-        for letter in _fold(char.char):
-            if not letter.isspace():
-                pdf_letters.append((position, letter))
+    pdf_letters = [(position, letter) for position, char in enumerate(inside)
+                   for letter in _fold(char.char) if not letter.isspace()]
+    glyphs: list[list[BBox]] = [[] for _ in text]
     left_string = "".join(letter for _, letter in wanted)
     right_string = "".join(letter for _, letter in pdf_letters)
-    picked: set[int] = set()
-    matcher = difflib.SequenceMatcher(None, left_string, right_string, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            text_index = wanted[block.a + k][0]
-            if start <= text_index < end:
-                picked.add(pdf_letters[block.b + k][0])
-    return _lines([inside[i].box for i in sorted(picked)])
+    if left_string == right_string:  # the usual case: same letters, same order
+        pairs = zip(range(len(wanted)), range(len(pdf_letters)))
+    else:
+        matcher = difflib.SequenceMatcher(None, left_string, right_string, autojunk=False)
+        pairs = ((block.a + k, block.b + k) for block in matcher.get_matching_blocks() for k in range(block.size))
+    for a, b in pairs:
+        box = inside[pdf_letters[b][0]].box
+        target = glyphs[wanted[a][0]]
+        if not target or target[-1] != box:
+            target.append(box)
+    if cache_key is not None:
+        with _CACHE._lock:
+            _ALIGNED[cache_key] = glyphs
+            while len(_ALIGNED) > _ALIGNED_SIZE:
+                _ALIGNED.popitem(last=False)
+    return glyphs
 
 
 def _fold(char: str) -> str:

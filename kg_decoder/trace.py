@@ -265,7 +265,7 @@ class _Tracer:
             chars = page_characters(pdf[1], page_number, key=pdf[0])
             local_start = max(start, element["charOffset"]) - element["charOffset"]
             local_end = min(end, element["charOffset"] + element["charLength"]) - element["charOffset"]
-            lines = span_line_boxes(chars, region, element["text"], local_start, local_end)
+            lines = span_line_boxes(chars, region, element["text"], local_start, local_end, key=(pdf[0], page_number))
             if lines:
                 return [Box(left=l, top=t, right=r, bottom=b, source="characters", **common) for l, t, r, b in lines]
         return [Box(left=region[0], top=region[1], right=region[2], bottom=region[3], source="element", **common)]
