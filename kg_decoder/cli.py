@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="print the TextDocuments (pages/sections), or with --chunk the chunks, as JSON lines")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--chunk", action="store_true", help="chunk each decoded document as well")
+    run.add_argument("--no-partition-cache", action="store_true",
+                     help="partition again even when the same bytes were partitioned the same way before")
     run.add_argument("--no-record-failures", action="store_true",
                      help="do not record failed decodes in the store (the failed-or-fallback audit lists them)")
     _chunk_arguments(run)
@@ -213,7 +215,8 @@ def _decode(args: argparse.Namespace) -> int:
     for path in progress:
         progress.set_postfix_str(path.name[:40])
         try:
-            result = decode(path, store=store, record_failure=not args.no_record_failures, **options)
+            result = decode(path, store=store, record_failure=not args.no_record_failures,
+                            partition_cache=not args.no_partition_cache, **options)
             if chunking is not None:
                 chunk_document(result.document, store=store, **chunking)
         except (DecodeError, ProvenanceError, StoreError) as exc:

@@ -22,6 +22,7 @@ from .grouping import complete_pages, group
 from .identifiers import document_iri
 from .library import sha256_hex
 from .model import DecodeOptions, Element, Partitioned, TextDocument
+from .partition_cache import PartitionCache
 from .rdf_mapping import DocumentRecord, FailureRecord, activity_iri, document_quads, failure_quads
 from .store import KgStore, open_store
 from .worker import PartitionWorker, shared_worker
@@ -94,6 +95,7 @@ def decode(
     file_name: Optional[str] = None,
     worker: Optional[PartitionWorker] = None,
     record_failure: bool = False,
+    partition_cache: bool = True,
     **options,
 ) -> DecodeResult:
     """Decode a document (path, bytes or binary file object) into ``store``.
@@ -102,6 +104,8 @@ def decode(
     mime_type, password...). Raises a :class:`DecodeError` subclass on bad input;
     the store is then left exactly as it was, unless ``record_failure`` asks for a
     tg:FailedDecoding record of the attempt (no document, no bytes; the CLI does this).
+    ``partition_cache`` reuses an earlier partitioning of the same bytes with the same
+    partition settings and versions (``<store>/partition-cache/``).
     """
     settings = DecodeOptions(**options)
     if not isinstance(store, KgStore):
@@ -118,7 +122,8 @@ def decode(
                 raise
             plain = decrypt_office(data, settings.password)
             fmt = detect_format(plain, file_name)
-        return _decode_bytes(data, plain, fmt, file_name, settings, store, worker or shared_worker())
+        return _decode_bytes(data, plain, fmt, file_name, settings, store, worker or shared_worker(),
+                             partition_cache)
     except DecodeError as error:
         if record_failure:
             _record_failure(store, data, file_name, settings, error, started)
@@ -135,7 +140,7 @@ def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], optio
 
 
 def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[str], options: DecodeOptions,
-                  store: KgStore, worker: PartitionWorker) -> DecodeResult:
+                  store: KgStore, worker: PartitionWorker, use_cache: bool = True) -> DecodeResult:
     """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data``."""
     sha256 = sha256_hex(data)
     iri = document_iri(sha256)
@@ -146,7 +151,13 @@ def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[st
         return stored_result(store, iri, file_name)
 
     started = datetime.now(timezone.utc)
-    partitioned = worker.partition(plain, fmt.name, options)
+    cache = PartitionCache(store.path / "partition-cache")
+    cache_key = cache.key(sha256, fmt.name, options, versions)
+    partitioned = cache.get(cache_key) if use_cache else None
+    if partitioned is None:
+        partitioned = worker.partition(plain, fmt.name, options)
+        if use_cache:
+            cache.put(cache_key, partitioned)
     pages = complete_pages(partitioned.elements, partitioned.pages) if fmt.page_based else []
     segments = group(partitioned.elements, pages, fmt.page_based, options)
     document_text = assemble(segments, partitioned.elements)

@@ -1,0 +1,102 @@
+"""The parse cache: same bytes, same partition settings and versions -> no second partitioning."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+import kg_decoder
+from kg_decoder.model import DecodeOptions, Element, Partitioned
+from kg_decoder.partition_cache import PartitionCache
+from kg_decoder.worker import shared_worker
+
+
+class CountingWorker:
+    """The real partition worker, counting how often it is asked."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def partition(self, data, format_name, options):
+        self.calls += 1
+        return shared_worker().partition(data, format_name, options)
+
+
+def test_other_section_settings_reuse_the_partitioning(generated, tmp_path):
+    path = generated["generated.docx"].path
+    worker = CountingWorker()
+    store = kg_decoder.open_store(tmp_path / "cached")
+    kg_decoder.decode(path, store=store, worker=worker)
+    heading = kg_decoder.decode(path, store=store, worker=worker, section_strategy="heading")
+    sized = kg_decoder.decode(path, store=store, worker=worker, section_strategy="size", section_max_size=50)
+    assert worker.calls == 1 and heading.sections > 1 and sized.sections > 1
+    from_cache = {q for q in store.quads() if "Time" not in str(q.predicate)}
+    fresh = kg_decoder.open_store(tmp_path / "uncached")
+    kg_decoder.decode(path, store=fresh, worker=worker, section_strategy="size", section_max_size=50,
+                      partition_cache=False)
+    assert worker.calls == 2
+    assert {q for q in fresh.quads() if "Time" not in str(q.predicate)} == from_cache  # the same graph
+    kg_decoder.decode(path, store=store, worker=worker, strategy="fast")  # a partition setting: partition again
+    assert worker.calls == 3
+
+
+def test_a_damaged_entry_is_partitioned_again_and_replaced(generated, tmp_path):
+    path = generated["generated.md"].path
+    worker = CountingWorker()
+    store = kg_decoder.open_store(tmp_path / "store")
+    first = kg_decoder.decode(path, store=store, worker=worker)
+    [entry] = [p for p in (tmp_path / "store" / "partition-cache").glob("??/*")]
+    entry.write_bytes(entry.read_bytes()[:40])
+    again = kg_decoder.decode(path, store=store, worker=worker, section_strategy="heading")
+    assert worker.calls == 2 and again.elements == first.elements
+    assert PartitionCache(tmp_path / "store" / "partition-cache").get(entry.name) is not None
+
+
+def test_the_cache_stays_under_its_size_bound_dropping_the_least_recently_used(tmp_path):
+    cache = PartitionCache(tmp_path, max_bytes=20_000)
+    keys = []
+    for number in range(30):
+        key = PartitionCache.key(f"{number:064x}", "text", DecodeOptions(), {"unstructured": "x"})
+        cache.put(key, Partitioned("text", [Element(0, "NarrativeText", "w" * 2000)]))
+        keys.append(key)
+        os.utime(cache._path(key), (number, number))  # a clear order of use
+        cache.get(keys[0])  # the first stays in use
+    assert cache.size() <= 20_000
+    assert cache.get(keys[0]) is not None and cache.get(keys[-1]) is not None
+    assert cache.get(keys[1]) is None
+
+
+def test_versions_and_partition_settings_are_in_the_key():
+    base = PartitionCache.key("ab" * 32, "pdf", DecodeOptions(), {"unstructured": "0.27.1"})
+    assert base != PartitionCache.key("ab" * 32, "pdf", DecodeOptions(), {"unstructured": "0.27.2"})
+    assert base != PartitionCache.key("ab" * 32, "pdf", DecodeOptions(strategy="ocr_only"), {"unstructured": "0.27.1"})
+    assert base != PartitionCache.key("ab" * 32, "pdf", DecodeOptions(ocr_languages="eng+heb"),
+                                      {"unstructured": "0.27.1"})
+    assert base == PartitionCache.key("ab" * 32, "pdf", DecodeOptions(section_strategy="heading"),
+                                      {"unstructured": "0.27.1"})
+
+
+def _writer(folder, key, text, rounds):
+    cache = PartitionCache(folder)
+    for _ in range(rounds):
+        cache.put(key, Partitioned("text", [Element(0, "NarrativeText", text)]))
+
+
+def test_two_processes_writing_one_entry_leave_it_whole(tmp_path):
+    key = PartitionCache.key("cd" * 32, "text", DecodeOptions(), {})
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_writer, args=(str(tmp_path), key, letter * 50_000, 40)) for letter in "ab"]
+    for process in writers:
+        process.start()
+    cache = PartitionCache(tmp_path)
+    seen = set()
+    while any(p.is_alive() for p in writers):
+        value = cache.get(key)
+        if value is not None:
+            seen.add(value.elements[0].text[:1])
+            assert value.elements[0].text in ("a" * 50_000, "b" * 50_000)
+    for process in writers:
+        process.join()
+        assert process.exitcode == 0
+    assert cache.get(key).elements[0].text in ("a" * 50_000, "b" * 50_000)
+    assert not list(tmp_path.glob("??/.incoming-*"))
