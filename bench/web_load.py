@@ -71,8 +71,12 @@ def multipart(name: str, payload: bytes, fields: dict) -> tuple[bytes, str]:
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
-def upload(base: str, name: str, payload: bytes) -> dict:
-    body, content_type = multipart(name, payload, {"chunk": "true", "chunk_size": "256"})
+CHUNK_UPLOADS = True
+
+
+def upload(base: str, name: str, payload: bytes, chunk: bool = True) -> dict:
+    fields = {"chunk": "true", "chunk_size": "256"} if chunk else {}
+    body, content_type = multipart(name, payload, fields)
     status, answer = call(base + "/api/documents", body, {"Content-Type": content_type,
                                                           "Authorization": f"Bearer {TOKEN}"})
     if status != 201:
@@ -122,7 +126,7 @@ def uploader(base: str, corpus: Path, stop: threading.Event, done: list, errors:
         number += 1
         started = time.perf_counter()
         try:
-            upload(base, f"copy-{number}.pdf", data + f"\n%copy {number}\n".encode())
+            upload(base, f"copy-{number}.pdf", data + f"\n%copy {number}\n".encode(), chunk=CHUNK_UPLOADS)
             done.append(number)
         except (RuntimeError, OSError) as exc:
             errors.append(str(exc))
@@ -142,7 +146,10 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--upload-interval", type=float, default=0.0,
                         help="seconds from one upload's start to the next (0: back to back)")
+    parser.add_argument("--no-chunk", action="store_true", help="uploads decode without chunking")
     args = parser.parse_args()
+    global CHUNK_UPLOADS
+    CHUNK_UPLOADS = not args.no_chunk
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
