@@ -196,6 +196,8 @@ def _ole_format(data: bytes, ext: str) -> Format:
 
 def _text_format(data: bytes, sniffed: str, ext: str) -> Format:
     by_ext = _BY_EXTENSION.get(ext)
+    if by_ext is not None and by_ext.name == "text" and _looks_like_json_lines(data):
+        return FORMATS["jsonl"]  # JSON lines are known by their content, whatever the file is called
     if by_ext is not None and by_ext.text_based:
         return by_ext
     if sniffed == "text/rtf":
@@ -209,6 +211,8 @@ def _text_format(data: bytes, sniffed: str, ext: str) -> Format:
         return FORMATS["eml"]
     if _looks_like_json(data):
         return FORMATS["json"]
+    if _looks_like_json_lines(data):
+        return FORMATS["jsonl"]
     return FORMATS["text"]
 
 
@@ -217,6 +221,27 @@ def _looks_like_email(data: bytes) -> bool:
     return any(head.startswith(h) for h in ("received:", "return-path:", "mime-version:", "from:", "message-id:")) and (
         "\nsubject:" in head or "\nfrom:" in head or "\nto:" in head
     )
+
+
+def _looks_like_json_lines(data: bytes) -> bool:
+    """Two or more lines that each parse as a JSON object or array (the whole does not).
+
+    >>> _looks_like_json_lines(b'{"a": 1}\\n{"a": 2}\\n')
+    True
+    >>> _looks_like_json_lines(b'{"a": 1}\\nnot json\\n')
+    False
+    """
+    lines = [line for line in data.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    for line in lines[:1000]:
+        if line.lstrip()[:1] not in (b"{", b"["):
+            return False
+        try:
+            json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            return False
+    return True
 
 
 def _looks_like_json(data: bytes) -> bool:

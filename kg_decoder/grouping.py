@@ -1,8 +1,8 @@
 """Grouping: elements into pages and sections. Pure functions over the data model.
 
 Page-based formats (PDF, slides, sheets, images) group by page; every page
-exists, even an empty one. Other formats group into sections by one of five
-strategies; with ``section_within_pages`` the strategy runs inside each page and
+exists, even an empty one. Other formats group into sections by one of the
+strategies (JSON by its own structure unless another is asked for); with ``section_within_pages`` the strategy runs inside each page and
 the sections derive from their page.
 """
 
@@ -22,6 +22,7 @@ class _Section:
     parent: Optional[int] = None  # position in the same section list
     level: Optional[int] = None
     title: Optional[str] = None
+    json_pointer: Optional[str] = None
 
 
 def group(elements: list[Element], pages: list[Page], page_based: bool, options: DecodeOptions) -> list[Segment]:
@@ -77,6 +78,7 @@ def _append_sections(segments: list[Segment], sections: list[_Section], parent: 
                 parent=base + section.parent if section.parent is not None else parent,
                 level=section.level,
                 title=section.title,
+                json_pointer=section.json_pointer,
             )
         )
 
@@ -84,7 +86,12 @@ def _append_sections(segments: list[Segment], sections: list[_Section], parent: 
 def split_sections(elements: list[Element], options: DecodeOptions) -> list[_Section]:
     """Split elements into sections by ``options.section_strategy``; always at least one section."""
     strategy = options.section_strategy
-    if strategy == "heading":
+    if strategy == "whole-document" and any(e.json_pointer is not None for e in elements):
+        strategy = "structure"  # JSON's own structure is its sections unless another strategy is asked for
+    if strategy == "structure":
+        sections = [_Section(elements=[e], json_pointer=e.json_pointer, title=e.json_pointer or None)
+                    for e in elements if not e.is_image]
+    elif strategy == "heading":
         sections = _by_heading(elements)
     elif strategy == "element-type":
         sections = _by_boundary(elements, lambda current, e: _kind(current.elements[-1]) != _kind(e))

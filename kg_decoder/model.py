@@ -17,7 +17,7 @@ PDF_POINTS = "pdf-points-top-left"
 PIXELS = "pixels-top-left"
 
 STRATEGIES = ("auto", "fast", "ocr_only", "hi_res")
-SECTION_STRATEGIES = ("whole-document", "heading", "element-type", "count", "size")
+SECTION_STRATEGIES = ("whole-document", "heading", "element-type", "count", "size", "structure")
 
 BBox = tuple[float, float, float, float]
 
@@ -107,6 +107,8 @@ class Element:
     image_width: Optional[int] = None
     image_height: Optional[int] = None
     anchor_cell: Optional[str] = None
+    # Where a JSON element sits in its document (RFC 6901 JSON Pointer; JSON lines: "/<line>/...").
+    json_pointer: Optional[str] = None
 
     @property
     def is_image(self) -> bool:
@@ -172,6 +174,7 @@ class Segment:
     # Length in the document text of this segment together with its nested sections.
     extent_length: int = 0
     carries_text: bool = True
+    json_pointer: Optional[str] = None
 
 
 @dataclass

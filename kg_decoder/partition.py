@@ -47,7 +47,6 @@ _PARTITIONERS: dict[str, tuple[str, str]] = {
     "org": ("unstructured.partition.org", "partition_org"),
     "csv": ("unstructured.partition.csv", "partition_csv"),
     "tsv": ("unstructured.partition.tsv", "partition_tsv"),
-    "json": ("unstructured.partition.json", "partition_json"),
     "text": ("unstructured.partition.text", "partition_text"),
 }
 _NEEDS_LIBREOFFICE = {"doc", "ppt"}
@@ -67,8 +66,8 @@ def _partition_text(data: bytes, format_name: str, options: DecodeOptions) -> Pa
         return _partition_pdf(data, options)
     if format_name in _IMAGE_FORMATS:
         return _partition_image(data, format_name, options)
-    if format_name == "jsonl":
-        return _partition_jsonl(data)
+    if format_name in ("json", "jsonl"):
+        return _partition_json(data, format_name, options.section_max_size)
     if format_name not in _PARTITIONERS:
         raise UnsupportedFormat(f"no partitioner for format {format_name!r}")
     if format_name in _NEEDS_LIBREOFFICE and shutil.which("soffice") is None:
@@ -300,20 +299,43 @@ def _partition_image(data: bytes, format_name: str, options: DecodeOptions) -> P
 # ---------------------------------------------------------------- JSON lines
 
 
-def _partition_jsonl(data: bytes) -> Partitioned:
-    from unstructured.partition.json import partition_json
-
-    items = []
-    for number, line in enumerate(data.decode("utf-8", errors="strict").splitlines(), start=1):
-        if not line.strip():
-            continue
+def _partition_json(data: bytes, format_name: str, limit: int) -> Partitioned:
+    """JSON and JSON lines by their structure: each object or array whole while its text fits
+    ``limit`` characters, split into its members only when it does not; each element records
+    its JSON Pointer (for JSON lines, prefixed by the line's position among the values)."""
+    try:
+        text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CorruptDocument(f"the {format_name.upper()} file is not UTF-8 or UTF-16: {exc}") from None
+    values: list[tuple[str, object]] = []
+    if format_name == "json":
         try:
-            items.append(json.loads(line))
+            values.append(("", json.loads(text)))
         except ValueError as exc:
-            raise CorruptDocument(f"line {number} of the JSON lines file is not JSON: {exc}") from None
-    raw = [element for item in items
-           for element in _call("jsonl", partition_json, text=json.dumps(item, ensure_ascii=False))]
-    return _checked(Partitioned(format="jsonl", elements=_convert_all(raw, {}, page_based=False), strategy="native"))
+            raise CorruptDocument(f"the file is not JSON: {exc}") from None
+    else:
+        lines = [line for line in text.splitlines() if line.strip()]
+        for number, line in enumerate(lines):
+            try:
+                values.append((f"/{number}", json.loads(line)))
+            except ValueError as exc:
+                raise CorruptDocument(f"line {number + 1} of the JSON lines file is not JSON: {exc}") from None
+    elements: list[Element] = []
+    for pointer, value in values:
+        _json_elements(value, pointer, limit, elements)
+    return _checked(Partitioned(format=format_name, elements=elements, strategy="native"))
+
+
+def _json_elements(value: object, pointer: str, limit: int, out: list[Element]) -> None:
+    if isinstance(value, (dict, list)) and not value:
+        return
+    rendered = json.dumps(value, ensure_ascii=False, indent=2)
+    if len(rendered) <= limit or not isinstance(value, (dict, list)):
+        out.append(Element(index=len(out), category="JSON", text=rendered, json_pointer=pointer))
+        return
+    members = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, child in members:
+        _json_elements(child, f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}", limit, out)
 
 
 # ---------------------------------------------------------------- pages of Office formats

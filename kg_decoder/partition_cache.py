@@ -2,7 +2,8 @@
 with other section settings does not partition again.
 
 Keyed by the sha256 of the bytes, the settings that change partitioning (format, strategy, OCR
-languages, whether a password was given) and the versions of kg-decoder and unstructured. Each
+languages, whether a password was given; for JSON the section size, which its structure is split
+by) and the versions of kg-decoder and unstructured. Each
 entry is one file written to a temporary name and renamed into place, so two processes writing
 the same entry both leave a whole file; a damaged entry is ignored and replaced. The folder is
 kept under a size bound by removing the least recently used entries.
@@ -46,6 +47,8 @@ class PartitionCache:
         """The cache key of partitioning these bytes this way with these versions."""
         parts = [sha256, format_name, options.strategy, options.ocr_languages, str(bool(options.password)),
                  *(f"{name}={version}" for name, version in sorted(versions.items()))]
+        if format_name in ("json", "jsonl"):  # JSON is split by its structure up to the section size
+            parts.append(f"size={options.section_max_size}")
         return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
 
     def _path(self, key: str) -> Path:

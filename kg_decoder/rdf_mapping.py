@@ -226,6 +226,7 @@ def _describe_segment(out: _Writer, record: DocumentRecord, segment: Segment, do
     out.add(node, tg("sha256"), _text(record.segment_sha256[segment.index]))
     out.add(node, tg("textDocument"), _bool(segment.carries_text))
     if segment.kind == "section":
+        out.add_optional(node, tg("jsonPointer"), segment.json_pointer, _text)
         out.add(node, tg("extentLength"), _int(segment.extent_length))
         out.add_optional(node, tg("sectionLevel"), segment.level, _int)
         out.add_optional(node, dcterms("title"), segment.title, _text)
@@ -280,6 +281,7 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
     if element.index in links.parent:
         out.add(node, tg("parentElement"), NamedNode(record.element_iris[links.parent[element.index]]))
     out.add_optional(node, tg("headingDepth"), element.depth, _int)
+    out.add_optional(node, tg("jsonPointer"), element.json_pointer, _text)
     out.add_optional(node, tg("pageNumber"), element.page_number, _int)
     if record.format in ("pptx", "ppt"):
         out.add_optional(node, tg("slideNumber"), element.page_number, _int)

@@ -74,6 +74,10 @@ def test_versions_and_partition_settings_are_in_the_key():
                                       {"unstructured": "0.27.1"})
     assert base == PartitionCache.key("ab" * 32, "pdf", DecodeOptions(section_strategy="heading"),
                                       {"unstructured": "0.27.1"})
+    assert base == PartitionCache.key("ab" * 32, "pdf", DecodeOptions(section_max_size=10), {"unstructured": "0.27.1"})
+    json_key = PartitionCache.key("ab" * 32, "json", DecodeOptions(), {"unstructured": "0.27.1"})
+    assert json_key != PartitionCache.key("ab" * 32, "json", DecodeOptions(section_max_size=10),
+                                          {"unstructured": "0.27.1"})
 
 
 def _writer(folder, key, text, rounds):
