@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
 from .assembly import assemble
-from .errors import DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption
+from .errors import DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
 from .formats import FORMATS, Format, decrypt_office, detect_format
 from .grouping import complete_pages, group
 from .identifiers import document_iri
@@ -126,7 +126,10 @@ def decode(
                              partition_cache)
     except DecodeError as error:
         if record_failure:
-            _record_failure(store, data, file_name, settings, error, started)
+            try:
+                _record_failure(store, data, file_name, settings, error, started)
+            except StoreError:
+                pass  # the decode's own error is the one to report
         raise
 
 

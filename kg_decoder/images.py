@@ -37,12 +37,15 @@ def describe_image(data: bytes) -> tuple[Optional[str], Optional[int], Optional[
     """
     from PIL import Image, UnidentifiedImageError
 
-    Image.MAX_IMAGE_PIXELS = None  # only the header is read here; the size limit is kg-decoder's
+    guard = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = None  # only the header is read; kg-decoder's own pixel limit then applies
     try:
         with Image.open(io.BytesIO(data)) as image:
             return _IMG_MIME.get(image.format or "", None), image.size[0], image.size[1]
     except (UnidentifiedImageError, OSError, ValueError):
         return _svg_or_none(data), None, None
+    finally:
+        Image.MAX_IMAGE_PIXELS = guard
 
 
 def _svg_or_none(data: bytes) -> Optional[str]:
