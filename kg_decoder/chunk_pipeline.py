@@ -18,6 +18,7 @@ from .decoder import software_versions
 from .errors import UnknownEntity
 from .library import sha256_hex
 from .model import Anchor, BBox
+from .progress import ProgressCallback, report
 from .rdf_mapping import ChunkRecord, chunk_quads, chunking_activity_iri
 from .store import KgStore, open_store
 
@@ -62,7 +63,8 @@ class ChunkResult:
     quads: int = 0
 
 
-def chunk_document(document: str, *, store: Union[KgStore, str, os.PathLike], **options) -> ChunkResult:
+def chunk_document(document: str, *, store: Union[KgStore, str, os.PathLike],
+                   progress: Optional[ProgressCallback] = None, **options) -> ChunkResult:
     """Chunk a decoded document (by IRI) in ``store``; options are those of :class:`ChunkOptions`.
 
     The same settings over the same decode leave the store untouched ("unchanged");
@@ -79,11 +81,13 @@ def chunk_document(document: str, *, store: Union[KgStore, str, os.PathLike], **
         return ChunkResult(document, "unchanged", len({row["chunk"] for row in store.select("document_chunks",
                                                                                                document=document)}))
     started = datetime.now(timezone.utc)
-    segments, blobs, hashes = _chunk_segments(store, document, settings)
+    segments, blobs, hashes = _chunk_segments(store, document, settings, progress)
     record = ChunkRecord(document=document, decode_activity=decode_activity, options=settings, segments=segments,
                          chunk_sha256=hashes, started=started, ended=datetime.now(timezone.utc), versions=versions)
     quads = chunk_quads(record)
+    report(progress, "write quads", 0, len(quads), f"write {len(quads)} quads of chunks")
     store.write(quads, blobs, ("delete_chunks", {"document": document}) if held else None)
+    report(progress, "write quads", len(quads), len(quads), f"wrote {len(quads)} quads of chunks")
     return ChunkResult(document, "chunked", sum(len(chunks) for _, chunks, _ in segments), len(quads))
 
 
@@ -113,14 +117,17 @@ def _decode_activity(store: KgStore, document: str) -> str:
     return rows[0]["activity"]
 
 
-def _chunk_segments(store: KgStore, document: str, settings: ChunkOptions):
+def _chunk_segments(store: KgStore, document: str, settings: ChunkOptions,
+                    progress: Optional[ProgressCallback] = None):
     elements_by_segment: dict[str, list[dict]] = {}
     for row in store.select("document_text_elements", document=document):
         elements_by_segment.setdefault(row["segment"], []).append(row)
     pages = {row["pageNumber"]: row for row in store.select("document_pages", document=document)}
     segments, blobs, hashes = [], {}, []
     earlier_headings: list[Heading] = []
-    for row in store.select("text_documents", document=document):
+    texts = store.select("text_documents", document=document)
+    for number, row in enumerate(texts, start=1):
+        report(progress, "chunk", number - 1, len(texts), f"chunk {row['kind']} {number} of {len(texts)}")
         text = store.library.get(row["sha256"]).decode("utf-8")
         elements = elements_by_segment.get(row["segment"], [])
         tables = [(e["charOffset"], e["charOffset"] + e["charLength"]) for e in elements if e["category"] == "Table"]
@@ -138,6 +145,7 @@ def _chunk_segments(store: KgStore, document: str, settings: ChunkOptions):
             segment_hashes.append(key)
         segments.append((row["segment"], chunks, anchors))
         hashes.append(segment_hashes)
+    report(progress, "chunk", len(texts), len(texts), f"{sum(len(c) for _, c, _ in segments)} chunks")
     return segments, blobs, hashes
 
 

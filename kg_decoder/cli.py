@@ -214,11 +214,15 @@ def _decode(args: argparse.Namespace) -> int:
     progress = tqdm(files, unit="file", file=sys.stderr, disable=args.no_progress or None, dynamic_ncols=True)
     for path in progress:
         progress.set_postfix_str(path.name[:40])
+
+        def show(report, name=path.name[:30]):
+            progress.set_postfix_str(f"{name}: {report.message}"[:70])
+
         try:
             result = decode(path, store=store, record_failure=not args.no_record_failures,
-                            partition_cache=not args.no_partition_cache, **options)
+                            partition_cache=not args.no_partition_cache, progress=show, **options)
             if chunking is not None:
-                chunk_document(result.document, store=store, **chunking)
+                chunk_document(result.document, store=store, progress=show, **chunking)
         except (DecodeError, ProvenanceError, StoreError) as exc:
             failures += 1
             progress.write(f"kg-decoder: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -23,6 +23,7 @@ from .identifiers import document_iri
 from .library import sha256_hex
 from .model import DecodeOptions, Element, Partitioned, TextDocument
 from .partition_cache import PartitionCache
+from .progress import ProgressCallback, report
 from .rdf_mapping import DocumentRecord, FailureRecord, activity_iri, document_quads, failure_quads
 from .store import KgStore, open_store
 from .worker import PartitionWorker, shared_worker
@@ -96,6 +97,7 @@ def decode(
     worker: Optional[PartitionWorker] = None,
     record_failure: bool = False,
     partition_cache: bool = True,
+    progress: Optional[ProgressCallback] = None,
     **options,
 ) -> DecodeResult:
     """Decode a document (path, bytes or binary file object) into ``store``.
@@ -105,13 +107,15 @@ def decode(
     the store is then left exactly as it was, unless ``record_failure`` asks for a
     tg:FailedDecoding record of the attempt (no document, no bytes; the CLI does this).
     ``partition_cache`` reuses an earlier partitioning of the same bytes with the same
-    partition settings and versions (``<store>/partition-cache/``).
+    partition settings and versions (``<store>/partition-cache/``). ``progress`` is called
+    with a :class:`Progress` at each stage.
     """
     settings = DecodeOptions(**options)
     if not isinstance(store, KgStore):
         store = open_store(store)
     data, found_name = read_source(source, settings.max_bytes)
     file_name = file_name or found_name
+    report(progress, "read", 1, 1, f"read {len(data)} bytes")
     started = datetime.now(timezone.utc)
     try:
         try:
@@ -122,8 +126,9 @@ def decode(
                 raise
             plain = decrypt_office(data, settings.password)
             fmt = detect_format(plain, file_name)
+        report(progress, "detect", 1, 1, f"detected {fmt.name} ({fmt.mime})")
         return _decode_bytes(data, plain, fmt, file_name, settings, store, worker or shared_worker(),
-                             partition_cache)
+                             partition_cache, progress)
     except DecodeError as error:
         if record_failure:
             try:
@@ -143,7 +148,8 @@ def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], optio
 
 
 def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[str], options: DecodeOptions,
-                  store: KgStore, worker: PartitionWorker, use_cache: bool = True) -> DecodeResult:
+                  store: KgStore, worker: PartitionWorker, use_cache: bool = True,
+                  progress: Optional[ProgressCallback] = None) -> DecodeResult:
     """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data``."""
     sha256 = sha256_hex(data)
     iri = document_iri(sha256)
@@ -151,6 +157,7 @@ def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[st
     state = store.select("document_state", document=iri)
     if any(row.get("activity") == activity_iri(sha256, options, versions) and row.get("fileName") == file_name
            for row in state):
+        report(progress, "done", 1, 1, "unchanged: the store already holds this decode")
         return stored_result(store, iri, file_name)
 
     started = datetime.now(timezone.utc)
@@ -158,11 +165,18 @@ def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[st
     cache_key = cache.key(sha256, fmt.name, options, versions)
     partitioned = cache.get(cache_key) if use_cache else None
     if partitioned is None:
+        report(progress, "partition", 0, 1, f"partition the {fmt.name.upper()} file")
         partitioned = worker.partition(plain, fmt.name, options)
         if use_cache:
             cache.put(cache_key, partitioned)
+        source = "partitioned"
+    else:
+        source = "from the parse cache"
     pages = complete_pages(partitioned.elements, partitioned.pages) if fmt.page_based else []
+    report(progress, "partition", 1, 1, f"{len(partitioned.elements)} elements"
+           + (f" on {len(pages)} pages" if pages else "") + f", {source}")
     segments = group(partitioned.elements, pages, fmt.page_based, options)
+    report(progress, "group", 1, 1, f"{len(segments)} pages and sections")
     document_text = assemble(segments, partitioned.elements)
     segment_bytes = [s.text.encode("utf-8") for s in segments]
     segment_sha256 = [sha256_hex(b) for b in segment_bytes]
@@ -190,7 +204,10 @@ def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[st
     quads = document_quads(record)
     blobs = {sha256: data} | dict(zip(segment_sha256, segment_bytes)) | image_blobs
     earlier_failure = bool(store.select("document_failure", document=iri))
+    report(progress, "write quads", 0, len(quads), f"write {len(quads)} quads in one transaction")
     store.write_document(iri, quads, blobs, replace=bool(state) or earlier_failure)
+    report(progress, "write quads", len(quads), len(quads), f"wrote {len(quads)} quads")
+    report(progress, "done", 1, 1, "decoded")
     return _result(record, partitioned, len(quads))
 
 

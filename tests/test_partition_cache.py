@@ -104,3 +104,20 @@ def test_two_processes_writing_one_entry_leave_it_whole(tmp_path):
         assert process.exitcode == 0
     assert cache.get(key).elements[0].text in ("a" * 50_000, "b" * 50_000)
     assert not list(tmp_path.glob("??/.incoming-*"))
+
+
+def test_decode_and_chunk_report_their_stages(generated, tmp_path):
+    from kg_decoder.chunk_pipeline import chunk_document
+
+    store = kg_decoder.open_store(tmp_path / "store")
+    seen = []
+    result = kg_decoder.decode(generated["generated.pdf"].path, store=store, progress=seen.append)
+    assert [p.stage for p in seen] == ["read", "detect", "partition", "partition", "group", "write quads",
+                                       "write quads", "done"]
+    assert "3 pages" in seen[3].message and seen[6].current == seen[6].total == result.quads
+    again = []
+    kg_decoder.decode(generated["generated.pdf"].path, store=store, section_strategy="count", progress=again.append)
+    assert "from the parse cache" in again[2].message
+    chunked = []
+    chunk_document(result.document, store=store, progress=chunked.append)
+    assert [(p.current, p.total) for p in chunked if p.stage == "chunk"][-1] == (3, 3)  # every page, the blank too

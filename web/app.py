@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+import uuid
 from pathlib import Path
 from typing import Optional
 from urllib.parse import quote
@@ -44,6 +45,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     app = Flask(__name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"))
     app.config["MAX_CONTENT_LENGTH"] = max_upload_bytes
     write_lock = threading.Lock()
+    jobs = _Jobs()
 
     def writable() -> None:
         header = request.headers.get("Authorization", "")
@@ -130,17 +132,29 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
             raise ProtocolError(400, "missing-file", "send the document as the multipart field 'file'")
         options = _fields(request.form, DECODE_FIELDS)
         chunking = _fields(request.form, CHUNK_FIELDS)
-        with write_lock:
-            result = decode(upload_file.stream.read(), store=store, file_name=upload_file.filename or None,
-                            record_failure=True, **options)
-            if request.form.get("chunk", "").lower() in ("1", "true", "yes") or chunking:
-                chunk_document(result.document, store=store, **chunking)
-        body = {"document": result.document, "status": result.status, "format": result.format,
-                "mime_type": result.mime_type, "strategy": result.strategy,
-                "pages": [_segment(t) for t in result.text_documents if t.kind == "page"],
-                "sections": [_segment(t) for t in result.text_documents if t.kind == "section"],
-                "elements": result.elements, "tables": result.tables, "images": result.images}
-        return jsonify(body), 201
+        wants_chunks = request.form.get("chunk", "").lower() in ("1", "true", "yes") or bool(chunking)
+        payload, name = upload_file.stream.read(), upload_file.filename or None
+        kg_decoder.DecodeOptions(**options)  # a bad option is a 422 now, not a failed job later
+
+        def run(progress=None) -> dict:
+            with write_lock:
+                result = decode(payload, store=store, file_name=name, record_failure=True, progress=progress,
+                                **options)
+                if wants_chunks:
+                    chunk_document(result.document, store=store, progress=progress, **chunking)
+            return _decoded(result)
+
+        if request.values.get("async", "").lower() in ("1", "true", "yes"):
+            job = jobs.start(run)
+            return jsonify(job=job, status_url=f"/api/jobs/{job}"), 202
+        return jsonify(run()), 201
+
+    @app.get("/api/jobs/<job>")
+    def job_status(job: str):
+        state = jobs.get(job)
+        if state is None:
+            raise ProtocolError(404, "unknown-job", f"no upload job {job}")
+        return jsonify(state)
 
     @app.get("/api/documents")
     def documents():
@@ -258,6 +272,53 @@ def _fields(form, fields: dict) -> dict:
         else:
             values[name] = raw
     return values
+
+
+class _Jobs:
+    """Uploads decoding in the background, each with its last progress report, for polling."""
+
+    def __init__(self, keep: int = 1000) -> None:
+        self._states: dict[str, dict] = {}
+        self._lock = threading.Lock()
+        self._keep = keep
+
+    def start(self, work) -> str:
+        job = uuid.uuid4().hex
+        self._set(job, status="queued", stage="queued", current=0, total=1, message="waiting to decode")
+
+        def progress(report) -> None:
+            self._set(job, status="running", **report.to_json())
+
+        def run() -> None:
+            try:
+                result = work(progress)
+            except (DecodeError, ProvenanceError, StoreError) as error:
+                code = getattr(error, "code", "store-error")
+                self._set(job, status="failed", error={"error": code, "message": str(error)})
+            else:
+                self._set(job, status="done", result=result)
+
+        threading.Thread(target=run, name=f"upload-{job[:8]}", daemon=True).start()
+        return job
+
+    def get(self, job: str) -> Optional[dict]:
+        with self._lock:
+            state = self._states.get(job)
+            return dict(state) if state is not None else None
+
+    def _set(self, job: str, **fields) -> None:
+        with self._lock:
+            self._states.setdefault(job, {"job": job}).update(fields)
+            while len(self._states) > self._keep:
+                self._states.pop(next(iter(self._states)))
+
+
+def _decoded(result) -> dict:
+    return {"document": result.document, "status": result.status, "format": result.format,
+            "mime_type": result.mime_type, "strategy": result.strategy,
+            "pages": [_segment(t) for t in result.text_documents if t.kind == "page"],
+            "sections": [_segment(t) for t in result.text_documents if t.kind == "section"],
+            "elements": result.elements, "tables": result.tables, "images": result.images}
 
 
 def _segment(text_document) -> dict:
