@@ -7,10 +7,10 @@ it as is and the HTTP API returns it in a JSON body.
 from __future__ import annotations
 
 
-class DecodeError(Exception):
-    """Base class of every error a decode can end in. Nothing of the document is stored."""
+class _OneLineError(Exception):
+    """An error with a code and a one-line message (whitespace folded)."""
 
-    code = "decode-error"
+    code = "error"
 
     def __init__(self, message: str):
         super().__init__(" ".join(str(message).split()))
@@ -18,6 +18,12 @@ class DecodeError(Exception):
     @property
     def message(self) -> str:
         return self.args[0]
+
+
+class DecodeError(_OneLineError):
+    """Base class of every error a decode can end in. Nothing of the document is stored."""
+
+    code = "decode-error"
 
     def __reduce__(self):  # keep the class across the worker's process boundary
         return (type(self), (self.message,))
@@ -81,17 +87,10 @@ class StoreError(Exception):
     """The store cannot be opened or written (for example another process holds it)."""
 
 
-class ProvenanceError(Exception):
+class ProvenanceError(_OneLineError):
     """Base class of the errors of chunking, facts and trace requests. Nothing is stored."""
 
     code = "provenance-error"
-
-    def __init__(self, message: str):
-        super().__init__(" ".join(str(message).split()))
-
-    @property
-    def message(self) -> str:
-        return self.args[0]
 
 
 class UnknownEntity(ProvenanceError):

@@ -229,11 +229,19 @@ def resolve_span(text: str, span: SpanLike, number: int = 1) -> Optional[tuple[i
     return start, end
 
 
+def quote_pattern(quote: str) -> re.Pattern:
+    """A quote as a pattern in which any run of whitespace matches any run of whitespace.
+
+    >>> quote_pattern("a  b").fullmatch("a\\n b") is not None
+    True
+    """
+    return re.compile(r"\s+".join(re.escape(word) for word in quote.split()))
+
+
 def _find_quote(text: str, quote: Any, number: int) -> tuple[int, int]:
     if not isinstance(quote, str) or not quote.strip():
         raise InvalidSpan(f"fact {number}: a quote must be non-empty text")
-    pattern = re.compile(r"\s+".join(re.escape(word) for word in quote.split()))
-    matches = [(m.start(), m.end()) for m in pattern.finditer(text)]
+    matches = [(m.start(), m.end()) for m in quote_pattern(quote).finditer(text)]
     if not matches:
         raise InvalidSpan(f"fact {number}: the quote {quote!r:.60} does not occur in the chunk")
     if len(matches) > 1:

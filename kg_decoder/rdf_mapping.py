@@ -287,16 +287,8 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
         out.add_optional(node, tg("slideNumber"), element.page_number, _int)
     out.add_optional(node, tg("sheetName"), element.page_name, _text)
     if element.bbox is not None:
-        page = record.pages.get(element.page_number)
-        left, top, right, bottom = element.bbox
-        out.add(node, tg("bboxLeft"), _double(left))
-        out.add(node, tg("bboxTop"), _double(top))
-        out.add(node, tg("bboxRight"), _double(right))
-        out.add(node, tg("bboxBottom"), _double(bottom))
-        if page is not None:
-            out.add_optional(node, tg("pageWidth"), page.width, _double)
-            out.add_optional(node, tg("pageHeight"), page.height, _double)
-            out.add_optional(node, tg("coordinateSystem"), page.coordinate_system, _text)
+        page = record.pages.get(element.page_number) or Page(number=element.page_number or 0)
+        _describe_box(out, node, element.bbox, page.width, page.height, page.coordinate_system)
 
 
 def _describe_image(out: _Writer, record: DocumentRecord, element: Element, node: NamedNode) -> None:
@@ -427,14 +419,20 @@ def _describe_anchor(out: _Writer, chunk_iri: str, anchor: Anchor, activity: Nam
     if anchor.page_iri is not None:
         out.add(node, tg("page"), NamedNode(anchor.page_iri))
     if anchor.bbox is not None:
-        left, top, right, bottom = anchor.bbox
-        out.add(node, tg("bboxLeft"), _double(left))
-        out.add(node, tg("bboxTop"), _double(top))
-        out.add(node, tg("bboxRight"), _double(right))
-        out.add(node, tg("bboxBottom"), _double(bottom))
-        out.add_optional(node, tg("pageWidth"), anchor.page_width, _double)
-        out.add_optional(node, tg("pageHeight"), anchor.page_height, _double)
-        out.add_optional(node, tg("coordinateSystem"), anchor.coordinate_system, _text)
+        _describe_box(out, node, anchor.bbox, anchor.page_width, anchor.page_height, anchor.coordinate_system)
+
+
+def _describe_box(out: _Writer, node: NamedNode, bbox, width: Optional[float], height: Optional[float],
+                  coordinate_system: Optional[str]) -> None:
+    """A box on a page, with the page size and coordinate system it is measured in."""
+    left, top, right, bottom = bbox
+    out.add(node, tg("bboxLeft"), _double(left))
+    out.add(node, tg("bboxTop"), _double(top))
+    out.add(node, tg("bboxRight"), _double(right))
+    out.add(node, tg("bboxBottom"), _double(bottom))
+    out.add_optional(node, tg("pageWidth"), width, _double)
+    out.add_optional(node, tg("pageHeight"), height, _double)
+    out.add_optional(node, tg("coordinateSystem"), coordinate_system, _text)
 
 
 # ---------------------------------------------------------------- facts

@@ -59,7 +59,7 @@ class KgStore:
         planner then knows them and starts from them, so a lookup costs the same in a
         small and a large store (with substitutions it may scan every chunk or element).
         """
-        terms = {key: NamedNode(value) if isinstance(value, str) else value for key, value in bindings.items()}
+        terms = _terms(bindings)
         solutions = self.graph.query(_with_values(query_text(name), terms))
         assert isinstance(solutions, QuerySolutions)
         names = [v.value for v in solutions.variables]
@@ -67,7 +67,7 @@ class KgStore:
 
     def construct(self, name: str, **bindings) -> list[Triple]:
         """Run the CONSTRUCT ``queries/<name>.rq`` with values bound as in :meth:`select`."""
-        terms = {key: NamedNode(value) if isinstance(value, str) else value for key, value in bindings.items()}
+        terms = _terms(bindings)
         return list(self.graph.query(_with_values(query_text(name), terms)))
 
     def sparql(self, query: str, default_graph: Optional[list[str]] = None,
@@ -155,6 +155,11 @@ def _bind(update: str, **iris: str) -> str:
             raise ValueError(f"not an IRI that can be bound: {iri!r}")
         update = re.sub(rf"\?{name}\b", f"<{iri}>", update)
     return update
+
+
+def _terms(bindings: dict) -> dict:
+    """Bound values as RDF terms: a string is an IRI."""
+    return {key: NamedNode(value) if isinstance(value, str) else value for key, value in bindings.items()}
 
 
 _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)

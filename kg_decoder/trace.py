@@ -11,12 +11,11 @@ elsewhere they are the boxes of the elements.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Optional, Sequence, Union
 
 from .errors import InvalidSpan, UnknownEntity
-from .facts import to_triple
+from .facts import quote_pattern, to_triple
 from .identifiers import derived_iri
 from .pdf_text import page_characters, span_line_boxes
 from .store import KgStore, open_store
@@ -143,7 +142,7 @@ class _Tracer:
             raise UnknownEntity(f"no document {document} in the store")
         rows = (self.store.select("text_documents", document=document) if document is not None
                 else self.store.select("text_documents"))
-        pattern = re.compile(r"\s+".join(re.escape(word) for word in quote.split()))
+        pattern = quote_pattern(quote)
         sources = []
         for row in rows:
             text = self.store.library.get(row["sha256"]).decode("utf-8")
