@@ -16,7 +16,7 @@ from typing import Iterator, Optional, Sequence
 from .audits import run_audits
 from .chunk_pipeline import chunk_document, document_chunks
 from .chunking import ChunkOptions
-from .decoder import DecodeResult, decode, software_versions
+from .decoder import DecodeResult, EmbeddedResult, decode, software_versions
 from .errors import DecodeError, InvalidSpan, ProvenanceError, StoreError, UnknownEntity
 from .facts import add_facts, read_facts
 from .identifiers import document_iri
@@ -50,6 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-bytes", type=int, default=DecodeOptions.max_bytes, help="largest file to decode")
     run.add_argument("--timeout", type=float, default=DecodeOptions.timeout_seconds,
                      help="seconds allowed per document")
+    run.add_argument("--embedded-depth", type=int, default=DecodeOptions.embedded_depth,
+                     help="decode attachments and embedded files as child documents down to this depth (0: none)")
+    run.add_argument("--max-embedded-bytes", type=int, default=DecodeOptions.max_embedded_bytes,
+                     help="bytes allowed for all embedded files of one document together")
     run.add_argument("--emit", choices=["jsonl"],
                      help="print the TextDocuments (pages/sections), or with --chunk the chunks, as JSON lines")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -199,6 +203,8 @@ def _decode(args: argparse.Namespace) -> int:
         mime_type=args.mime_type,
         max_bytes=args.max_bytes,
         timeout_seconds=args.timeout,
+        embedded_depth=args.embedded_depth,
+        max_embedded_bytes=args.max_embedded_bytes,
     )
     DecodeOptions(**options)  # a bad option fails once, before any file
     chunking = _chunk_options(args) if args.chunk else None
@@ -221,14 +227,21 @@ def _decode(args: argparse.Namespace) -> int:
         try:
             result = decode(path, store=store, record_failure=not args.no_record_failures,
                             partition_cache=not args.no_partition_cache, progress=show, **options)
+            children = [e for top in result.embedded for e in top.walk()]
             if chunking is not None:
-                chunk_document(result.document, store=store, progress=show, **chunking)
+                for document in result.documents():
+                    chunk_document(document, store=store, progress=show, **chunking)
         except (DecodeError, ProvenanceError, StoreError) as exc:
             failures += 1
             progress.write(f"kg-decoder: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
             rows.append([str(path), "-", "-", "-", "-", "-", f"failed: {type(exc).__name__}"])
             continue
         rows.append(_row(path, result))
+        rows.extend(_embedded_row(path, child) for child in children)
+        for child in children:
+            if child.error is not None:  # the parent is decoded; its attachment is reported, not fatal
+                progress.write(f"kg-decoder: {path} > {child.path}: {type(child.error).__name__}: "
+                               f"{child.error.message}", file=sys.stderr)
         if args.emit == "jsonl":
             records = (document_chunks(result.document, store=store) if chunking is not None
                        else result.text_documents)
@@ -432,6 +445,14 @@ def _row(path: Path, result: DecodeResult) -> list[str]:
     layout = ", ".join(part for part in parts if part)
     return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images),
             result.status]
+
+
+def _embedded_row(parent: Path, embedded: EmbeddedResult) -> list[str]:
+    """A child document's row, named by where it sits: parent > path (file name)."""
+    where = f"{'  ' * embedded.depth}> {embedded.path}" + (f" ({embedded.name})" if embedded.name else "")
+    if embedded.result is None:
+        return [where, "-", "-", "-", "-", "-", f"not decoded: {type(embedded.error).__name__}"]
+    return [where] + _row(parent, embedded.result)[1:]
 
 
 def _count(number: int, noun: str) -> str:

@@ -8,7 +8,7 @@ the store as it was.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
 from .assembly import assemble
+from .embedded import EmbeddedFile, embedded_files
 from .errors import DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
 from .formats import FORMATS, Format, decrypt_office, detect_format
 from .grouping import complete_pages, group
@@ -24,7 +25,16 @@ from .library import sha256_hex
 from .model import DecodeOptions, Element, Partitioned, TextDocument
 from .partition_cache import PartitionCache
 from .progress import ProgressCallback, report
-from .rdf_mapping import DocumentRecord, FailureRecord, activity_iri, document_quads, failure_quads
+from .rdf_mapping import (
+    DocumentRecord,
+    EmbeddingLink,
+    FailureRecord,
+    WebFetch,
+    activity_iri,
+    document_quads,
+    failure_quads,
+    origin_quads,
+)
 from .store import KgStore, open_store
 from .worker import PartitionWorker, shared_worker
 
@@ -48,6 +58,35 @@ class DecodeResult:
     images: int
     quads: int = 0
     text_documents: list[TextDocument] = field(default_factory=list)
+    # Files embedded in this document (attachments, OLE packages...), each decoded as a child document.
+    embedded: list["EmbeddedResult"] = field(default_factory=list)
+
+    def documents(self) -> list[str]:
+        """This document and every embedded document decoded with it, parents first."""
+        return [self.document] + [e.result.document for top in self.embedded for e in top.walk() if e.result]
+
+
+@dataclass
+class EmbeddedResult:
+    """One file found inside a document: its child document's result, or why it was not decoded."""
+
+    path: str
+    name: Optional[str]
+    depth: int
+    result: Optional[DecodeResult] = None
+    error: Optional[DecodeError] = None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return f"failed: {type(self.error).__name__}: {self.error.message}"
+        return self.result.status
+
+    def walk(self):
+        """This file and, depth first, every file embedded in it."""
+        yield self
+        for inner in self.result.embedded if self.result else []:
+            yield from inner.walk()
 
 
 @lru_cache(maxsize=1)
@@ -98,6 +137,7 @@ def decode(
     record_failure: bool = False,
     partition_cache: bool = True,
     progress: Optional[ProgressCallback] = None,
+    fetched: Optional[WebFetch] = None,
     **options,
 ) -> DecodeResult:
     """Decode a document (path, bytes or binary file object) into ``store``.
@@ -108,7 +148,8 @@ def decode(
     tg:FailedDecoding record of the attempt (no document, no bytes; the CLI does this).
     ``partition_cache`` reuses an earlier partitioning of the same bytes with the same
     partition settings and versions (``<store>/partition-cache/``). ``progress`` is called
-    with a :class:`Progress` at each stage.
+    with a :class:`Progress` at each stage. ``fetched`` records where on the web the bytes
+    came from (the crawler passes it).
     """
     settings = DecodeOptions(**options)
     if not isinstance(store, KgStore):
@@ -127,8 +168,9 @@ def decode(
             plain = decrypt_office(data, settings.password)
             fmt = detect_format(plain, file_name)
         report(progress, "detect", 1, 1, f"detected {fmt.name} ({fmt.mime})")
-        return _decode_bytes(data, plain, fmt, file_name, settings, store, worker or shared_worker(),
-                             partition_cache, progress)
+        worker = worker or shared_worker()
+        result = _decode_bytes(data, plain, fmt, file_name, settings, store, worker, partition_cache, progress,
+                               origin=fetched)
     except DecodeError as error:
         if record_failure:
             try:
@@ -136,27 +178,100 @@ def decode(
             except StoreError:
                 pass  # the decode's own error is the one to report
         raise
+    if settings.embedded_depth > 0:
+        parent = _Parent(result.document, activity_iri(sha256_hex(data), settings, software_versions()), 1)
+        result.embedded = _decode_embedded(parent, plain, fmt, settings, store, worker, partition_cache,
+                                           [settings.max_embedded_bytes], progress)
+    return result
+
+
+@dataclass
+class _Parent:
+    document: str
+    activity: str
+    depth: int  # the depth its embedded files are at
+
+
+def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: DecodeOptions, store: KgStore,
+                     worker: PartitionWorker, use_cache: bool, budget: list[int],
+                     progress: Optional[ProgressCallback]) -> list[EmbeddedResult]:
+    """Decode each file embedded in a stored document as its own document, linked to the parent.
+
+    Every child is its own transaction: one that fails (a ZIP bomb, a damaged file) is
+    recorded as a failed decoding informed by the parent's decoding, and the others go on.
+    ``budget`` is the byte allowance left for all embedded files of the top document.
+    """
+    found = embedded_files(plain, fmt.name, budget[0])
+    if not found:
+        return []
+    pages = {row["pageNumber"]: row["page"] for row in store.select("document_pages", document=parent.document)}
+    child_settings = replace(settings, mime_type=None, password=None)
+    results = []
+    for number, item in enumerate(found, start=1):
+        report(progress, "embedded files", number - 1, len(found), f"decode {item.name or item.path}")
+        entry = EmbeddedResult(path=item.path, name=item.name, depth=parent.depth)
+        results.append(entry)
+        if item.data is not None and len(item.data) > budget[0]:
+            item.refused = f"{len(item.data)} bytes, over what is left of the embedded files' limit ({budget[0]})"
+        if item.refused:
+            entry.error = DocumentTooLarge(f"{item.name or item.path}: {item.refused}")
+            continue
+        budget[0] -= len(item.data)
+        link = _link(parent, item, pages)
+        started = datetime.now(timezone.utc)
+        try:
+            child_format = detect_format(item.data, item.name)
+            entry.result = _decode_bytes(item.data, item.data, child_format, item.name, child_settings, store,
+                                         worker, use_cache, origin=link)
+        except DecodeError as error:
+            entry.error = error
+            try:
+                _record_failure(store, item.data, item.name, child_settings, error, started,
+                                informed_by=parent.activity)
+            except StoreError:
+                pass
+            continue
+        if parent.depth < settings.embedded_depth:
+            child = _Parent(entry.result.document, activity_iri(sha256_hex(item.data), child_settings,
+                                                                software_versions()), parent.depth + 1)
+            entry.result.embedded = _decode_embedded(child, item.data, child_format, settings, store, worker,
+                                                     use_cache, budget, progress)
+    report(progress, "embedded files", len(found), len(found), f"{len(found)} embedded files")
+    return results
+
+
+def _link(parent: _Parent, item: EmbeddedFile, pages: dict[int, str]) -> EmbeddingLink:
+    return EmbeddingLink(parent=parent.document, page=pages.get(item.page_number), path=item.path)
 
 
 def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], options: DecodeOptions,
-                    error: DecodeError, started: datetime) -> None:
+                    error: DecodeError, started: datetime, informed_by: Optional[str] = None) -> None:
     sha256 = sha256_hex(data)
     record = FailureRecord(sha256=sha256, byte_size=len(data), file_name=file_name, options=options,
                            code=error.code, message=error.message, started=started,
-                           ended=datetime.now(timezone.utc), versions=software_versions())
+                           ended=datetime.now(timezone.utc), versions=software_versions(),
+                           informed_by=informed_by)
     store.write(failure_quads(record, document_iri(sha256)), {}, ("delete_failure", {"failure": record.iri}))
 
 
 def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[str], options: DecodeOptions,
                   store: KgStore, worker: PartitionWorker, use_cache: bool = True,
-                  progress: Optional[ProgressCallback] = None) -> DecodeResult:
-    """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data``."""
+                  progress: Optional[ProgressCallback] = None,
+                  origin: Union[EmbeddingLink, WebFetch, None] = None) -> DecodeResult:
+    """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data``.
+
+    ``origin`` (the parent an embedded file sits in, or a web fetch) is written with the
+    document, or alone when the store already holds the document.
+    """
     sha256 = sha256_hex(data)
     iri = document_iri(sha256)
     versions = software_versions()
     state = store.select("document_state", document=iri)
     if any(row.get("activity") == activity_iri(sha256, options, versions) and row.get("fileName") == file_name
            for row in state):
+        if origin is not None:  # a later fetch replaces the earlier one's time, status and validators
+            delete = ("delete_fetch", {"document": iri}) if isinstance(origin, WebFetch) else None
+            store.write(origin_quads(iri, origin), {}, delete)
         report(progress, "done", 1, 1, "unchanged: the store already holds this decode")
         return stored_result(store, iri, file_name)
 
@@ -201,7 +316,7 @@ def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[st
         page_based=fmt.page_based,
     )
     image_blobs = _image_blobs(record, options)
-    quads = document_quads(record)
+    quads = document_quads(record) + (origin_quads(iri, origin) if origin else [])
     blobs = {sha256: data} | dict(zip(segment_sha256, segment_bytes)) | image_blobs
     earlier_failure = bool(store.select("document_failure", document=iri))
     report(progress, "write quads", 0, len(quads), f"write {len(quads)} quads in one transaction")
@@ -305,4 +420,4 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
     )
 
 
-__all__ = ["DecodeResult", "decode", "read_source", "stored_result"]
+__all__ = ["DecodeResult", "EmbeddedResult", "decode", "read_source", "stored_result"]

@@ -77,6 +77,12 @@ class ModelUnavailable(DecodeError):
     code = "model-unavailable"
 
 
+class FetchFailed(DecodeError):
+    """A web page could not be fetched: an HTTP error after the retries, a redirect loop, no connection."""
+
+    code = "fetch-failed"
+
+
 class InvalidOption(DecodeError):
     """An option given to decode is not valid."""
 

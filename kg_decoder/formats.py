@@ -76,6 +76,7 @@ _BY_EXTENSION = {ext: f for f in FORMATS.values() for ext in f.extensions}
 MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 200
 MAX_ZIP_MEMBERS = 20000
+MAX_NESTED_ARCHIVES = 4
 
 
 def format_for_mime(mime: str) -> Format:
@@ -149,6 +150,7 @@ def _zip_format(data: bytes, sniffed: str, ext: str) -> Format:
         return FORMATS["xlsx"]
     if ext in ("docx", "pptx", "xlsx", "odt", "epub"):
         return FORMATS[ext]
+    check_nested_archives(archive)
     raise UnsupportedFormat("unsupported file type: a ZIP archive that is not an Office, ODF or EPUB document")
 
 
@@ -169,6 +171,42 @@ def check_zip_safety(archive: zipfile.ZipFile) -> None:
             )
     if unpacked > 10 * 1024 * 1024 and unpacked / packed > MAX_COMPRESSION_RATIO:
         raise UnsafeDocument(f"the archive expands {unpacked // packed}-fold (a ZIP bomb?)")
+
+
+def check_nested_archives(archive: zipfile.ZipFile) -> None:
+    """Refuse a ZIP whose ZIPs inside ZIPs would unpack past the limits (a nested ZIP bomb).
+
+    Each level alone can look harmless (a ZIP stored in a ZIP barely compresses), so
+    this opens the inner archives and counts what the whole tree would unpack to.
+    """
+    visited = [0]
+
+    def unpacked_size(archive: zipfile.ZipFile, depth: int) -> int:
+        check_zip_safety(archive)
+        total = 0
+        for info in archive.infolist():
+            visited[0] += 1
+            if visited[0] > MAX_ZIP_MEMBERS:
+                raise UnsafeDocument(f"the nested archives hold more than {MAX_ZIP_MEMBERS} files (a ZIP bomb?)")
+            with archive.open(info) as member:
+                is_zip = member.read(4) == b"PK\x03\x04"
+            if not is_zip:
+                total += info.file_size
+            elif depth >= MAX_NESTED_ARCHIVES:
+                raise UnsafeDocument(f"archives nested more than {MAX_NESTED_ARCHIVES} deep (a ZIP bomb?)")
+            else:
+                try:
+                    inner = zipfile.ZipFile(io.BytesIO(archive.read(info)))
+                except zipfile.BadZipFile:
+                    total += info.file_size
+                    continue
+                total += unpacked_size(inner, depth + 1)
+            if total > MAX_UNPACKED_BYTES:
+                raise UnsafeDocument(f"the nested archives would unpack to more than {MAX_UNPACKED_BYTES} bytes "
+                                     "(a ZIP bomb?)")
+        return total
+
+    unpacked_size(archive, 0)
 
 
 def _ole_format(data: bytes, ext: str) -> Format:

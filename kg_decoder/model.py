@@ -47,6 +47,14 @@ class DecodeOptions:
     # An image over either limit is recorded with its metadata and a skip reason, not stored.
     max_image_bytes: int = 50 * 1024 * 1024
     max_image_pixels: int = 100_000_000
+    # The character set of a text-based document (HTML, XML, text, Markdown, CSV, TSV) when the
+    # caller knows it (an HTTP header, a meta tag); None: the partitioner detects it.
+    encoding: Optional[str] = None
+    # Embedded files (attachments, OLE packages) become child documents down to this depth (0: none),
+    # all of them together within this many bytes. Not part of a decode's settings: the parent's own
+    # graph does not change with them.
+    embedded_depth: int = 3
+    max_embedded_bytes: int = 100 * 1024 * 1024
 
     def __post_init__(self):
         if self.strategy not in STRATEGIES:
@@ -67,6 +75,15 @@ class DecodeOptions:
             raise InvalidOption("timeout must be positive")
         if self.max_image_bytes < 1 or self.max_image_pixels < 1:
             raise InvalidOption("image limits must be positive")
+        if self.embedded_depth < 0 or self.max_embedded_bytes < 0:
+            raise InvalidOption("embedded file limits must not be negative")
+        if self.encoding is not None:
+            import codecs
+
+            try:
+                codecs.lookup(self.encoding)
+            except LookupError:
+                raise InvalidOption(f"unknown character set {self.encoding!r}") from None
 
     def settings_key(self) -> str:
         """The settings that change what a decode produces, as a stable string (for IRIs)."""
@@ -80,6 +97,7 @@ class DecodeOptions:
                 f"within-pages={self.section_within_pages}",
                 f"image-limits={self.max_image_bytes},{self.max_image_pixels}",
             ]
+            + ([f"encoding={self.encoding.lower()}"] if self.encoding else [])
         )
 
 

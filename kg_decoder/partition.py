@@ -50,6 +50,7 @@ _PARTITIONERS: dict[str, tuple[str, str]] = {
     "text": ("unstructured.partition.text", "partition_text"),
 }
 _NEEDS_LIBREOFFICE = {"doc", "ppt"}
+_TAKES_ENCODING = {"html", "xml", "text", "markdown", "csv", "tsv"}
 _IMAGE_FORMATS = {"png", "jpeg", "tiff"}
 _DROPPED_CATEGORIES = {"PageBreak"}
 
@@ -73,7 +74,11 @@ def _partition_text(data: bytes, format_name: str, options: DecodeOptions) -> Pa
     if format_name in _NEEDS_LIBREOFFICE and shutil.which("soffice") is None:
         raise UnsupportedFormat(f"{format_name.upper()} needs LibreOffice (soffice), which is not installed")
     pages = _office_pages(data, format_name)
-    raw = _call(format_name, _partitioner(format_name), file=io.BytesIO(data))
+    # An e-mail's attachments are documents of their own (kg_decoder.embedded), not part of its text.
+    extra = {"process_attachments": False} if format_name in ("eml", "msg") else {}
+    if options.encoding and format_name in _TAKES_ENCODING:
+        extra["encoding"] = options.encoding
+    raw = _call(format_name, _partitioner(format_name), file=io.BytesIO(data), **extra)
     if format_name == "ppt" and raw:  # slides come back through LibreOffice: count what it gives
         pages = [Page(number=n) for n in range(1, max((e.metadata.page_number or 1) for e in raw) + 1)]
     elements = _convert_all(raw, {p.number: p for p in pages}, page_based=bool(pages))

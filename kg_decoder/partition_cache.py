@@ -49,6 +49,8 @@ class PartitionCache:
                  *(f"{name}={version}" for name, version in sorted(versions.items()))]
         if format_name in ("json", "jsonl"):  # JSON is split by its structure up to the section size
             parts.append(f"size={options.section_max_size}")
+        if options.encoding:
+            parts.append(f"encoding={options.encoding.lower()}")
         return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
 
     def _path(self, key: str) -> Path:

@@ -509,6 +509,8 @@ class FailureRecord:
     started: datetime
     ended: datetime
     versions: dict[str, str]
+    # The decoding of the document this one was embedded in, if it was.
+    informed_by: Optional[str] = None
 
     @property
     def iri(self) -> str:
@@ -531,4 +533,58 @@ def failure_quads(record: FailureRecord, document: str) -> list[Quad]:
     out.add(node, prov("startedAtTime"), _time(record.started))
     out.add(node, prov("endedAtTime"), _time(record.ended))
     out.add(node, prov("wasAssociatedWith"), _describe_agent(out, record.versions))
+    out.add_optional(node, prov("wasInformedBy"), record.informed_by, NamedNode)
     return out.quads
+
+
+@dataclass(frozen=True)
+class EmbeddingLink:
+    """Where an embedded file sits: its parent document, the parent's page if known, its path there."""
+
+    parent: str
+    page: Optional[str]
+    path: str
+
+
+def embedding_quads(document: str, link: EmbeddingLink) -> list[Quad]:
+    """A child document in its parent: tg:embeddedIn (a kind of prov:wasDerivedFrom), page and path.
+
+    Not prov:wasDerivedFrom itself: everything derived from a document is found through that
+    property, and a parent's pages and chunks do not include its attachments'.
+    """
+    out = _Writer()
+    node = NamedNode(document)
+    out.add(node, tg("embeddedIn"), NamedNode(link.parent))
+    out.add_optional(node, tg("embeddedOn"), link.page, NamedNode)
+    out.add(node, tg("embeddedPath"), _text(link.path))
+    return out.quads
+
+
+@dataclass(frozen=True)
+class WebFetch:
+    """How a document came from the web: its URL, when, the HTTP answer, and the page that linked to it."""
+
+    url: str
+    fetched: datetime
+    status: int
+    etag: Optional[str] = None
+    last_modified: Optional[str] = None
+    linked_from: Optional[str] = None  # the document IRI of the linking page
+
+
+def fetch_quads(document: str, fetch: WebFetch) -> list[Quad]:
+    """dcterms:source and the fetch (time, status, validators); tg:linkedFrom (a kind of prov:wasDerivedFrom)."""
+    out = _Writer()
+    node = NamedNode(document)
+    out.add(node, dcterms("source"), NamedNode(fetch.url))
+    out.add(node, tg("fetchedAt"), _time(fetch.fetched))
+    out.add(node, tg("httpStatus"), _int(fetch.status))
+    out.add_optional(node, tg("etag"), fetch.etag, _text)
+    out.add_optional(node, tg("lastModified"), fetch.last_modified, _text)
+    out.add_optional(node, tg("linkedFrom"), fetch.linked_from, NamedNode)
+    return out.quads
+
+
+def origin_quads(document: str, origin) -> list[Quad]:
+    """Where a document came from: an :class:`EmbeddingLink` or a :class:`WebFetch`."""
+    return embedding_quads(document, origin) if isinstance(origin, EmbeddingLink) else fetch_quads(document, origin)

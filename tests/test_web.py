@@ -158,6 +158,22 @@ def test_uploads_refused_without_token_too_large_or_bad_store_nothing(served):
         d["fileName"] != "broken.pdf" for d in store.select("document_summary"))
 
 
+def test_an_upload_answers_with_its_embedded_documents_chunked_too(served, corpus_dir):
+    client = served["client"]
+    path = corpus_dir / "fake-email-attachment.eml"
+    response = client.post("/api/documents", data={"file": (io.BytesIO(path.read_bytes()), path.name),
+                                                   "chunk": "true"}, headers=AUTH)
+    assert response.status_code == 201, response.json
+    [child] = response.json["embedded"]
+    assert (child["path"], child["name"], child["depth"], child["format"]) == (
+        "attachment 1", "fake-attachment.txt", 1, "text")
+    chunks = client.get("/sparql", query_string={"query": f"""PREFIX tg: <https://trustgraph.ai/ns/>
+        PREFIX prov: <http://www.w3.org/ns/prov#>
+        SELECT ?chunk WHERE {{ GRAPH <urn:graph:source> {{ ?chunk tg:chunkIndex ?i ; prov:wasDerivedFrom+
+        <{child['document']}> }} }}"""}, headers={"Accept": "application/sparql-results+json"})
+    assert len(chunks.json["results"]["bindings"]) == 1
+
+
 def test_an_async_upload_reports_its_progress_until_done(served):
     client = served["client"]
     text = b"KGSENTASYNC words of a text file decoded in the background. " * 20

@@ -30,7 +30,8 @@ HERE = Path(__file__).resolve().parent
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 DECODE_FIELDS = {"strategy": str, "ocr_languages": str, "section_strategy": str, "section_element_count": int,
-                 "section_max_size": int, "section_within_pages": bool, "password": str, "mime_type": str}
+                 "section_max_size": int, "section_within_pages": bool, "password": str, "mime_type": str,
+                 "embedded_depth": int}
 EXAMPLES = [("store_statistics", "entities per class"), ("document_summary", "documents"),
             ("fact_count", "facts in the default graph")]
 CHUNK_FIELDS = {"chunk_size": int, "overlap": int, "min_chunk_tokens": int, "boundary_window": int,
@@ -141,7 +142,8 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
                 result = decode(payload, store=store, file_name=name, record_failure=True, progress=progress,
                                 **options)
                 if wants_chunks:
-                    chunk_document(result.document, store=store, progress=progress, **chunking)
+                    for document in result.documents():  # the embedded files' documents too
+                        chunk_document(document, store=store, progress=progress, **chunking)
             return _decoded(result)
 
         if request.values.get("async", "").lower() in ("1", "true", "yes"):
@@ -318,7 +320,16 @@ def _decoded(result) -> dict:
             "mime_type": result.mime_type, "strategy": result.strategy,
             "pages": [_segment(t) for t in result.text_documents if t.kind == "page"],
             "sections": [_segment(t) for t in result.text_documents if t.kind == "section"],
-            "elements": result.elements, "tables": result.tables, "images": result.images}
+            "elements": result.elements, "tables": result.tables, "images": result.images,
+            "embedded": [_embedded(entry) for entry in result.embedded]}
+
+
+def _embedded(entry) -> dict:
+    """A child document (attachment, embedded file) and, nested, its own children; or why it failed."""
+    if entry.result is None:
+        return {"path": entry.path, "name": entry.name, "depth": entry.depth,
+                "error": {"error": entry.error.code, "message": entry.error.message}}
+    return {"path": entry.path, "name": entry.name, "depth": entry.depth, **_decoded(entry.result)}
 
 
 def _segment(text_document) -> dict:
