@@ -7,6 +7,7 @@
 
 from .chunk_pipeline import ChunkResult, ChunkView, chunk_document, document_chunks
 from .chunking import ChunkOptions
+from .crawler import CrawlOptions, CrawlResult, crawl
 from .decoder import DecodeResult, decode
 from .errors import (
     CorruptDocument,
@@ -15,6 +16,7 @@ from .errors import (
     DocumentTooLarge,
     EmptyDocument,
     EncryptedDocument,
+    FetchFailed,
     InvalidFact,
     InvalidOption,
     InvalidSpan,
@@ -33,6 +35,10 @@ from .trace import Box, TracedElement, TraceSource, trace, web_annotations
 __all__ = [
     "Box",
     "ChunkOptions",
+    "CrawlOptions",
+    "CrawlResult",
+    "crawl",
+    "FetchFailed",
     "ChunkResult",
     "ChunkView",
     "FactsResult",

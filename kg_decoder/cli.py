@@ -16,6 +16,7 @@ from typing import Iterator, Optional, Sequence
 from .audits import run_audits
 from .chunk_pipeline import chunk_document, document_chunks
 from .chunking import ChunkOptions
+from .crawler import CrawlOptions, crawl
 from .decoder import DecodeResult, EmbeddedResult, decode, software_versions
 from .errors import DecodeError, InvalidSpan, ProvenanceError, StoreError, UnknownEntity
 from .facts import add_facts, read_facts
@@ -90,6 +91,22 @@ def _parser() -> argparse.ArgumentParser:
     back.add_argument("--format", choices=["text", "json", "jsonld"], default="text",
                       help="jsonld: W3C Web Annotation")
 
+    web = commands.add_parser("crawl", help="crawl a web site from URL (within its host) and decode its pages")
+    web.add_argument("url")
+    web.add_argument("--store", default="kg-store")
+    web.add_argument("--max-pages", type=int, default=CrawlOptions.max_pages)
+    web.add_argument("--delay", type=float, default=CrawlOptions.delay_seconds,
+                     help="seconds between requests (robots.txt Crawl-delay raises it, up to --max-crawl-delay)")
+    web.add_argument("--max-crawl-delay", type=float, default=CrawlOptions.max_crawl_delay)
+    web.add_argument("--page-timeout", type=float, default=CrawlOptions.page_timeout,
+                     help="seconds allowed to fetch one page")
+    web.add_argument("--max-page-bytes", type=int, default=CrawlOptions.max_page_bytes)
+    web.add_argument("--retries", type=int, default=CrawlOptions.retries,
+                     help="retries on 429, 5xx and network errors, with exponential backoff")
+    web.add_argument("--user-agent", default="", help="default: kg-decoder/VERSION")
+    web.add_argument("--section-strategy", choices=SECTION_STRATEGIES, default="whole-document")
+    web.add_argument("--no-progress", action="store_true")
+
     query = commands.add_parser("query", help="run a SPARQL SELECT (a file, or a name from queries/)")
     query.add_argument("query", help="path of a .rq file, or a name such as audit-segments-without-text")
     query.add_argument("--store", default="kg-store")
@@ -163,6 +180,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _audit(args)
         if args.command == "validate":
             return _validate(args)
+        if args.command == "crawl":
+            return _crawl(args)
         for path in sorted(resource_dir("queries").glob("*.rq")):
             print(path.stem)
         return 0
@@ -252,6 +271,34 @@ def _decode(args: argparse.Namespace) -> int:
     print(f"{len(files) - failures} of {len(files)} files decoded into {args.store} "
           f"({len(store)} quads in the store)", file=report)
     return 1 if failures else 0
+
+
+def _crawl(args: argparse.Namespace) -> int:
+    """Crawl, print a table of the pages; exit 1 when the start page itself could not be decoded."""
+    options = CrawlOptions(max_pages=args.max_pages, delay_seconds=args.delay, max_crawl_delay=args.max_crawl_delay,
+                           page_timeout=args.page_timeout, max_page_bytes=args.max_page_bytes, retries=args.retries,
+                           user_agent=args.user_agent)
+    store = open_store(args.store)
+
+    def show(report):
+        if not args.no_progress:
+            print(f"\r{report.current + 1}/{report.total} {report.message}"[:100].ljust(100), end="",
+                  file=sys.stderr, flush=True)
+
+    result = crawl(args.url, store=store, crawl_options=options, progress=show,
+                   section_strategy=args.section_strategy)
+    if not args.no_progress:
+        print(file=sys.stderr)
+    for page in result.pages:
+        if page.error is not None:
+            print(f"kg-decoder: {page.url}: {type(page.error).__name__}: {page.error.message}", file=sys.stderr)
+    rows = [[page.url, str(page.depth), str(page.http_status or "-"), page.status, page.document or "-"]
+            for page in result.pages]
+    print(_table(["url", "depth", "http", "status", "document"], rows))
+    store.flush()
+    done = [p for p in result.pages if p.document]
+    print(f"{len(done)} of {len(result.fetched)} fetched pages in {args.store} ({len(store)} quads in the store)")
+    return 0 if result.pages and result.pages[0].document else 1
 
 
 def _emit_jsonl(records) -> None:

@@ -1,0 +1,272 @@
+"""The crawler against a real HTTP server on 127.0.0.1 that misbehaves in the usual ways."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+import kg_decoder
+from kg_decoder.crawler import CrawlOptions, crawl, normalize_url
+from kg_decoder.validation import validate
+
+RUSSIAN = "Привет, мир! Это страница в кодировке windows-1251 без указания кодировки в заголовке."
+FAST = dict(delay_seconds=0.0, backoff_seconds=0.05, page_timeout=1.5, retries=2)
+
+
+class Site:
+    """The pages of a small site and a log of every request it was sent."""
+
+    def __init__(self, robots: str, pdf: bytes):
+        self.robots = robots
+        self.pdf = pdf
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        self.port = 0
+        self.offsite_port = 0
+
+    def count(self, path: str) -> int:
+        return sum(1 for r in self.requests if r["path"] == path)
+
+    def index(self) -> bytes:
+        links = [
+            "/article?utm_source=news&b=2&a=1#comments",  # the same page as the next link, once normalised
+            "/article?a=1&b=2",
+            "/private/secret.html",  # robots.txt disallows it
+            "/loop-a",  # redirects to /loop-b, which redirects back
+            "/busy",  # 429 first, then the page
+            "/flaky",  # 500 first, then the page
+            "/missing",  # 404: never retried
+            "/slow",  # trickles past the time limit
+            "/russian",  # windows-1251, no charset anywhere
+            "/files/report.pdf",
+            f"http://localhost:{self.port}/elsewhere",  # another host name for the same server
+            f"http://127.0.0.1:{self.offsite_port}/offsite.html",  # another host
+            "mailto:someone@example.org",
+        ]
+        anchors = "".join(f'<li><a href="{link}">link {n}</a></li>' for n, link in enumerate(links))
+        return (f"<html><head><title>KGSENTCRAWL index</title></head><body><h1>KGSENTCRAWL index</h1>"
+                f"<p>The start page of a small site.</p><ul>{anchors}</ul></body></html>").encode()
+
+
+def make_handler(site: Site):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def send(self, status: int, body: bytes = b"", content_type: str = "text/html; charset=utf-8",
+                 **headers: str):
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in headers.items():
+                self.send_header(name.replace("_", "-"), value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            with site.lock:
+                site.requests.append({"path": self.path, "host": self.headers.get("Host"),
+                                      "headers": dict(self.headers), "time": time.monotonic()})
+                seen = site.count(self.path)
+            path = self.path
+            page = lambda title, text="": (f"<html><head><title>{title}</title></head><body><h1>{title}</h1>"  # noqa: E731
+                                           f"<p>{text}</p></body></html>").encode()
+            if path == "/robots.txt":
+                self.send(200, site.robots.encode(), "text/plain")
+            elif path == "/":
+                if self.headers.get("If-None-Match") == '"v1"':
+                    self.send(304, ETag='"v1"')
+                else:
+                    self.send(200, site.index(), ETag='"v1"')
+            elif path == "/article?a=1&b=2":
+                modified = "Wed, 21 Oct 2026 07:28:00 GMT"
+                if self.headers.get("If-Modified-Since") == modified:
+                    self.send(304)
+                else:
+                    self.send(200, page("KGSENTARTICLE", 'An article. <a href="/article/part-2">more</a>'),
+                              Last_Modified=modified)
+            elif path == "/article/part-2":
+                self.send(200, page("KGSENTPARTTWO", "The second part of the article."))
+            elif path == "/loop-a":
+                self.send(302, Location="/loop-b")
+            elif path == "/loop-b":
+                self.send(302, Location=f"http://127.0.0.1:{site.port}/loop-a")
+            elif path == "/busy":
+                if seen == 1:
+                    self.send(429, b"slow down", "text/plain", Retry_After="0")
+                else:
+                    self.send(200, page("KGSENTBUSY", "Served on the second try."))
+            elif path == "/flaky":
+                if seen == 1:
+                    self.send(500, b"oops", "text/plain")
+                else:
+                    self.send(200, page("KGSENTFLAKY", "Served after a server error."))
+            elif path == "/slow":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", "100000")
+                self.end_headers()
+                try:
+                    for _ in range(40):
+                        self.wfile.write(b"<p>slow</p>")
+                        self.wfile.flush()
+                        time.sleep(0.1)
+                except OSError:
+                    pass
+            elif path == "/russian":
+                body = f"<html><body><h1>Страница</h1><p>{RUSSIAN}</p></body></html>".encode("windows-1251")
+                self.send(200, body, "text/html")
+            elif path == "/files/report.pdf":
+                self.send(200, site.pdf, "application/pdf")
+            else:
+                self.send(404, b"not here", "text/plain")
+
+    return Handler
+
+
+def serve(handler) -> ThreadingHTTPServer:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def site(corpus_dir):
+    def build(robots: str = "User-agent: *\nDisallow: /private/\n"):
+        site = Site(robots, (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes())
+        offsite_requests = []
+
+        class Offsite(BaseHTTPRequestHandler):
+            def do_GET(self):
+                offsite_requests.append(self.path)
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        servers = [serve(make_handler(site)), serve(Offsite)]
+        site.port, site.offsite_port = servers[0].server_port, servers[1].server_port
+        site.offsite_requests = offsite_requests
+        built.append(servers)
+        return site
+
+    built = []
+    yield build
+    for servers in built:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+def text_of(store, document):
+    return "\n".join(store.library.get(row["sha256"]).decode("utf-8")
+                     for row in store.select("document_segments", document=document))
+
+
+def test_url_normalisation():
+    assert normalize_url("HTTPS://Example.org:443/a/./b/../c?utm_medium=x&z=1&a=&gclid=9#frag") == \
+        "https://example.org/a/c?a=&z=1"
+    assert normalize_url("http://example.org") == "http://example.org/"
+    assert normalize_url("http://example.org:8080/%7Euser/a%20b") == "http://example.org:8080/~user/a%20b"
+    assert normalize_url("/x?b=1&a=2&fbclid=abc", "http://example.org/dir/page") == "http://example.org/x?a=2&b=1"
+    assert normalize_url("javascript:void(0)") is None
+
+
+def test_a_crawl_of_a_misbehaving_site(site, store):
+    site = site()
+    start = f"http://127.0.0.1:{site.port}/"
+    result = crawl(start, store=store, crawl_options=CrawlOptions(max_pages=30, **FAST))
+    pages = {p.url.replace(start, "/"): p for p in result.pages}
+
+    assert pages["/"].status == "decoded" and pages["/"].http_status == 200
+    article = pages["/article?a=1&b=2"]
+    assert article.status == "decoded" and site.count("/article?a=1&b=2") == 1  # two links, one fetch
+    assert pages["/article/part-2"].status == "decoded" and pages["/article/part-2"].depth == 2
+    assert pages["/private/secret.html"].status == "disallowed by robots.txt"
+    assert site.count("/private/secret.html") == 0
+    assert isinstance(pages["/loop-a"].error, kg_decoder.FetchFailed) and "redirect loop" in pages["/loop-a"].error.message
+    assert pages["/busy"].status == "decoded" and site.count("/busy") == 2
+    assert pages["/flaky"].status == "decoded" and site.count("/flaky") == 2
+    assert isinstance(pages["/missing"].error, kg_decoder.FetchFailed) and "404" in pages["/missing"].error.message
+    assert site.count("/missing") == 1  # a 404 is not retried
+    assert isinstance(pages["/slow"].error, kg_decoder.DecodeTimeout) and site.count("/slow") == 1
+    assert RUSSIAN in text_of(store, pages["/russian"].document)
+    pdf = pages["/files/report.pdf"]
+    assert pdf.status == "decoded"
+    assert store.select("document_summary", document=pdf.document)[0]["format"] == "pdf"
+
+    # never off the start host: not another port, not another name for the same server
+    assert site.offsite_requests == []
+    assert {r["host"] for r in site.requests} == {f"127.0.0.1:{site.port}"}
+    assert not any("elsewhere" in r["path"] for r in site.requests)
+    assert Counter(r["path"] for r in site.requests)["/robots.txt"] == 1
+
+    # provenance: URL, fetch time, status, validators, the linking page
+    rows = store.graph.query(f"""PREFIX tg: <https://trustgraph.ai/ns/> PREFIX dcterms: <http://purl.org/dc/terms/>
+        SELECT ?url ?status ?modified ?from ?fetched WHERE {{ GRAPH <urn:graph:source> {{
+          <{article.document}> dcterms:source ?url ; tg:httpStatus ?status ; tg:lastModified ?modified ;
+                               tg:linkedFrom ?from ; tg:fetchedAt ?fetched }} }}""")
+    [row] = list(rows)
+    assert (row["url"].value, int(row["status"].value), row["from"].value) == (
+        article.url, 200, pages["/"].document)
+    assert row["modified"].value == "Wed, 21 Oct 2026 07:28:00 GMT"
+    [etag] = list(store.graph.query(f"""PREFIX tg: <https://trustgraph.ai/ns/>
+        SELECT ?etag WHERE {{ GRAPH <urn:graph:source> {{ <{pages['/'].document}> tg:etag ?etag }} }}"""))
+    assert etag["etag"].value == '"v1"'
+    report = validate(store)
+    assert report.conforms, report.violations[:3]
+
+    # the second crawl asks conditionally and skips what did not change, yet still reaches the pages behind
+    before = {q for q in store.quads() if "fetchedAt" not in str(q.predicate)}
+    site.requests.clear()
+    again = crawl(start, store=store, crawl_options=CrawlOptions(max_pages=30, **FAST))
+    statuses = {p.url.replace(start, "/"): p.status for p in again.pages}
+    assert statuses["/"] == "not modified" and statuses["/article?a=1&b=2"] == "not modified"
+    assert statuses["/article/part-2"] == "unchanged"  # no validators: fetched, same bytes, same decode
+    index_request = next(r for r in site.requests if r["path"] == "/")
+    assert index_request["headers"].get("If-None-Match") == '"v1"'
+    article_request = next(r for r in site.requests if r["path"] == "/article?a=1&b=2")
+    assert article_request["headers"].get("If-Modified-Since") == "Wed, 21 Oct 2026 07:28:00 GMT"
+    after = {q for q in store.quads() if "fetchedAt" not in str(q.predicate)}
+    assert {str(q.predicate) for q in after ^ before} <= {"<https://trustgraph.ai/ns/httpStatus>"}
+    assert int(next(iter(store.graph.query(f"""PREFIX tg: <https://trustgraph.ai/ns/> SELECT ?s WHERE {{
+        GRAPH <urn:graph:source> {{ <{pages['/'].document}> tg:httpStatus ?s }} }}""")))["s"].value) == 304
+
+
+def test_max_pages_the_rate_limit_and_a_capped_crawl_delay(site, store):
+    slow_robots = site("User-agent: *\nCrawl-delay: 3600\nDisallow: /private/\n")
+    start = f"http://127.0.0.1:{slow_robots.port}/"
+    result = crawl(start, store=store, crawl_options=CrawlOptions(max_pages=3, delay_seconds=0.1,
+                                                                 max_crawl_delay=0.4, page_timeout=5))
+    assert len(result.fetched) == 3
+    times = [r["time"] for r in slow_robots.requests]  # robots.txt, /, /article, /loop-a and /loop-b
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(times) == 5 and all(0.35 <= gap < 3 for gap in gaps), gaps  # Crawl-delay capped at 0.4 s
+
+    polite = site()
+    start = f"http://127.0.0.1:{polite.port}/"
+    crawl(start, store=store, crawl_options=CrawlOptions(max_pages=3, delay_seconds=0.3, page_timeout=5))
+    times = [r["time"] for r in polite.requests]
+    assert all(b - a >= 0.27 for a, b in zip(times, times[1:])), times
+
+
+def test_cli_crawl(site, tmp_path):
+    site = site()
+    run = subprocess.run([sys.executable, "-m", "kg_decoder.cli", "crawl", f"http://127.0.0.1:{site.port}/",
+                          "--store", str(tmp_path / "store"), "--max-pages", "2", "--delay", "0", "--no-progress"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "decoded" in run.stdout and "2 of 2 fetched pages" in run.stdout
+    bad = subprocess.run([sys.executable, "-m", "kg_decoder.cli", "crawl", "ftp://example.org/",
+                          "--store", str(tmp_path / "store")], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not an http(s) URL" in bad.stderr
