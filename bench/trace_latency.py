@@ -21,6 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +43,12 @@ class ReusingWorker:
         if key not in self.cache:
             self.cache[key] = self.worker.partition(data, format_name, options)
         return self.cache[key]
+
+    def build_document(self, plain: bytes, job, progress=None):
+        """The mapping runs here, on the reused partitioning (the cache is per copy, so not used)."""
+        from kg_decoder.document_build import build_document
+
+        return build_document(plain, replace(job, cache_folder=None), progress, partition=self.partition)
 
 
 def copy_bytes(data: bytes, number: int, fmt_suffix: str) -> bytes:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Optional, Union
 
+from pyoxigraph import RdfFormat, serialize
+
 from .chunking import Chunk, ChunkOptions, Heading, chunk_text
 from .decoder import software_versions
 from .errors import UnknownEntity
@@ -63,12 +65,36 @@ class ChunkResult:
     quads: int = 0
 
 
+@dataclass
+class ChunkInputs:
+    """What chunking one document needs from the store (read by the store's owner)."""
+
+    document: str
+    decode_activity: str
+    options: ChunkOptions
+    versions: dict[str, str]
+    started: datetime
+    texts: list[dict]  # the text_documents rows, each with its "text"
+    elements: list[dict]  # the document_text_elements rows
+    pages: list[dict]  # the document_pages rows
+
+
+@dataclass
+class BuiltChunks:
+    nquads: bytes
+    quad_count: int
+    blobs: dict[str, bytes]
+    chunks: int
+
+
 def chunk_document(document: str, *, store: Union[KgStore, str, os.PathLike],
-                   progress: Optional[ProgressCallback] = None, **options) -> ChunkResult:
+                   progress: Optional[ProgressCallback] = None, worker=None, **options) -> ChunkResult:
     """Chunk a decoded document (by IRI) in ``store``; options are those of :class:`ChunkOptions`.
 
     The same settings over the same decode leave the store untouched ("unchanged");
-    other settings replace the earlier chunks in one transaction.
+    other settings replace the earlier chunks in one transaction. With a ``worker``
+    (:class:`kg_decoder.worker.PartitionWorker`) the cutting and mapping run in it, and
+    this process only reads the inputs and commits (what the web server does).
     """
     settings = ChunkOptions(**options)
     if not isinstance(store, KgStore):
@@ -80,15 +106,29 @@ def chunk_document(document: str, *, store: Union[KgStore, str, os.PathLike],
     if held == [wanted]:
         return ChunkResult(document, "unchanged", len({row["chunk"] for row in store.select("document_chunks",
                                                                                                document=document)}))
-    started = datetime.now(timezone.utc)
-    segments, blobs, hashes = _chunk_segments(store, document, settings, progress)
-    record = ChunkRecord(document=document, decode_activity=decode_activity, options=settings, segments=segments,
-                         chunk_sha256=hashes, started=started, ended=datetime.now(timezone.utc), versions=versions)
+    texts = store.select("text_documents", document=document)
+    for row in texts:
+        row["text"] = store.library.get(row["sha256"]).decode("utf-8")
+    inputs = ChunkInputs(document=document, decode_activity=decode_activity, options=settings, versions=versions,
+                         started=datetime.now(timezone.utc), texts=texts,
+                         elements=store.select("document_text_elements", document=document),
+                         pages=store.select("document_pages", document=document))
+    built = worker.build_chunks(inputs, progress) if worker is not None else build_chunks(inputs, progress)
+    report(progress, "write quads", 0, built.quad_count, f"write {built.quad_count} quads of chunks")
+    store.write_serialized(built.nquads, built.blobs, ("delete_chunks", {"document": document}) if held else None)
+    report(progress, "write quads", built.quad_count, built.quad_count, f"wrote {built.quad_count} quads of chunks")
+    return ChunkResult(document, "chunked", built.chunks, built.quad_count)
+
+
+def build_chunks(inputs: ChunkInputs, progress: Optional[ProgressCallback] = None) -> BuiltChunks:
+    """Cut the texts into chunks with their anchors and map them to quads (pure: no store)."""
+    segments, blobs, hashes = _chunk_segments(inputs, progress)
+    record = ChunkRecord(document=inputs.document, decode_activity=inputs.decode_activity, options=inputs.options,
+                         segments=segments, chunk_sha256=hashes, started=inputs.started,
+                         ended=datetime.now(timezone.utc), versions=inputs.versions)
     quads = chunk_quads(record)
-    report(progress, "write quads", 0, len(quads), f"write {len(quads)} quads of chunks")
-    store.write(quads, blobs, ("delete_chunks", {"document": document}) if held else None)
-    report(progress, "write quads", len(quads), len(quads), f"wrote {len(quads)} quads of chunks")
-    return ChunkResult(document, "chunked", sum(len(chunks) for _, chunks, _ in segments), len(quads))
+    return BuiltChunks(nquads=serialize(quads, format=RdfFormat.N_QUADS), quad_count=len(quads), blobs=blobs,
+                       chunks=sum(len(chunks) for _, chunks, _ in segments))
 
 
 def document_chunks(document: str, *, store: Union[KgStore, str, os.PathLike]) -> list[ChunkView]:
@@ -117,18 +157,18 @@ def _decode_activity(store: KgStore, document: str) -> str:
     return rows[0]["activity"]
 
 
-def _chunk_segments(store: KgStore, document: str, settings: ChunkOptions,
-                    progress: Optional[ProgressCallback] = None):
+def _chunk_segments(inputs: ChunkInputs, progress: Optional[ProgressCallback] = None):
+    settings = inputs.options
     elements_by_segment: dict[str, list[dict]] = {}
-    for row in store.select("document_text_elements", document=document):
+    for row in inputs.elements:
         elements_by_segment.setdefault(row["segment"], []).append(row)
-    pages = {row["pageNumber"]: row for row in store.select("document_pages", document=document)}
+    pages = {row["pageNumber"]: row for row in inputs.pages}
     segments, blobs, hashes = [], {}, []
     earlier_headings: list[Heading] = []
-    texts = store.select("text_documents", document=document)
+    texts = inputs.texts
     for number, row in enumerate(texts, start=1):
         report(progress, "chunk", number - 1, len(texts), f"chunk {row['kind']} {number} of {len(texts)}")
-        text = store.library.get(row["sha256"]).decode("utf-8")
+        text = row["text"]
         elements = elements_by_segment.get(row["segment"], [])
         tables = [(e["charOffset"], e["charOffset"] + e["charLength"]) for e in elements if e["category"] == "Table"]
         headings = [Heading(e["charOffset"], e.get("headingDepth", 0), text[e["charOffset"]:e["charOffset"]

@@ -8,85 +8,26 @@ the store as it was.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
-from .assembly import assemble
+from .document_build import DocumentJob
 from .embedded import EmbeddedFile, embedded_files
 from .errors import DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
 from .formats import FORMATS, Format, decrypt_office, detect_format
-from .grouping import complete_pages, group
 from .identifiers import document_iri
 from .library import sha256_hex
-from .model import DecodeOptions, Element, Partitioned, TextDocument
-from .partition_cache import PartitionCache
+from .model import DecodeOptions, DecodeResult, EmbeddedResult, TextDocument
 from .progress import ProgressCallback, report
-from .rdf_mapping import (
-    DocumentRecord,
-    EmbeddingLink,
-    FailureRecord,
-    WebFetch,
-    activity_iri,
-    document_quads,
-    failure_quads,
-    origin_quads,
-)
+from .rdf_mapping import EmbeddingLink, FailureRecord, WebFetch, activity_iri, failure_quads, origin_quads
 from .store import KgStore, open_store
 from .worker import PartitionWorker, shared_worker
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO]
-
-
-@dataclass
-class DecodeResult:
-    """What one decode did. ``status`` is "decoded", or "unchanged" when the store already held it."""
-
-    document: str
-    file_name: Optional[str]
-    format: str
-    mime_type: str
-    status: str
-    strategy: Optional[str]
-    pages: int
-    sections: int
-    elements: int
-    tables: int
-    images: int
-    quads: int = 0
-    text_documents: list[TextDocument] = field(default_factory=list)
-    # Files embedded in this document (attachments, OLE packages...), each decoded as a child document.
-    embedded: list["EmbeddedResult"] = field(default_factory=list)
-
-    def documents(self) -> list[str]:
-        """This document and every embedded document decoded with it, parents first."""
-        return [self.document] + [e.result.document for top in self.embedded for e in top.walk() if e.result]
-
-
-@dataclass
-class EmbeddedResult:
-    """One file found inside a document: its child document's result, or why it was not decoded."""
-
-    path: str
-    name: Optional[str]
-    depth: int
-    result: Optional[DecodeResult] = None
-    error: Optional[DecodeError] = None
-
-    @property
-    def status(self) -> str:
-        if self.error is not None:
-            return f"failed: {type(self.error).__name__}: {self.error.message}"
-        return self.result.status
-
-    def walk(self):
-        """This file and, depth first, every file embedded in it."""
-        yield self
-        for inner in self.result.embedded if self.result else []:
-            yield from inner.walk()
 
 
 @lru_cache(maxsize=1)
@@ -275,118 +216,17 @@ def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[st
         report(progress, "done", 1, 1, "unchanged: the store already holds this decode")
         return stored_result(store, iri, file_name)
 
-    started = datetime.now(timezone.utc)
-    cache = PartitionCache(store.path / "partition-cache")
-    cache_key = cache.key(sha256, fmt.name, options, versions)
-    partitioned = cache.get(cache_key) if use_cache else None
-    if partitioned is None:
-        report(progress, "partition", 0, 1, f"partition the {fmt.name.upper()} file")
-        partitioned = worker.partition(plain, fmt.name, options)
-        if use_cache:
-            cache.put(cache_key, partitioned)
-        source = "partitioned"
-    else:
-        source = "from the parse cache"
-    pages = complete_pages(partitioned.elements, partitioned.pages) if fmt.page_based else []
-    report(progress, "partition", 1, 1, f"{len(partitioned.elements)} elements"
-           + (f" on {len(pages)} pages" if pages else "") + f", {source}")
-    segments = group(partitioned.elements, pages, fmt.page_based, options)
-    report(progress, "group", 1, 1, f"{len(segments)} pages and sections")
-    document_text = assemble(segments, partitioned.elements)
-    segment_bytes = [s.text.encode("utf-8") for s in segments]
-    segment_sha256 = [sha256_hex(b) for b in segment_bytes]
-    record = DocumentRecord(
-        iri=iri,
-        sha256=sha256,
-        byte_size=len(data),
-        format=fmt.name,
-        mime_type=fmt.mime,
-        file_name=file_name,
-        title=_title(partitioned.elements, file_name),
-        options=options,
-        strategy=partitioned.strategy or "native",
-        elements=partitioned.elements,
-        pages={p.number: p for p in pages},
-        segments=segments,
-        segment_sha256=segment_sha256,
-        document_text_length=len(document_text),
-        started=started,
-        ended=datetime.now(timezone.utc),
-        versions=versions,
-        page_based=fmt.page_based,
-    )
-    image_blobs = _image_blobs(record, options)
-    quads = document_quads(record) + (origin_quads(iri, origin) if origin else [])
-    blobs = {sha256: data} | dict(zip(segment_sha256, segment_bytes)) | image_blobs
+    job = DocumentJob(sha256=sha256, byte_size=len(data), format_name=fmt.name, file_name=file_name,
+                      options=options, versions=versions,
+                      cache_folder=str(store.path / "partition-cache") if use_cache else None, origin=origin)
+    built = worker.build_document(plain, job, progress)
     earlier_failure = bool(store.select("document_failure", document=iri))
-    report(progress, "write quads", 0, len(quads), f"write {len(quads)} quads in one transaction")
-    store.write_document(iri, quads, blobs, replace=bool(state) or earlier_failure)
-    report(progress, "write quads", len(quads), len(quads), f"wrote {len(quads)} quads")
+    report(progress, "write quads", 0, built.quad_count, f"write {built.quad_count} quads in one transaction")
+    store.write_serialized(built.nquads, {sha256: data} | built.blobs,
+                           ("delete_document", {"document": iri}) if state or earlier_failure else None)
+    report(progress, "write quads", built.quad_count, built.quad_count, f"wrote {built.quad_count} quads")
     report(progress, "done", 1, 1, "decoded")
-    return _result(record, partitioned, len(quads))
-
-
-def _image_blobs(record: DocumentRecord, options: DecodeOptions) -> dict[str, bytes]:
-    """The bytes of each image within the limits (noted on the record); the others get a skip reason."""
-    blobs: dict[str, bytes] = {}
-    for element in record.elements:
-        if not element.is_image or element.image_data is None:
-            continue
-        pixels = (element.image_width or 0) * (element.image_height or 0)
-        if len(element.image_data) > options.max_image_bytes:
-            record.image_skipped[element.index] = (f"{len(element.image_data)} bytes, over the limit of "
-                                                   f"{options.max_image_bytes}")
-        elif pixels > options.max_image_pixels:
-            record.image_skipped[element.index] = f"{pixels} pixels, over the limit of {options.max_image_pixels}"
-        else:
-            key = sha256_hex(element.image_data)
-            record.image_sha256[element.index] = key
-            blobs[key] = element.image_data
-    return blobs
-
-
-def _title(elements: list[Element], file_name: Optional[str]) -> Optional[str]:
-    for element in elements:
-        if element.category == "Title" and element.text.strip():
-            return element.text.strip()[:300]
-    return file_name
-
-
-def _result(record: DocumentRecord, partitioned: Partitioned, quad_count: int) -> DecodeResult:
-    text_documents = [
-        TextDocument(
-            iri=record.segment_iris[s.index],
-            document=record.iri,
-            kind=s.kind,
-            page_number=s.page_number,
-            text=s.text,
-            char_offset=s.char_offset,
-            char_length=len(s.text),
-            element_offsets=[
-                {"element": record.element_iris[span.element], "char_offset": span.offset,
-                 "char_length": span.length}
-                for span in s.spans
-            ],
-        )
-        for s in record.segments
-        if s.carries_text
-    ]
-    elements = partitioned.elements
-    return DecodeResult(
-        document=record.iri,
-        file_name=record.file_name,
-        format=record.format,
-        mime_type=record.mime_type,
-        status="decoded",
-        strategy=record.strategy,
-        pages=sum(1 for s in record.segments if s.kind == "page"),
-        sections=sum(1 for s in record.segments if s.kind == "section"),
-        elements=sum(1 for e in elements if not e.is_image),
-        tables=sum(1 for e in elements if e.is_table),
-        images=sum(1 for e in elements if e.is_image),
-        quads=quad_count,
-        text_documents=text_documents,
-    )
+    return built.result
 
 
 def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> DecodeResult:

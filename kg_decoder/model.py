@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .errors import InvalidOption
+from .errors import DecodeError, InvalidOption
 
 PDF_POINTS = "pdf-points-top-left"
 PIXELS = "pixels-top-left"
@@ -231,3 +231,53 @@ class Anchor:
     page_width: Optional[float] = None
     page_height: Optional[float] = None
     coordinate_system: Optional[str] = None
+
+
+@dataclass
+class DecodeResult:
+    """What one decode did. ``status`` is "decoded", or "unchanged" when the store already held it."""
+
+    document: str
+    file_name: Optional[str]
+    format: str
+    mime_type: str
+    status: str
+    strategy: Optional[str]
+    pages: int
+    sections: int
+    elements: int
+    tables: int
+    images: int
+    quads: int = 0
+    text_documents: list[TextDocument] = field(default_factory=list)
+    # "partitioned", or "parse cache" when an earlier partitioning was reused; None when unchanged.
+    partition_source: Optional[str] = None
+    # Files embedded in this document (attachments, OLE packages...), each decoded as a child document.
+    embedded: list["EmbeddedResult"] = field(default_factory=list)
+
+    def documents(self) -> list[str]:
+        """This document and every embedded document decoded with it, parents first."""
+        return [self.document] + [e.result.document for top in self.embedded for e in top.walk() if e.result]
+
+
+@dataclass
+class EmbeddedResult:
+    """One file found inside a document: its child document's result, or why it was not decoded."""
+
+    path: str
+    name: Optional[str]
+    depth: int
+    result: Optional[DecodeResult] = None
+    error: Optional[DecodeError] = None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return f"failed: {type(self.error).__name__}: {self.error.message}"
+        return self.result.status
+
+    def walk(self):
+        """This file and, depth first, every file embedded in it."""
+        yield self
+        for inner in self.result.embedded if self.result else []:
+            yield from inner.walk()

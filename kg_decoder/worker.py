@@ -23,20 +23,41 @@ from typing import Optional
 
 from .errors import CorruptDocument, DecodeError, DecodeTimeout
 from .model import DecodeOptions, Partitioned
+from .progress import ProgressCallback
 
 _START_TIMEOUT_SECONDS = 600.0
+
+
+def _tasks() -> dict:
+    """What a caller may run in the worker, by name: (function, whether it takes ``progress``)."""
+    from .chunk_pipeline import build_chunks
+    from .document_build import build_document
+    from .partition import partition_document
+
+    return {"partition": (partition_document, False), "build_document": (build_document, True),
+            "build_chunks": (build_chunks, True)}
 
 
 def _serve(connection) -> None:
     from . import offline
 
-    # Partitioning is batch work: when the caller also answers queries (the web app), those come first.
-    os.nice(10)
+    # Decoding is batch work: when the caller also answers queries (the web app), those come first.
+    # SCHED_IDLE runs the worker only on a CPU nothing else wants, and any waking thread preempts it at
+    # once (a positive nice value still takes its share of slices from a busy request thread).
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):  # not Linux
+        os.nice(10)
     offline.prepare()
-    from .partition import partition_document, warm_up
+    from .partition import warm_up
 
     warm_up()
+    tasks = _tasks()
     connection.send("ready")
+
+    def send_progress(progress) -> None:
+        connection.send(("progress", progress))
+
     while True:
         try:
             request = connection.recv()
@@ -44,19 +65,30 @@ def _serve(connection) -> None:
             return
         if request is None:
             return
-        data, format_name, options = request
+        name, args = request
+        function, takes_progress = tasks[name]
         try:
-            reply = ("ok", partition_document(data, format_name, options))
+            value = function(*args, progress=send_progress) if takes_progress else function(*args)
+            reply = ("ok", value)
         except DecodeError as exc:
             reply = ("error", exc)
         except Exception as exc:  # a parser bug on odd bytes: the document, not the caller, is at fault
-            reply = ("error", CorruptDocument(f"the {format_name.upper()} file could not be parsed: "
-                                              f"{type(exc).__name__}: {exc}"))
+            reply = ("error", CorruptDocument(f"the document could not be processed: {type(exc).__name__}: {exc}"))
         connection.send(reply)
 
 
+def _relay(progress: Optional[ProgressCallback], report) -> None:
+    if progress is None:
+        return
+    try:
+        progress(report)
+    except Exception:  # a caller's display failing must not break the conversation with the worker
+        pass
+
+
 class PartitionWorker:
-    """One partitioning process, reused across documents; thread-safe (one document at a time).
+    """One worker process (partitioning, mapping, chunking), reused across documents; thread-safe
+    (one task at a time).
 
     >>> worker = PartitionWorker()
     >>> worker.close()
@@ -111,22 +143,45 @@ class PartitionWorker:
 
     def partition(self, data: bytes, format_name: str, options: DecodeOptions) -> Partitioned:
         """Partition in the worker; raises the worker's DecodeError, or DecodeTimeout."""
+        return self.call("partition", data, format_name, options, timeout=options.timeout_seconds,
+                         crash=f"the {format_name.upper()} parser crashed on this file")
+
+    def build_document(self, plain: bytes, job, progress: Optional[ProgressCallback] = None):
+        """Partition (or reuse the parse cache) and map a document to quads in the worker."""
+        return self.call("build_document", plain, job, timeout=job.options.timeout_seconds, progress=progress,
+                         crash=f"the {job.format_name.upper()} parser crashed on this file")
+
+    def build_chunks(self, inputs, progress: Optional[ProgressCallback] = None):
+        """Cut a document's texts into chunks and map them to quads in the worker."""
+        return self.call("build_chunks", inputs, progress=progress, crash="the worker crashed while chunking")
+
+    def call(self, name: str, *args, timeout: Optional[float] = None, progress: Optional[ProgressCallback] = None,
+             crash: str = "the worker crashed"):
+        """Run a task in the worker, relaying its progress reports; its DecodeError is raised here.
+
+        Past ``timeout`` seconds the worker is killed (a new one starts for the next call) and
+        DecodeTimeout is raised; a worker that dies is a CorruptDocument with ``crash`` as message.
+        """
         with self._lock:
             self._start()
             self._await_ready()
             started = time.monotonic()
-            self._connection.send((data, format_name, options))
-            if not self._connection.poll(options.timeout_seconds):
-                self._kill()
-                raise DecodeTimeout(
-                    f"decoding took longer than the limit of {options.timeout_seconds:g} s "
-                    f"(stopped after {time.monotonic() - started:.1f} s)"
-                )
-            try:
-                status, payload = self._connection.recv()
-            except EOFError:
-                self._kill()
-                raise CorruptDocument(f"the {format_name.upper()} parser crashed on this file") from None
+            self._connection.send((name, args))
+            while True:
+                remaining = None if timeout is None else max(0.0, started + timeout - time.monotonic())
+                if not self._connection.poll(remaining):
+                    self._kill()
+                    raise DecodeTimeout(f"decoding took longer than the limit of {timeout:g} s "
+                                        f"(stopped after {time.monotonic() - started:.1f} s)")
+                try:
+                    status, payload = self._connection.recv()
+                except EOFError:
+                    self._kill()
+                    raise CorruptDocument(crash) from None
+                if status == "progress":
+                    _relay(progress, payload)
+                    continue
+                break
         if status == "ok":
             return payload
         raise payload

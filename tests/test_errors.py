@@ -144,6 +144,9 @@ class _FullDisk:
     def extend(self, quads):
         raise OSError("disk full")
 
+    def load(self, *args, **kwargs):
+        raise OSError("disk full")
+
 
 def test_a_failed_transaction_leaves_no_library_blob(store, generated, monkeypatch):
     monkeypatch.setattr(store, "graph", _FullDisk(store.graph))

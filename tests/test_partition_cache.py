@@ -12,14 +12,15 @@ from kg_decoder.worker import shared_worker
 
 
 class CountingWorker:
-    """The real partition worker, counting how often it is asked."""
+    """The real worker, counting how often it had to partition (not reuse the cache)."""
 
     def __init__(self):
         self.calls = 0
 
-    def partition(self, data, format_name, options):
-        self.calls += 1
-        return shared_worker().partition(data, format_name, options)
+    def build_document(self, plain, job, progress=None):
+        built = shared_worker().build_document(plain, job, progress)
+        self.calls += built.result.partition_source == "partitioned"
+        return built
 
 
 def test_other_section_settings_reuse_the_partitioning(generated, tmp_path):
@@ -112,12 +113,16 @@ def test_decode_and_chunk_report_their_stages(generated, tmp_path):
     store = kg_decoder.open_store(tmp_path / "store")
     seen = []
     result = kg_decoder.decode(generated["generated.pdf"].path, store=store, progress=seen.append)
-    assert [p.stage for p in seen] == ["read", "detect", "partition", "partition", "group", "write quads",
+    assert [p.stage for p in seen] == ["read", "detect", "partition", "partition", "group", "map", "write quads",
                                        "write quads", "done"]
-    assert "3 pages" in seen[3].message and seen[6].current == seen[6].total == result.quads
+    assert "3 pages" in seen[3].message and seen[7].current == seen[7].total == result.quads
     again = []
     kg_decoder.decode(generated["generated.pdf"].path, store=store, section_strategy="count", progress=again.append)
     assert "from the parse cache" in again[2].message
     chunked = []
     chunk_document(result.document, store=store, progress=chunked.append)
     assert [(p.current, p.total) for p in chunked if p.stage == "chunk"][-1] == (3, 3)  # every page, the blank too
+    in_worker = []  # the same reports come across from the worker process
+    chunk_document(result.document, store=store, progress=in_worker.append, worker=shared_worker(), chunk_size=64)
+    assert [(p.stage, p.current, p.total) for p in in_worker if p.stage == "chunk"] == [
+        (p.stage, p.current, p.total) for p in chunked if p.stage == "chunk"]

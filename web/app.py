@@ -22,6 +22,7 @@ from kg_decoder import (DecodeError, ProvenanceError, StoreError, add_facts, chu
                         document_chunks, trace, web_annotations)
 from kg_decoder.audits import audit_definitions
 from kg_decoder.image_catalog import document_images
+from kg_decoder.worker import shared_worker
 from kg_decoder.page_render import render_page_png
 from kg_decoder.resources import resource_dir
 from kg_decoder.sparql_protocol import ProtocolError, run_query
@@ -143,7 +144,8 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
                                 **options)
                 if wants_chunks:
                     for document in result.documents():  # the embedded files' documents too
-                        chunk_document(document, store=store, progress=progress, **chunking)
+                        chunk_document(document, store=store, progress=progress, worker=shared_worker(),
+                                       **chunking)
             return _decoded(result)
 
         if request.values.get("async", "").lower() in ("1", "true", "yes"):
