@@ -104,8 +104,9 @@ def _partitioned(plain: bytes, job: DocumentJob, progress: Optional[ProgressCall
     if partition is None:
         from .partition import partition_document
 
-        partition = partition_document
-    partitioned = partition(plain, job.format_name, job.options)
+        partitioned = partition_document(plain, job.format_name, job.options, progress)
+    else:
+        partitioned = partition(plain, job.format_name, job.options)
     if cache:
         cache.put(key, partitioned)
     return partitioned, "partitioned"

@@ -12,6 +12,7 @@ import io
 import json
 import shutil
 import subprocess
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Callable, Optional
 
@@ -26,6 +27,7 @@ from .errors import (
 )
 from .images import add_images
 from .model import PDF_POINTS, PIXELS, DecodeOptions, Element, Page, Partitioned
+from .progress import ProgressCallback, report
 
 # format name -> (module, function) of unstructured's partitioner
 _PARTITIONERS: dict[str, tuple[str, str]] = {
@@ -55,16 +57,21 @@ _IMAGE_FORMATS = {"png", "jpeg", "tiff"}
 _DROPPED_CATEGORIES = {"PageBreak"}
 
 
-def partition_document(data: bytes, format_name: str, options: DecodeOptions) -> Partitioned:
-    """Partition ``data`` (already known to be ``format_name``) into elements, images included."""
-    partitioned = _partition_text(data, format_name, options)
+def partition_document(data: bytes, format_name: str, options: DecodeOptions,
+                       progress: Optional[ProgressCallback] = None) -> Partitioned:
+    """Partition ``data`` (already known to be ``format_name``) into elements, images included.
+
+    ``progress`` hears about each PDF page as it is read ("partition 3/120 pages") or OCRed.
+    """
+    partitioned = _partition_text(data, format_name, options, progress)
     partitioned.elements = add_images(data, format_name, partitioned.elements, partitioned.pages)
     return partitioned
 
 
-def _partition_text(data: bytes, format_name: str, options: DecodeOptions) -> Partitioned:
+def _partition_text(data: bytes, format_name: str, options: DecodeOptions,
+                    progress: Optional[ProgressCallback] = None) -> Partitioned:
     if format_name == "pdf":
-        return _partition_pdf(data, options)
+        return _partition_pdf(data, options, progress)
     if format_name in _IMAGE_FORMATS:
         return _partition_image(data, format_name, options)
     if format_name in ("json", "jsonl"):
@@ -144,7 +151,7 @@ def _checked(partitioned: Partitioned) -> Partitioned:
 # ---------------------------------------------------------------- PDF
 
 
-def _partition_pdf(data: bytes, options: DecodeOptions) -> Partitioned:
+def _partition_pdf(data: bytes, options: DecodeOptions, progress: Optional[ProgressCallback] = None) -> Partitioned:
     pdf, pages, needs_ocr = _inspect_pdf(data, options.password)
     languages = options.ocr_languages.split("+")
     strategy = options.strategy
@@ -164,18 +171,25 @@ def _partition_pdf(data: bytes, options: DecodeOptions) -> Partitioned:
             password=password,
         )
 
-    if strategy in ("fast", "ocr_only", "hi_res"):
-        raw = run(strategy, data, options.password)
+    if strategy == "ocr_only":
+        raw = _ocr_pdf_pages(pdf, [p.number for p in pages], run, progress)
+        for page in pages:
+            page.strategy = strategy
+        used = strategy
+    elif strategy in ("fast", "hi_res"):
+        with _pages_reported(progress, len(pages)):
+            raw = run(strategy, data, options.password)
         for page in pages:
             page.strategy = strategy
         used = strategy
     else:  # auto: the text layer where there is one, OCR for the pages that have none
         text_pages = [p.number for p in pages if p.number not in needs_ocr]
-        raw = run("fast", data, options.password) if text_pages else []
+        with _pages_reported(progress, len(pages)):
+            raw = run("fast", data, options.password) if text_pages else []
         for page in pages:
             page.strategy = "ocr_only" if page.number in needs_ocr else "fast"
         if needs_ocr:
-            raw = _merge_by_page(raw, _ocr_pdf_pages(pdf, sorted(needs_ocr), run))
+            raw = _merge_by_page(raw, _ocr_pdf_pages(pdf, sorted(needs_ocr), run, progress))
         used = "fast" if not needs_ocr else ("ocr_only" if not text_pages else "fast+ocr_only")
     pdf.close()
     elements = _convert_all(raw, {p.number: p for p in pages}, page_based=True)
@@ -215,20 +229,50 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
     return pdf, pages, needs_ocr
 
 
-def _ocr_pdf_pages(pdf, numbers: list[int], run) -> list:
-    """OCR only the given pages: copy them into a new PDF, OCR it, map page numbers back."""
+def _ocr_pdf_pages(pdf, numbers: list[int], run, progress: Optional[ProgressCallback] = None) -> list:
+    """OCR the given pages one by one (each copied into a PDF of its own), page numbers mapped back."""
     import pypdfium2 as pdfium
 
-    subset = pdfium.PdfDocument.new()
-    subset.import_pages(pdf, [n - 1 for n in numbers])
-    buffer = io.BytesIO()
-    subset.save(buffer)
-    subset.close()
-    raw = run("ocr_only", buffer.getvalue(), None)
-    for element in raw:
-        local = element.metadata.page_number or 1
-        element.metadata.page_number = numbers[local - 1]
+    raw = []
+    for done, number in enumerate(numbers):
+        report(progress, "ocr", done, len(numbers), f"OCR page {number} ({done + 1} of {len(numbers)})")
+        single = pdfium.PdfDocument.new()
+        single.import_pages(pdf, [number - 1])
+        buffer = io.BytesIO()
+        single.save(buffer)
+        single.close()
+        for element in run("ocr_only", buffer.getvalue(), None):
+            element.metadata.page_number = number
+            raw.append(element)
+    report(progress, "ocr", len(numbers), len(numbers), f"OCR of {len(numbers)} pages done")
     return raw
+
+
+@contextmanager
+def _pages_reported(progress: Optional[ProgressCallback], total: int):
+    """Report each page as unstructured's PDF reader (pdfminer) reaches it.
+
+    unstructured has no progress hook; its PDF module walks pages through the generator it
+    imported by name, so that name is wrapped while the partitioner runs (the worker runs one
+    document at a time). If a later unstructured moves it, pages simply go unreported.
+    """
+    import unstructured.partition.pdf as unstructured_pdf
+
+    original = getattr(unstructured_pdf, "open_pdfminer_pages_generator", None)
+    if progress is None or original is None:
+        yield
+        return
+
+    def counted(*args, **kwargs):
+        for number, page in enumerate(original(*args, **kwargs), start=1):
+            report(progress, "partition", number - 1, total, f"partition {number}/{total} pages")
+            yield page
+
+    unstructured_pdf.open_pdfminer_pages_generator = counted
+    try:
+        yield
+    finally:
+        unstructured_pdf.open_pdfminer_pages_generator = original
 
 
 def _merge_by_page(first: list, second: list) -> list:
