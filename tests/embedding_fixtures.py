@@ -1,9 +1,10 @@
 """Documents with files inside: OLE packages in Office files, nested archives, e-mail chains.
 
 No tool on these machines writes OLE compound files (olefile only reads them), so
-``compound_file`` writes a minimal one (CFB version 3, root-level streams of at
-least 4096 bytes, so no mini stream) by the [MS-CFB] layout; olefile reading it
-back is the check that it is well formed.
+``compound_file`` writes one (CFB version 3: storages, the mini stream for short
+streams) by the [MS-CFB] layout, and ``outlook_message`` an .msg by [MS-OXMSG] on
+top of it; olefile and python-oxmsg reading them back is the check that they are
+well formed.
 """
 
 from __future__ import annotations
@@ -13,43 +14,68 @@ import io
 import struct
 import zipfile
 
-SECTOR = 512
+SECTOR, MINI_SECTOR, MINI_CUTOFF = 512, 64, 4096
 FREE, END_OF_CHAIN, FAT_SECTOR, NO_STREAM = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD, 0xFFFFFFFF
+STORAGE, STREAM, ROOT = 1, 2, 5
 
 
-def compound_file(streams: dict[str, bytes]) -> bytes:
-    """An OLE compound file holding ``streams`` at its root."""
-    assert all(len(data) >= 4096 for data in streams.values()), "short streams would need a mini stream"
-    entries = len(streams) + 1
-    directory_sectors = -(-entries * 128 // SECTOR)
-    data_sectors = sum(-(-len(data) // SECTOR) for data in streams.values())
+def compound_file(tree: dict) -> bytes:
+    """An OLE compound file: ``tree`` maps names to bytes (streams) or to dicts (storages)."""
+    entries = [{"name": "Root Entry", "kind": ROOT, "data": b"", "child": NO_STREAM, "right": NO_STREAM}]
+
+    def add(folder: dict) -> int:
+        """Add a storage's members; return the id of the first (its child), the rest chained right."""
+        ids = []
+        for name, value in folder.items():
+            entries.append({"name": name, "kind": STORAGE if isinstance(value, dict) else STREAM,
+                            "data": b"" if isinstance(value, dict) else value, "child": NO_STREAM,
+                            "right": NO_STREAM})
+            ids.append(len(entries) - 1)
+            if isinstance(value, dict):
+                entries[ids[-1]]["child"] = add(value)
+        for left, right in zip(ids, ids[1:]):
+            entries[left]["right"] = right
+        return ids[0] if ids else NO_STREAM
+
+    entries[0]["child"] = add(tree)
+    small = [e for e in entries if e["kind"] == STREAM and len(e["data"]) < MINI_CUTOFF]
+    large = [e for e in entries if e["kind"] == STREAM and len(e["data"]) >= MINI_CUTOFF]
+    minifat, mini_stream = [], b""
+    for entry in small:  # short streams live in the mini stream, 64-byte sectors chained by the mini FAT
+        count = max(1, -(-len(entry["data"]) // MINI_SECTOR))
+        entry["start"] = len(minifat)
+        minifat += [len(minifat) + i + 1 for i in range(count - 1)] + [END_OF_CHAIN]
+        mini_stream += entry["data"].ljust(count * MINI_SECTOR, b"\x00")
+    entries[0]["data"] = mini_stream
+    minifat_bytes = struct.pack(f"<{len(minifat)}I", *minifat) if minifat else b""
+    regions = [("directory", b"".join(bytes(128) for _ in entries)), ("minifat", minifat_bytes),
+               ("mini", mini_stream)] + [(id(e), e["data"]) for e in large]
+    sizes = [-(-len(data) // SECTOR) for _, data in regions]
     fat_sectors = 1
-    while fat_sectors * SECTOR // 4 < fat_sectors + directory_sectors + data_sectors:
+    while fat_sectors * SECTOR // 4 < fat_sectors + sum(sizes):
         fat_sectors += 1
     assert fat_sectors <= 109, "more FAT sectors than the header lists"
-    layout = []  # (first sector, sector count) of each stream
-    next_sector = fat_sectors + directory_sectors  # the FAT comes first
-    for data in streams.values():
-        count = -(-len(data) // SECTOR)
-        layout.append((next_sector, count))
-        next_sector += count
     fat = [FREE] * (fat_sectors * SECTOR // 4)
     fat[:fat_sectors] = [FAT_SECTOR] * fat_sectors
-    for first, count in [(fat_sectors, directory_sectors)] + layout:
-        for sector in range(first, first + count):
-            fat[sector] = sector + 1 if sector < first + count - 1 else END_OF_CHAIN
+    starts, sector = {}, fat_sectors
+    for (key, _), count in zip(regions, sizes):
+        starts[key] = sector if count else END_OF_CHAIN
+        for offset in range(count):
+            fat[sector + offset] = sector + offset + 1 if offset < count - 1 else END_OF_CHAIN
+        sector += count
+    entries[0]["start"] = starts["mini"]
+    for entry in large:
+        entry["start"] = starts[id(entry)]
+    directory = b"".join(_directory_entry(e["name"], e["kind"], e["right"], e["child"],
+                                          e.get("start", END_OF_CHAIN if e["kind"] != STREAM else 0),
+                                          len(e["data"])) for e in entries)
     header = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(16) + struct.pack("<HHHHH", 0x3E, 3, 0xFFFE, 9, 6)
-    header += bytes(6) + struct.pack("<IIIIIIIII", 0, fat_sectors, fat_sectors, 0, 4096, END_OF_CHAIN, 0,
-                                     END_OF_CHAIN, 0)
+    header += bytes(6) + struct.pack("<IIIIIIIII", 0, fat_sectors, starts["directory"], 0, MINI_CUTOFF,
+                                     starts["minifat"], sizes[1], END_OF_CHAIN, 0)
     header += struct.pack("<109I", *range(fat_sectors), *[FREE] * (109 - fat_sectors))
-    names = list(streams)
-    directory = _directory_entry("Root Entry", 5, NO_STREAM, 1 if names else NO_STREAM, END_OF_CHAIN, 0)
-    for number, name in enumerate(names, start=1):
-        sibling = number + 1 if number < len(names) else NO_STREAM
-        directory += _directory_entry(name, 2, sibling, NO_STREAM, layout[number - 1][0], len(streams[name]))
-    directory = directory.ljust(directory_sectors * SECTOR, b"\x00")
-    body = b"".join(data.ljust(-(-len(data) // SECTOR) * SECTOR, b"\x00") for data in streams.values())
-    return header + struct.pack(f"<{len(fat)}I", *fat) + directory + body
+    body = b"".join((directory if key == "directory" else data).ljust(count * SECTOR, b"\x00")
+                    for (key, data), count in zip(regions, sizes))
+    return header + struct.pack(f"<{len(fat)}I", *fat) + body
 
 
 def _directory_entry(name: str, kind: int, right: int, child: int, start: int, size: int) -> bytes:
@@ -59,6 +85,36 @@ def _directory_entry(name: str, kind: int, right: int, child: int, start: int, s
             + struct.pack("<IQ", start, size))
 
 
+def outlook_message(subject: str, body: str, attachments: list[tuple[str, bytes]]) -> bytes:
+    """An Outlook .msg ([MS-OXMSG]): subject, plain-text body, attachments by value."""
+    def text(value: str) -> bytes:
+        return value.encode("utf-16-le") + b"\x00\x00"
+
+    def properties(header: bytes, fixed: list[tuple[int, int, int]], variable: dict[tuple[int, int], bytes]):
+        """The properties stream: header, then 16-byte entries (tag, flags, value or size)."""
+        stream = header
+        for pid, ptype, value in fixed:
+            stream += struct.pack("<IIQ", (pid << 16) | ptype, 6, value)
+        for (pid, ptype), data in variable.items():
+            stream += struct.pack("<IIII", (pid << 16) | ptype, 6, len(data), 0)
+        return stream
+
+    def streams(variable: dict[tuple[int, int], bytes]) -> dict:
+        return {f"__substg1.0_{pid:04X}{ptype:04X}": data for (pid, ptype), data in variable.items()}
+
+    message = {(0x001A, 0x001F): text("IPM.Note"), (0x0037, 0x001F): text(subject),
+               (0x1000, 0x001F): text(body), (0x0C1A, 0x001F): text("Sender"),
+               (0x0E04, 0x001F): text("reader@example.org")}
+    count = len(attachments)
+    tree = {"__properties_version1.0": properties(struct.pack("<8xIIII8x", count, 0, 0, count), [], message),
+            **streams(message)}
+    for number, (name, data) in enumerate(attachments):
+        variable = {(0x3701, 0x0102): data, (0x3707, 0x001F): text(name), (0x3704, 0x001F): text(name)}
+        tree[f"__attach_version1.0_#{number:08X}"] = {
+            "__properties_version1.0": properties(bytes(8), [(0x3705, 0x0003, 1)], variable), **streams(variable)}
+    return compound_file(tree)
+
+
 def ole_package(file_name: str, data: bytes) -> bytes:
     """An OLE "Package" object (what Office writes for an embedded file of any kind)."""
     path = f"C:\\Users\\someone\\{file_name}".encode("latin-1")
@@ -66,7 +122,7 @@ def ole_package(file_name: str, data: bytes) -> bytes:
     temp = b"C:\\Temp\\" + file_name.encode("latin-1") + b"\x00"
     body += struct.pack("<HHI", 0, 3, len(temp)) + temp + struct.pack("<I", len(data)) + data
     native = struct.pack("<I", len(body)) + body
-    return compound_file({"\x01Ole10Native": native.ljust(4096, b"\x00")})
+    return compound_file({"\x01Ole10Native": native})
 
 
 _CONTENT_TYPES = {

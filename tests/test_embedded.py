@@ -12,7 +12,7 @@ from rdflib.namespace import RDFS
 
 import fixtures
 import kg_decoder
-from embedding_fixtures import email_with, nested_zip_bomb, ole_package, with_parts
+from embedding_fixtures import email_with, nested_zip_bomb, ole_package, outlook_message, with_parts
 from invariants import check_document
 from kg_decoder.audits import run_audits
 from kg_decoder.resources import resource_dir
@@ -147,6 +147,21 @@ def test_an_email_attachment_from_the_corpus_is_a_child_and_survives_re_decoding
     child_bytes = store.content(attachment.result.document)
     kg_decoder.decode(child_bytes, store=store, file_name="fake-attachment.txt", section_strategy="count")
     assert store.graph.query(PREFIXES + link)
+    assert validate(store).conforms
+
+
+def test_outlook_attachments_are_children_too(store):
+    table = b"city,glaciers\nKGSENTMSGCSV,12\nPorto,0\n"
+    message = outlook_message("KGSENTMSG quarterly survey", "KGSENTMSGBODY see the two files attached.",
+                              [("notes.txt", b"KGSENTMSGNOTES written in the attached text file.\n"),
+                               ("glaciers.csv", table)])
+    result = kg_decoder.decode(message, store=store, file_name="survey.msg")
+    assert result.format == "msg" and "KGSENTMSGBODY" in text_of(store, result.document)
+    assert "KGSENTMSGNOTES" not in text_of(store, result.document)
+    notes, csv = result.embedded
+    assert (notes.name, notes.result.format, csv.name, csv.result.format) == ("notes.txt", "text", "glaciers.csv", "csv")
+    assert "KGSENTMSGNOTES" in text_of(store, notes.result.document)
+    assert store.content(csv.result.document) == table
     assert validate(store).conforms
 
 
