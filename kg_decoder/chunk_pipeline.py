@@ -16,7 +16,7 @@ from typing import Optional, Union
 from pyoxigraph import RdfFormat, serialize
 
 from .chunking import Chunk, ChunkOptions, Heading, chunk_text
-from .decoder import software_versions
+from .versions import software_versions
 from .errors import UnknownEntity
 from .library import sha256_hex
 from .model import Anchor, BBox

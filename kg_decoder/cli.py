@@ -18,7 +18,7 @@ from .audits import run_audits
 from .chunk_pipeline import chunk_document, document_chunks
 from .chunking import ChunkOptions
 from .crawler import CrawlOptions, crawl
-from .decoder import DecodeResult, EmbeddedResult, decode, software_versions
+from .decoder import DecodeResult, EmbeddedResult, decode
 from .errors import DecodeError, InvalidSpan, ProvenanceError, StoreError, UnknownEntity
 from .facts import add_facts, read_facts
 from .identifiers import document_iri
@@ -28,8 +28,9 @@ from .model import SECTION_STRATEGIES, STRATEGIES, DecodeOptions
 from .resources import resource_dir
 from .store import open_store
 from .trace import trace, web_annotations
-from .worker import shared_worker
 from .validation import validate
+from .versions import software_versions
+from .worker import shared_worker
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -30,11 +30,12 @@ from email.utils import parsedate_to_datetime
 from typing import Callable, Optional
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
-from .decoder import decode, software_versions
+from .decoder import decode
 from .errors import DecodeError, DecodeTimeout, DocumentTooLarge, FetchFailed, InvalidOption
 from .progress import ProgressCallback, report
-from .rdf_mapping import WebFetch
+from .rdf_mapping import WebFetch, fetch_quads
 from .store import KgStore, open_store
+from .versions import software_versions
 
 # Query parameters that only track the visitor: dropped, so a page is one URL.
 TRACKING_PARAMETERS = re.compile(r"^(utm_.*|fbclid|gclid|dclid|gbraid|wbraid|msclkid|yclid|mc_cid|mc_eid|igshid|"
@@ -498,8 +499,6 @@ def _stored_content_type(store: KgStore, document: str) -> str:
 
 def _record_revalidation(store: KgStore, fetched: Fetched, earlier: dict, linked_from: Optional[str]) -> None:
     """A 304: the stored document stands; its fetch time and status are the new ones."""
-    from .rdf_mapping import fetch_quads
-
     fetch = _web_fetch(fetched, linked_from, earlier)
     store.write(fetch_quads(earlier["document"], fetch), {}, ("delete_fetch", {"document": earlier["document"]}))
 

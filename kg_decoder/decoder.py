@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
@@ -25,21 +23,10 @@ from .model import DecodeOptions, DecodeResult, EmbeddedResult, TextDocument
 from .progress import ProgressCallback, report
 from .rdf_mapping import EmbeddingLink, FailureRecord, WebFetch, activity_iri, failure_quads, origin_quads
 from .store import KgStore, open_store
+from .versions import software_versions
 from .worker import PartitionWorker, shared_worker
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO]
-
-
-@lru_cache(maxsize=1)
-def software_versions() -> dict[str, str]:
-    """The versions recorded on the decode agent."""
-    versions = {}
-    for name in ("kg-decoder", "unstructured", "pyoxigraph"):
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "unknown"
-    return versions
 
 
 def read_source(source: Source, max_bytes: int) -> tuple[bytes, Optional[str]]:

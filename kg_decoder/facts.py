@@ -20,7 +20,7 @@ from typing import Any, Iterable, Optional, Sequence, Union
 
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 
-from .decoder import software_versions
+from .versions import software_versions
 from .errors import InvalidFact, InvalidSpan, UnknownEntity
 from .rdf_mapping import FactRecord, SpanGroup, fact_quads
 from .store import KgStore, open_store
