@@ -217,6 +217,7 @@ class Fetcher:
         try:
             connection.request("GET", target, headers={"User-Agent": options.agent, "Accept-Encoding": "identity",
                                                        "Accept": "*/*", **headers})
+            sock = connection.sock  # the connection lets go of it when the answer says "Connection: close"
             response = connection.getresponse()
             found = {k.lower(): v for k, v in response.getheaders()}
             declared = found.get("content-length", "")
@@ -229,7 +230,7 @@ class Fetcher:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise DecodeTimeout(f"{url}: the page took longer than {options.page_timeout:g} s to arrive")
-                connection.sock.settimeout(remaining)
+                sock.settimeout(remaining)
                 try:
                     piece = response.read1(65536)
                 except socket.timeout:

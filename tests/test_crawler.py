@@ -16,7 +16,7 @@ from kg_decoder.crawler import CrawlOptions, crawl, normalize_url
 from kg_decoder.validation import validate
 
 RUSSIAN = "Привет, мир! Это страница в кодировке windows-1251 без указания кодировки в заголовке."
-FAST = dict(delay_seconds=0.0, backoff_seconds=0.05, page_timeout=1.5, retries=2)
+FAST = dict(delay_seconds=0.0, backoff_seconds=0.05, page_timeout=1.5, retries=2, max_page_bytes=1_000_000)
 
 
 class Site:
@@ -45,6 +45,8 @@ class Site:
             "/slow",  # trickles past the time limit
             "/russian",  # windows-1251, no charset anywhere
             "/files/report.pdf",
+            "/big-declared",  # says it is larger than the page limit: not read
+            "/big-streamed",  # no length given, streams past the limit
             f"http://localhost:{self.port}/elsewhere",  # another host name for the same server
             f"http://127.0.0.1:{self.offsite_port}/offsite.html",  # another host
             "mailto:someone@example.org",
@@ -126,6 +128,19 @@ def make_handler(site: Site):
                 self.send(200, body, "text/html")
             elif path == "/files/report.pdf":
                 self.send(200, site.pdf, "application/pdf")
+            elif path == "/big-declared":
+                self.send(200, b"<html><body>" + b"<p>big</p>" * 200_000 + b"</body></html>")
+            elif path == "/big-streamed":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    for _ in range(200):
+                        self.wfile.write(b"<p>streamed</p>" * 1000)
+                except OSError:
+                    pass
             else:
                 self.send(404, b"not here", "text/plain")
 
@@ -201,6 +216,9 @@ def test_a_crawl_of_a_misbehaving_site(site, store):
     assert site.count("/missing") == 1  # a 404 is not retried
     assert isinstance(pages["/slow"].error, kg_decoder.DecodeTimeout) and site.count("/slow") == 1
     assert RUSSIAN in text_of(store, pages["/russian"].document)
+    for big in ("/big-declared", "/big-streamed"):  # over the page limit, with or without a length given
+        assert isinstance(pages[big].error, kg_decoder.DocumentTooLarge), pages[big].error
+        assert site.count(big) == 1
     pdf = pages["/files/report.pdf"]
     assert pdf.status == "decoded"
     assert store.select("document_summary", document=pdf.document)[0]["format"] == "pdf"
