@@ -51,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="apply the section strategy inside each page of page-based formats")
     run.add_argument("--password", help="password of encrypted PDFs")
     run.add_argument("--mime-type", help="decode as this MIME type instead of detecting it")
+    run.add_argument("--encoding", help="character set of text-based files (HTML, text, CSV...), e.g. windows-1251; "
+                                        "default: detected")
     run.add_argument("--max-bytes", type=int, default=DecodeOptions.max_bytes, help="largest file to decode")
     run.add_argument("--timeout", type=float, default=DecodeOptions.timeout_seconds,
                      help="seconds allowed per document")
@@ -223,6 +225,7 @@ def _decode(args: argparse.Namespace) -> int:
         section_within_pages=args.section_within_pages,
         password=args.password,
         mime_type=args.mime_type,
+        encoding=args.encoding,
         max_bytes=args.max_bytes,
         timeout_seconds=args.timeout,
         embedded_depth=args.embedded_depth,

@@ -288,3 +288,11 @@ def test_cli_crawl(site, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "kg_decoder.cli", "crawl", "ftp://example.org/",
                           "--store", str(tmp_path / "store")], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not an http(s) URL" in bad.stderr
+
+
+def test_a_character_set_given_by_the_caller_is_the_one_used(store):
+    short = "Щука и ёж".encode("windows-1251")  # too short for detection to be sure of
+    result = kg_decoder.decode(short, store=store, file_name="short.txt", encoding="windows-1251")
+    assert text_of(store, result.document).strip() == "Щука и ёж"
+    with pytest.raises(kg_decoder.InvalidOption, match="character set"):
+        kg_decoder.decode(short, store=store, file_name="short.txt", encoding="no-such-charset")

@@ -32,7 +32,7 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 DECODE_FIELDS = {"strategy": str, "ocr_languages": str, "section_strategy": str, "section_element_count": int,
                  "section_max_size": int, "section_within_pages": bool, "password": str, "mime_type": str,
-                 "embedded_depth": int}
+                 "encoding": str, "embedded_depth": int}
 EXAMPLES = [("store_statistics", "entities per class"), ("document_summary", "documents"),
             ("fact_count", "facts in the default graph")]
 CHUNK_FIELDS = {"chunk_size": int, "overlap": int, "min_chunk_tokens": int, "boundary_window": int,
