@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
 from .document_build import DocumentJob
-from .embedded import EmbeddedFile, embedded_files
-from .errors import DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
+from .embedded import EmbeddedFile, embedded_files, over_budget
+from .errors import CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
 from .formats import FORMATS, Format, decrypt_office, detect_format
 from .identifiers import document_iri
 from .library import sha256_hex
@@ -129,7 +129,11 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
     recorded as a failed decoding informed by the parent's decoding, and the others go on.
     ``budget`` is the byte allowance left for all embedded files of the top document.
     """
-    found = embedded_files(plain, fmt.name, budget[0])
+    try:
+        found = embedded_files(plain, fmt.name, budget[0])
+    except Exception as exc:  # the parent is stored already: a reader's slip here must not undo the decode
+        return [EmbeddedResult(path="embedded files", name=None, depth=parent.depth,
+                               error=CorruptDocument(f"the embedded files could not be read: {exc}"))]
     if not found:
         return []
     pages = {row["pageNumber"]: row["page"] for row in store.select("document_pages", document=parent.document)}
@@ -139,10 +143,10 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
         report(progress, "embedded files", number - 1, len(found), f"decode {item.name or item.path}")
         entry = EmbeddedResult(path=item.path, name=item.name, depth=parent.depth)
         results.append(entry)
-        if item.data is not None and len(item.data) > budget[0]:
-            item.refused = f"{len(item.data)} bytes, over what is left of the embedded files' limit ({budget[0]})"
-        if item.refused:
-            entry.error = DocumentTooLarge(f"{item.name or item.path}: {item.refused}")
+        if item.data is not None and len(item.data) > budget[0]:  # deeper files spent the budget meanwhile
+            item.problem = over_budget(item, len(item.data), budget[0])
+        if item.problem is not None:
+            entry.error = item.problem
             continue
         budget[0] -= len(item.data)
         link = _link(parent, item, pages)

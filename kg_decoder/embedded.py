@@ -15,9 +15,12 @@ import posixpath
 import re
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import Optional
 from xml.etree import ElementTree
+
+from .errors import CorruptDocument, DecodeError, DocumentTooLarge
 
 # Where each OOXML format keeps its embedded files.
 _EMBEDDING_FOLDERS = {"docx": "word/embeddings/", "xlsx": "xl/embeddings/", "pptx": "ppt/embeddings/"}
@@ -41,8 +44,8 @@ class EmbeddedFile:
     name: Optional[str]
     data: Optional[bytes]
     page_number: Optional[int] = None
-    # Why the bytes were not read (over the byte budget); data is None then.
-    refused: Optional[str] = None
+    # Why the bytes could not be taken (over the byte budget, a damaged part); data is None then.
+    problem: Optional[DecodeError] = None
 
 
 def embedded_files(data: bytes, format_name: str, budget: int) -> list[EmbeddedFile]:
@@ -56,11 +59,15 @@ def embedded_files(data: bytes, format_name: str, budget: int) -> list[EmbeddedF
     return []
 
 
+def over_budget(item: EmbeddedFile, size: int, budget: int) -> DocumentTooLarge:
+    return DocumentTooLarge(f"{item.name or item.path}: {size} bytes, over what is left of the embedded "
+                            f"files' limit ({budget})")
+
+
 def _budgeted(found: list[EmbeddedFile], budget: int) -> list[EmbeddedFile]:
     for item in found:
         if item.data is not None and len(item.data) > budget:
-            item.refused = f"{len(item.data)} bytes, over what is left of the embedded files' limit ({budget})"
-            item.data = None
+            item.problem, item.data = over_budget(item, len(item.data), budget), None
         elif item.data is not None:
             budget -= len(item.data)
     return found
@@ -82,19 +89,23 @@ def _ooxml_embeddings(data: bytes, format_name: str, budget: int) -> list[Embedd
             continue
         item = EmbeddedFile(path=info.filename, name=posixpath.basename(info.filename), data=None,
                             page_number=placed.get(info.filename))
+        found.append(item)
         if info.file_size > budget:
-            item.refused = (f"{info.file_size} bytes, over what is left of the embedded files' limit ({budget})")
-            found.append(item)
+            item.problem = over_budget(item, info.file_size, budget)
             continue
-        raw = archive.read(info)
+        try:
+            raw = archive.read(info)
+        except (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, OSError) as exc:
+            item.problem = CorruptDocument(f"{info.filename}: the part cannot be read: {exc}")
+            continue
         if raw.startswith(_OLE_MAGIC):
             unpacked = _unpack_ole(raw)
-            if unpacked is None:
-                continue  # an OLE object that is not a file (an equation, a chart's cache): nothing to decode
+            if unpacked is None:  # an OLE object that is not a file (an equation, a chart's cache)
+                found.pop()
+                continue
             item.name, raw = unpacked[0] or item.name, unpacked[1]
         budget -= len(raw)
         item.data = raw
-        found.append(item)
     return found
 
 
@@ -164,6 +175,8 @@ def _unpack_ole(raw: bytes) -> Optional[tuple[Optional[str], bytes]]:
         if any(s in streams for s in _DOCUMENT_STREAMS):
             return None, raw  # a Word/Excel/PowerPoint 97-2003 file: the container is the document
         return None
+    except Exception:  # a damaged stream: the container as it is, for the decode to judge
+        return None, raw
     finally:
         ole.close()
 
@@ -261,4 +274,4 @@ def _clean_name(name: Optional[str]) -> Optional[str]:
     return cleaned or None
 
 
-__all__ = ["EmbeddedFile", "embedded_files", "parse_ole10_native"]
+__all__ = ["EmbeddedFile", "embedded_files", "over_budget", "parse_ole10_native"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import struct
 import subprocess
 import sys
+import zipfile
 
 import pytest
 import rdflib
@@ -199,6 +201,26 @@ def test_the_total_size_limit_refuses_what_does_not_fit_and_the_parent_still_dec
     assert small_entry.result.status == "decoded"
     assert isinstance(large_entry.error, kg_decoder.DocumentTooLarge) and "limit" in large_entry.error.message
     assert "KGSENTBODY" in text_of(store, result.document)
+
+
+def damaged(package: bytes, part: str) -> bytes:
+    """``package`` with the compressed bytes of ``part`` scrambled (its CRC no longer matches)."""
+    info = zipfile.ZipFile(io.BytesIO(package)).getinfo(part)
+    name_length, extra_length = struct.unpack_from("<HH", package, info.header_offset + 26)
+    start = info.header_offset + 30 + name_length + extra_length + 10
+    return package[:start] + bytes(b ^ 0x5A for b in package[start:start + 40]) + package[start + 40:]
+
+
+def test_a_damaged_embedded_part_is_a_typed_error_and_the_parent_decodes(store, tmp_path):
+    path = tmp_path / "report.docx"
+    fixtures.make_docx(path)
+    package = with_parts(path.read_bytes(), {"word/embeddings/Microsoft_Excel_Worksheet.xlsx":
+                                             workbook_bytes("KGSENTDAMAGED")}, {})
+    result = kg_decoder.decode(damaged(package, "word/embeddings/Microsoft_Excel_Worksheet.xlsx"), store=store,
+                               file_name="report.docx")
+    assert result.status == "decoded" and "KGSENTDOCXBODY" in text_of(store, result.document)
+    [child] = result.embedded
+    assert isinstance(child.error, kg_decoder.CorruptDocument) and "cannot be read" in child.error.message
 
 
 def test_every_embedding_term_is_declared(store, report_docx, corpus_dir):
