@@ -31,6 +31,7 @@ import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "bench-token"
@@ -149,16 +150,18 @@ class _Tagged:
         self.results.put((self.index, value))
 
 
-def _run_tagged(index: int, target, args: tuple, results) -> None:
+def _run_tagged(index: int, target, args: tuple, results, cpus) -> None:
+    if cpus:
+        os.sched_setaffinity(0, cpus)
     target(*args, _Tagged(index, results))
 
 
-def run_clients(targets: list[tuple]) -> list:
+def run_clients(targets: list[tuple], cpus: Optional[set[int]] = None) -> list:
     """Each client in a process of its own: threads of one process would wait on each other's GIL
     (5 ms slices), and that wait would be measured as the server's latency. Answers in target order."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    processes = [context.Process(target=_run_tagged, args=(index, target, args, results))
+    processes = [context.Process(target=_run_tagged, args=(index, target, args, results, cpus))
                  for index, (target, args) in enumerate(targets)]
     for process in processes:
         process.start()
@@ -210,6 +213,9 @@ def main() -> int:
     parser.add_argument("--upload-interval", type=float, default=0.0,
                         help="seconds from one upload's start to the next (0: back to back)")
     parser.add_argument("--no-chunk", action="store_true", help="uploads decode without chunking")
+    parser.add_argument("--client-cpus", type=lambda text: {int(c) for c in text.split(",")},
+                        help="run the client processes on these CPUs only, e.g. 1 (as clients on another host "
+                             "would be; the server keeps the others)")
     parser.add_argument("--floor", action="store_true",
                         help="also run the load phase with an idle-priority CPU burner instead of uploads: what "
                              "any busy CPU alone does to the tail on this machine, printed side by side")
@@ -230,16 +236,16 @@ def main() -> int:
                 time.sleep(0.1)
         queries, traces = seed(base, args.corpus)
 
-        [(quiet, quiet_errors)] = run_clients([(reader, (queries, traces, args.quiet_seconds))])
+        [(quiet, quiet_errors)] = run_clients([(reader, (queries, traces, args.quiet_seconds))], args.client_cpus)
         readers = [(reader, (queries, traces, args.seconds)) for _ in range(args.clients)]
         started = time.perf_counter()
         answers = run_clients(readers + [(uploader, (base, args.corpus, args.seconds, args.upload_interval,
-                                                     not args.no_chunk))])
+                                                     not args.no_chunk))], args.client_cpus)
         elapsed = time.perf_counter() - started
         loaded = [latency for latencies, _ in answers[:-1] for latency in latencies]
         errors = [error for _, client_errors in answers for error in client_errors]
         uploads = answers[-1][0]
-        floor = run_clients(readers + [(burner, (args.seconds,))]) if args.floor else None
+        floor = run_clients(readers + [(burner, (args.seconds,))], args.client_cpus) if args.floor else None
     finally:
         server.terminate()
         server.wait(timeout=30)

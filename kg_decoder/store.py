@@ -20,6 +20,7 @@ from pyoxigraph import NamedNode, Quad, QuerySolutions, RdfFormat, Store, Triple
 
 from .errors import StoreError
 from .library import Library
+from .priority import BackgroundCommitter, lower_storage_threads
 from .resources import query_text
 from .vocabulary import SOURCE_GRAPH
 
@@ -45,6 +46,16 @@ class KgStore:
         except OSError as exc:
             raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
         self.library = Library(self.path / "library")
+        self._committer: Optional[BackgroundCommitter] = None
+
+    def serve_reads_first(self) -> None:
+        """Commit on a low-priority thread and nice the storage engine's own threads (the web server).
+
+        Queries then preempt writes: an upload's commit no longer takes CPU turns from them.
+        """
+        lower_storage_threads()
+        if self._committer is None:
+            self._committer = BackgroundCommitter()
 
     # ------------------------------------------------------------ reading
 
@@ -145,7 +156,10 @@ class KgStore:
         """Library blobs first, then the graph transaction; the blobs go again if it fails."""
         added = self.library.put_new(blobs)
         try:
-            commit()
+            if self._committer is not None:
+                self._committer.run(commit)
+            else:
+                commit()
         except OSError as exc:
             self.library.remove(added)
             raise StoreError(f"writing to the store at {self.path} failed: {exc}") from exc

@@ -23,6 +23,7 @@ from typing import Optional
 
 from .errors import CorruptDocument, DecodeError, DecodeTimeout
 from .model import DecodeOptions, Partitioned
+from .priority import make_idle
 from .progress import ProgressCallback
 
 _START_TIMEOUT_SECONDS = 600.0
@@ -41,13 +42,6 @@ def _tasks() -> dict:
 def _serve(connection) -> None:
     from . import offline
 
-    # Decoding is batch work: when the caller also answers queries (the web app), those come first.
-    # SCHED_IDLE runs the worker only on a CPU nothing else wants, and any waking thread preempts it at
-    # once (a positive nice value still takes its share of slices from a busy request thread).
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):  # not Linux
-        os.nice(10)
     offline.prepare()
     from .partition import warm_up
 
@@ -99,6 +93,14 @@ class PartitionWorker:
         self._process: Optional[subprocess.Popen] = None
         self._connection: Optional[Connection] = None
         self._ready = False
+        self._cpus: Optional[set[int]] = None
+
+    def pin(self, cpus: set[int]) -> None:
+        """Keep the worker (and what it starts: tesseract, LibreOffice) on these CPUs, now and after restarts."""
+        with self._lock:
+            self._cpus = set(cpus)
+            if self._process is not None and self._process.poll() is None:
+                os.sched_setaffinity(self._process.pid, self._cpus)
 
     def start(self) -> None:
         """Start the worker now (it warms up in the background while the caller goes on)."""
@@ -123,6 +125,10 @@ class PartitionWorker:
             child_end.close()
             if log_path:
                 log.close()
+        # Decoding is batch work: when the caller also answers queries (the web app), those come first.
+        make_idle(self._process.pid)
+        if self._cpus:
+            os.sched_setaffinity(self._process.pid, self._cpus)
         self._connection = Connection(parent_end.detach())
         self._ready = False
 
