@@ -10,7 +10,7 @@ trace) the ratio of p99 under load to p50 without load (target: zero errors, rat
 --floor the load phase runs once more with an idle-priority CPU burner in place of the uploads:
 the same ratios for a machine that is merely busy, side by side.
 
-    .venv/bin/python bench/web_load.py [--seconds 30] [--clients 8] [--upload-interval 0] [--floor]
+    .venv/bin/python bench/web_load.py [--seconds 30] [--clients 1] [--client-cpus 1] [--upload-interval 0] [--floor]
 """
 
 from __future__ import annotations
@@ -209,7 +209,9 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--quiet-seconds", type=float, default=10)
-    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--clients", type=int, default=1,
+                        help="reading clients, one process each (on a 2-CPU machine more than one measures "
+                             "the clients' own CPU shortage)")
     parser.add_argument("--upload-interval", type=float, default=0.0,
                         help="seconds from one upload's start to the next (0: back to back)")
     parser.add_argument("--no-chunk", action="store_true", help="uploads decode without chunking")
