@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
 from .document_build import DocumentJob
-from .embedded import EmbeddedFile, embedded_files, over_budget
+from .embedded import embedded_files, over_budget
 from .errors import CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
 from .formats import FORMATS, Format, decrypt_office, detect_format
 from .identifiers import document_iri
@@ -137,6 +137,7 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
     if not found:
         return []
     pages = {row["pageNumber"]: row["page"] for row in store.select("document_pages", document=parent.document)}
+    elements = _elements_by_text(store, parent.document) if any(item.anchor_text for item in found) else {}
     child_settings = replace(settings, mime_type=None, password=None)
     results = []
     for number, item in enumerate(found, start=1):
@@ -149,12 +150,14 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
             entry.error = item.problem
             continue
         budget[0] -= len(item.data)
-        link = _link(parent, item, pages)
+        link = EmbeddingLink(parent=parent.document, page=pages.get(item.page_number), path=item.path,
+                             element=elements.get(item.anchor_text))
         started = datetime.now(timezone.utc)
         try:
             child_format = detect_format(item.data, item.name)
             entry.result = _decode_bytes(item.data, item.data, child_format, item.name, child_settings, store,
                                          worker, use_cache, origin=link)
+            store.write([], {}, ("delete_stale_embedding", {"document": entry.result.document}))
         except DecodeError as error:
             entry.error = error
             try:
@@ -172,8 +175,13 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
     return results
 
 
-def _link(parent: _Parent, item: EmbeddedFile, pages: dict[int, str]) -> EmbeddingLink:
-    return EmbeddingLink(parent=parent.document, page=pages.get(item.page_number), path=item.path)
+def _elements_by_text(store: KgStore, document: str) -> dict[str, str]:
+    """A document's elements by their text, for the texts only one element has."""
+    found: dict[str, list[str]] = {}
+    for row in store.select("document_elements", document=document):
+        if row.get("text"):
+            found.setdefault(row["text"].strip(), []).append(row["element"])
+    return {text: iris[0] for text, iris in found.items() if len(iris) == 1}
 
 
 def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], options: DecodeOptions,

@@ -44,6 +44,8 @@ class EmbeddedFile:
     name: Optional[str]
     data: Optional[bytes]
     page_number: Optional[int] = None
+    # The text of the parent's paragraph holding it (DOCX), or of the one before when it holds only the object.
+    anchor_text: Optional[str] = None
     # Why the bytes could not be taken (over the byte budget, a damaged part); data is None then.
     problem: Optional[DecodeError] = None
 
@@ -83,12 +85,13 @@ def _ooxml_embeddings(data: bytes, format_name: str, budget: int) -> list[Embedd
         return []
     folder = _EMBEDDING_FOLDERS[format_name]
     placed = _embedding_pages(archive, format_name)
+    anchors = _paragraph_anchors(archive) if format_name == "docx" else {}
     found = []
     for info in archive.infolist():
         if not info.filename.startswith(folder) or info.is_dir():
             continue
         item = EmbeddedFile(path=info.filename, name=posixpath.basename(info.filename), data=None,
-                            page_number=placed.get(info.filename))
+                            page_number=placed.get(info.filename), anchor_text=anchors.get(info.filename))
         found.append(item)
         if info.file_size > budget:
             item.problem = over_budget(item, info.file_size, budget)
@@ -122,6 +125,30 @@ def _embedding_pages(archive: zipfile.ZipFile, format_name: str) -> dict[str, in
         for target in _relationship_targets(archive, part).values():
             pages.setdefault(target, number)
     return pages
+
+
+_WORD_NS = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_RELATIONSHIP_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+
+
+def _paragraph_anchors(archive: zipfile.ZipFile) -> dict[str, str]:
+    """Embedding part -> the text of the body paragraph that holds its object, or of the last
+    paragraph with text before it when the object stands alone (as its icon usually does)."""
+    targets = _relationship_targets(archive, "word/document.xml")
+    try:
+        root = ElementTree.fromstring(archive.read("word/document.xml"))
+    except (KeyError, ElementTree.ParseError):
+        return {}
+    anchors: dict[str, str] = {}
+    before = ""
+    for paragraph in root.iter(_WORD_NS + "p"):
+        text = "".join(node.text or "" for node in paragraph.iter(_WORD_NS + "t")).strip()
+        for node in paragraph.iter():
+            part = targets.get(node.get(_RELATIONSHIP_ID) or "")
+            if part and part.startswith(_EMBEDDING_FOLDERS["docx"]) and (text or before):
+                anchors.setdefault(part, text or before)
+        before = text or before
+    return anchors
 
 
 def _ordered_parts(archive: zipfile.ZipFile, main_part: str, list_tag: str) -> list[str]:

@@ -539,11 +539,12 @@ def failure_quads(record: FailureRecord, document: str) -> list[Quad]:
 
 @dataclass(frozen=True)
 class EmbeddingLink:
-    """Where an embedded file sits: its parent document, the parent's page if known, its path there."""
+    """Where an embedded file sits: its parent document, the parent's page and element if known, its path there."""
 
     parent: str
     page: Optional[str]
     path: str
+    element: Optional[str] = None
 
 
 def embedding_quads(document: str, link: EmbeddingLink) -> list[Quad]:
@@ -556,6 +557,7 @@ def embedding_quads(document: str, link: EmbeddingLink) -> list[Quad]:
     node = NamedNode(document)
     out.add(node, tg("embeddedIn"), NamedNode(link.parent))
     out.add_optional(node, tg("embeddedOn"), link.page, NamedNode)
+    out.add_optional(node, tg("embeddedAt"), link.element, NamedNode)
     out.add(node, tg("embeddedPath"), _text(link.path))
     return out.quads
 

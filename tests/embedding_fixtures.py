@@ -162,6 +162,22 @@ def with_parts(package: bytes, parts: dict[str, bytes], relationships: dict[str,
     return out.getvalue()
 
 
+def ole_paragraph_after(package: bytes, text: str, relationship_id: str) -> bytes:
+    """A DOCX with a paragraph holding only an OLE object (as Word writes an icon) after the one with ``text``."""
+    paragraph = (f'<w:p><w:r><w:object><o:OLEObject xmlns:o="urn:schemas-microsoft-com:office:office" '
+                 f'Type="Embed" ProgID="Package" r:id="{relationship_id}"/></w:object></w:r></w:p>').encode()
+    source = zipfile.ZipFile(io.BytesIO(package))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "word/document.xml":
+                at = data.index(b"</w:p>", data.index(text.encode())) + len(b"</w:p>")
+                data = data[:at] + paragraph + data[at:]
+            target.writestr(info, data)
+    return out.getvalue()
+
+
 def zip_of(members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression) as archive:

@@ -14,7 +14,8 @@ from rdflib.namespace import RDFS
 
 import fixtures
 import kg_decoder
-from embedding_fixtures import email_with, nested_zip_bomb, ole_package, outlook_message, with_parts
+from embedding_fixtures import (email_with, nested_zip_bomb, ole_package, ole_paragraph_after, outlook_message,
+                                with_parts)
 from invariants import check_document
 from kg_decoder.audits import run_audits
 from kg_decoder.resources import resource_dir
@@ -51,11 +52,12 @@ def report_docx(tmp_path_factory) -> bytes:
     """A DOCX with an embedded workbook (an OOXML part), a packaged text file and a packaged ZIP bomb."""
     path = tmp_path_factory.mktemp("embedded") / "report.docx"
     fixtures.make_docx(path)
-    return with_parts(path.read_bytes(), {
+    package = with_parts(path.read_bytes(), {
         "word/embeddings/Microsoft_Excel_Worksheet.xlsx": workbook_bytes("KGSENTLEDGER"),
         "word/embeddings/oleObject1.bin": ole_package("survey-notes.txt", NOTES.encode()),
         "word/embeddings/oleObject2.bin": ole_package("archive.zip", nested_zip_bomb()),
     }, {"word/document.xml": [("rIdEmb1", "embeddings/oleObject1.bin"), ("rIdEmb2", "embeddings/oleObject2.bin")]})
+    return ole_paragraph_after(package, "KGSENTDOCXNESTED", "rIdEmb1")
 
 
 def text_of(store, document: str) -> str:
@@ -88,6 +90,10 @@ def test_files_embedded_in_a_docx_become_child_documents_and_a_nested_zip_bomb_i
     assert "KGSENTDOCXBODY" in parent_text and "KGSENTLEDGER" not in parent_text and "KGSENTNOTES" not in parent_text
     for child in (workbook, notes.result):
         check_document(store, child.document)
+    # the packaged file sits in a paragraph of its own (its icon): it is placed after the text before it
+    [placed] = ask(store, f"""SELECT ?text WHERE {{ GRAPH <urn:graph:source> {{
+        <{notes.result.document}> tg:embeddedAt ?element . ?element tg:text ?text }} }}""")
+    assert placed["text"].value == "KGSENTDOCXNESTED sits in the nested section."
     alone = kg_decoder.decode(report_docx, store=store.path.parent / "alone", embedded_depth=0)
     assert alone.embedded == [] and (alone.elements, alone.pages, alone.sections) == (
         result.elements, result.pages, result.sections)
@@ -126,6 +132,11 @@ def test_an_embedding_on_a_slide_or_sheet_names_that_page(store, tmp_path):
             <{child.result.document}> tg:embeddedOn ?page ; tg:embeddedIn <{result.document}> .
             ?page tg:pageNumber ?number ; prov:wasDerivedFrom <{result.document}> }} }}""")
         assert int(row["number"].value) == page_number
+        # new settings give the parent new pages: the child's link follows, none is left dangling
+        again = kg_decoder.decode(data, store=store, file_name=name, section_within_pages=True)
+        [row] = ask(store, f"""SELECT (COUNT(?page) AS ?links) WHERE {{ GRAPH <urn:graph:source> {{
+            <{again.embedded[0].result.document}> tg:embeddedOn ?page . ?page tg:pageNumber ?n }} }}""")
+        assert int(row["links"].value) == 1
     assert validate(store).conforms
 
 
@@ -227,7 +238,7 @@ def test_every_embedding_term_is_declared(store, report_docx, corpus_dir):
     kg_decoder.decode(report_docx, store=store, file_name="report.docx")
     ontology = rdflib.Graph().parse(resource_dir("ontology") / "tg.ttl")
     used = {q.predicate.value for q in store.quads() if q.predicate.value.startswith(TG + "embedded")}
-    assert used == {TG + "embeddedIn", TG + "embeddedPath"}
+    assert used == {TG + "embeddedIn", TG + "embeddedPath", TG + "embeddedAt"}
     for iri in used | {TG + "embeddedOn"}:
         node = rdflib.URIRef(iri)
         for predicate in (RDFS.label, RDFS.comment, RDFS.domain, RDFS.range):
