@@ -7,7 +7,8 @@ Each process warms up first (imports, spaCy model, worker start) on one small fi
 corpus. Prints the medians and their ratio (target <= 1.10).
 
 Then compares write throughput on the same quads: kg-decoder's transactional per-document writes
-(KgStore.write_document) against pyoxigraph's bulk_extend (target ratio >= 0.5).
+(KgStore.write; and KgStore.write_serialized, decode's own path) against pyoxigraph's bulk_extend
+(target ratio >= 0.5).
 
     .venv/bin/python bench/decode_overhead.py [--corpus ../shared/corpus] [--rounds 3]
 """
@@ -102,7 +103,7 @@ def write_throughput(plan: list[tuple[str, str | None]], rounds: int) -> tuple[f
             target = KgStore(folder)
             started = time.perf_counter()
             for iri, quads, blobs in documents:
-                target.write_document(iri, quads, blobs, replace=False)
+                target.write(quads, blobs)
             target.flush()
             ours.append(total / (time.perf_counter() - started))
         with tempfile.TemporaryDirectory() as folder:  # decode's own path: N-Quads loaded outside the GIL

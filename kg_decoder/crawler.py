@@ -432,20 +432,26 @@ def _visit(page: CrawledPage, fetcher: Fetcher, robots: RobotsRules, host: str, 
         fetched, earlier = _fetch_following_redirects(page.url, fetcher, robots, host, store)
         page.http_status = fetched.status
         linked_from = documents.get(page.linked_from) if page.linked_from else None
-        if fetched.status == 304 and earlier is not None:
-            page.status, page.document = "not modified", earlier["document"]
+        not_modified = fetched.status == 304 and earlier is not None
+        if not_modified:
             data = store.content(earlier["document"])
             content_type = _stored_content_type(store, earlier["document"])
-            _record_revalidation(store, fetched, earlier, linked_from)
         else:
             if fetched.status >= 300:
                 raise FetchFailed(f"{fetched.url}: HTTP {fetched.status}")
             data, content_type = fetched.body, fetched.headers.get("content-type", "")
             if content_type.lower().startswith(_SKIPPED_TYPES):
                 raise FetchFailed(f"{fetched.url}: {content_type.split(';')[0]} is not a document kg-decoder decodes")
+        media_type = content_type.split(";")[0].strip().lower()
+        is_html = media_type in _HTML_TYPES or data.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html"))
+        charset = html_charset(content_type, data) if is_html or media_type.startswith(_TEXT_DECODE_TYPES) else None
+        if not_modified:
+            page.status, page.document = "not modified", earlier["document"]
+            _record_revalidation(store, fetched, earlier, linked_from)
+        else:
             decoded = decode(data, store=store, file_name=_file_name(fetched.url), record_failure=True,
-                             fetched=_web_fetch(fetched, linked_from), **_page_options(content_type, data,
-                                                                                     decode_options))
+                             fetched=_web_fetch(fetched, linked_from),
+                             **_page_options(media_type, charset, decode_options))
             page.status, page.document = decoded.status, decoded.document
         documents[page.url] = page.document
         if fetched.url != page.url:
@@ -453,10 +459,7 @@ def _visit(page: CrawledPage, fetcher: Fetcher, robots: RobotsRules, host: str, 
     except DecodeError as error:
         page.status, page.error = "failed", error
         return []
-    if not content_type.lower().startswith(_HTML_TYPES) and not data.lstrip()[:15].lower().startswith(
-            (b"<!doctype html", b"<html")):
-        return []
-    return page_links(data.decode(html_charset(content_type, data), "replace"), fetched.url)
+    return page_links(data.decode(charset, "replace"), fetched.url) if is_html else []
 
 
 def _fetch_following_redirects(url: str, fetcher: Fetcher, robots: RobotsRules, host: str,
@@ -512,14 +515,13 @@ def _web_fetch(fetched: Fetched, linked_from: Optional[str], earlier: Optional[d
                     linked_from=linked_from)
 
 
-def _page_options(content_type: str, data: bytes, decode_options: dict) -> dict:
-    """HTML is decoded as HTML in its character set; other types let the bytes decide."""
+def _page_options(media_type: str, charset: Optional[str], decode_options: dict) -> dict:
+    """HTML is decoded as HTML, text in the character set found for it; other types let the bytes decide."""
     options = dict(decode_options)
-    media_type = content_type.split(";")[0].strip().lower()
     if media_type in _HTML_TYPES:
         options.setdefault("mime_type", "text/html")
-    if media_type.startswith(_TEXT_DECODE_TYPES):
-        options.setdefault("encoding", html_charset(content_type, data))
+    if charset is not None and media_type.startswith(_TEXT_DECODE_TYPES):
+        options.setdefault("encoding", charset)
     return options
 
 

@@ -97,8 +97,9 @@ def decode(
             fmt = detect_format(plain, file_name)
         report(progress, "detect", 1, 1, f"detected {fmt.name} ({fmt.mime})")
         worker = worker or shared_worker()
-        result = _decode_bytes(data, plain, fmt, file_name, settings, store, worker, partition_cache, progress,
-                               origin=fetched)
+        sha256 = sha256_hex(data)
+        result = _decode_bytes(data, plain, sha256, fmt, file_name, settings, store, worker, partition_cache,
+                               progress, origin=fetched)
     except DecodeError as error:
         if record_failure:
             try:
@@ -107,7 +108,7 @@ def decode(
                 pass  # the decode's own error is the one to report
         raise
     if settings.embedded_depth > 0:
-        parent = _Parent(result.document, activity_iri(sha256_hex(data), settings, software_versions()), 1)
+        parent = _Parent(result.document, activity_iri(sha256, settings, software_versions()), 1)
         result.embedded = _decode_embedded(parent, plain, fmt, settings, store, worker, partition_cache,
                                            [settings.max_embedded_bytes], progress)
     return result
@@ -153,11 +154,11 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
         link = EmbeddingLink(parent=parent.document, page=pages.get(item.page_number), path=item.path,
                              element=elements.get(item.anchor_text))
         started = datetime.now(timezone.utc)
+        child_sha256 = sha256_hex(item.data)
         try:
             child_format = detect_format(item.data, item.name)
-            entry.result = _decode_bytes(item.data, item.data, child_format, item.name, child_settings, store,
-                                         worker, use_cache, origin=link)
-            store.write([], {}, ("delete_stale_embedding", {"document": entry.result.document}))
+            entry.result = _decode_bytes(item.data, item.data, child_sha256, child_format, item.name, child_settings,
+                                         store, worker, use_cache, origin=link)
         except DecodeError as error:
             entry.error = error
             try:
@@ -167,8 +168,8 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
                 pass
             continue
         if parent.depth < settings.embedded_depth:
-            child = _Parent(entry.result.document, activity_iri(sha256_hex(item.data), child_settings,
-                                                                software_versions()), parent.depth + 1)
+            child = _Parent(entry.result.document, activity_iri(child_sha256, child_settings, software_versions()),
+                            parent.depth + 1)
             entry.result.embedded = _decode_embedded(child, item.data, child_format, settings, store, worker,
                                                      use_cache, budget, progress)
     report(progress, "embedded files", len(found), len(found), f"{len(found)} embedded files")
@@ -194,16 +195,15 @@ def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], optio
     store.write(failure_quads(record, document_iri(sha256)), {}, ("delete_failure", {"failure": record.iri}))
 
 
-def _decode_bytes(data: bytes, plain: bytes, fmt: Format, file_name: Optional[str], options: DecodeOptions,
-                  store: KgStore, worker: PartitionWorker, use_cache: bool = True,
+def _decode_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name: Optional[str],
+                  options: DecodeOptions, store: KgStore, worker: PartitionWorker, use_cache: bool = True,
                   progress: Optional[ProgressCallback] = None,
                   origin: Union[EmbeddingLink, WebFetch, None] = None) -> DecodeResult:
-    """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data``.
+    """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data`` (``sha256``).
 
     ``origin`` (the parent an embedded file sits in, or a web fetch) is written with the
     document, or alone when the store already holds the document.
     """
-    sha256 = sha256_hex(data)
     iri = document_iri(sha256)
     versions = software_versions()
     state = store.select("document_state", document=iri)

@@ -120,10 +120,6 @@ class KgStore:
 
     # ------------------------------------------------------------ writing
 
-    def write_document(self, document: str, quads: list[Quad], blobs: dict[str, bytes], replace: bool) -> None:
-        """Write one document's quads in one transaction; ``replace`` first removes its earlier decode."""
-        self.write(quads, blobs, ("delete_document", {"document": document}) if replace else None)
-
     def write(self, quads: list[Quad], blobs: dict[str, bytes],
               delete: Optional[tuple[str, dict[str, str]]] = None) -> None:
         """Add quads in one transaction, after running the ``delete`` update (a query name and its IRIs).
