@@ -20,9 +20,14 @@ from .errors import (
     InvalidFact,
     InvalidOption,
     InvalidSpan,
+    KgDecoderError,
+    MalformedQuery,
     ModelUnavailable,
     ProvenanceError,
+    QueryError,
+    ServiceNotAllowed,
     StoreError,
+    StoreLocked,
     UnknownEntity,
     UnsafeDocument,
     UnsupportedFormat,
@@ -33,6 +38,11 @@ from .store import KgStore, open_store
 from .trace import Box, TracedElement, TraceSource, trace, web_annotations
 
 __all__ = [
+    "KgDecoderError",
+    "MalformedQuery",
+    "QueryError",
+    "ServiceNotAllowed",
+    "StoreLocked",
     "Box",
     "ChunkOptions",
     "CrawlOptions",

@@ -14,12 +14,15 @@ import sys
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
+from pyoxigraph import QuerySolutions
+
 from .audits import run_audits
 from .chunk_pipeline import chunk_document, document_chunks
 from .chunking import ChunkOptions
 from .crawler import CrawlOptions, crawl
 from .decoder import DecodeResult, EmbeddedResult, decode
-from .errors import DecodeError, InvalidSpan, ProvenanceError, StoreError, UnknownEntity
+from .errors import (DecodeError, InvalidSpan, KgDecoderError, MalformedQuery, ProvenanceError, QueryError,
+                     StoreError, UnknownEntity)
 from .facts import add_facts, read_facts
 from .identifiers import document_iri
 from .image_catalog import document_images, export_images
@@ -128,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="token that uploads, facts and SPARQL Update need (default: $KG_DECODER_WRITE_TOKEN; "
                             "none: read-only)")
     serve.add_argument("--query-timeout", type=float, default=30.0)
+    serve.add_argument("--allow-service", action="append", default=[], metavar="ENDPOINT_PREFIX",
+                       help="let SPARQL queries call remote endpoints (SERVICE) whose IRI starts with this prefix; "
+                            "repeat for more (default: SERVICE is refused)")
     serve.add_argument("--row-cap", type=int, default=100_000)
     serve.add_argument("--no-pin-worker", dest="pin_worker", action="store_false",
                        help="let the decoding worker share every CPU with the request threads (default: the "
@@ -193,7 +199,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for path in sorted(resource_dir("queries").glob("*.rq")):
             print(path.stem)
         return 0
-    except (DecodeError, ProvenanceError, StoreError) as exc:
+    except KgDecoderError as exc:
         print(f"kg-decoder: error: {exc}", file=sys.stderr)
         return 2
     except RuntimeError as exc:  # the partition worker could not start (a broken installation)
@@ -386,7 +392,7 @@ def _serve(args: argparse.Namespace) -> int:
     store = open_store(args.store)
     store.serve_reads_first()
     app = load_web_app().create_app(store, write_token=args.write_token, query_timeout=args.query_timeout,
-                                    row_cap=args.row_cap)
+                                    row_cap=args.row_cap, allow_service=tuple(args.allow_service))
     # The heap built at start-up is frozen out of the garbage collector: full passes over it were the
     # slowest requests.
     gc.collect()
@@ -557,11 +563,18 @@ def _query(args: argparse.Namespace) -> int:
         text = candidate.read_text(encoding="utf-8")
     store = open_store(args.store)
     try:
-        solutions = store.graph.query(text)
+        solutions = store.sparql(text)
+        if not isinstance(solutions, QuerySolutions):
+            raise QueryError("kg-decoder query runs SELECT queries; use the web app's /sparql for ASK, "
+                             "CONSTRUCT and DESCRIBE")
+        variables = [v.value for v in solutions.variables]
+        rows = [[_cell(row[v]) for v in variables] for row in solutions]
     except SyntaxError as exc:
-        raise StoreError(f"the query does not parse: {exc}") from None
-    variables = [v.value for v in solutions.variables]
-    rows = [[_cell(row[v]) for v in variables] for row in solutions]
+        raise MalformedQuery(f"the query does not parse: {exc}") from None
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise QueryError(f"the query failed: {exc}") from None
+    finally:
+        solutions = None
     if args.format == "json":
         for row in rows:
             print(json.dumps(dict(zip(variables, row)), ensure_ascii=False))

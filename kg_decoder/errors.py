@@ -1,16 +1,23 @@
-"""Typed decode errors: every bad input ends in one of these, never in a crash.
+"""Typed errors: every bad input and every refused request ends in one of these, never in a crash.
 
-Each error carries a short, one-line message meant for a person; the CLI prints
-it as is and the HTTP API returns it in a JSON body.
+One root, :class:`KgDecoderError`: each error has a stable ``code`` (the JSON API's ``error``
+field), an ``http_status`` and a short, one-line message meant for a person; the CLI prints it
+as is and the HTTP API returns it in a JSON body.
 """
 
 from __future__ import annotations
 
 
-class _OneLineError(Exception):
-    """An error with a code and a one-line message (whitespace folded)."""
+class KgDecoderError(Exception):
+    """The root of kg-decoder's errors: a stable code, an HTTP status, a one-line message.
+
+    >>> error = UnknownEntity("no chunk urn:chunk:x in the store")
+    >>> (error.code, error.http_status, error.to_json()["message"])
+    ('unknown-entity', 404, 'no chunk urn:chunk:x in the store')
+    """
 
     code = "error"
+    http_status = 400
 
     def __init__(self, message: str):
         super().__init__(" ".join(str(message).split()))
@@ -19,14 +26,18 @@ class _OneLineError(Exception):
     def message(self) -> str:
         return self.args[0]
 
-
-class DecodeError(_OneLineError):
-    """Base class of every error a decode can end in. Nothing of the document is stored."""
-
-    code = "decode-error"
+    def to_json(self) -> dict:
+        return {"error": self.code, "message": self.message}
 
     def __reduce__(self):  # keep the class across the worker's process boundary
         return (type(self), (self.message,))
+
+
+class DecodeError(KgDecoderError):
+    """Base class of every error a decode can end in. Nothing of the document is stored."""
+
+    code = "decode-error"
+    http_status = 422
 
 
 class UnsupportedFormat(DecodeError):
@@ -89,20 +100,31 @@ class InvalidOption(DecodeError):
     code = "invalid-option"
 
 
-class StoreError(Exception):
-    """The store cannot be opened or written (for example another process holds it)."""
+class StoreError(KgDecoderError):
+    """The store cannot be opened, read or written."""
+
+    code = "store-error"
+    http_status = 503
 
 
-class ProvenanceError(_OneLineError):
+class StoreLocked(StoreError):
+    """Another process holds the store for writing (a running ``kg-decoder serve``, another decode)."""
+
+    code = "store-locked"
+
+
+class ProvenanceError(KgDecoderError):
     """Base class of the errors of chunking, facts and trace requests. Nothing is stored."""
 
     code = "provenance-error"
+    http_status = 422
 
 
 class UnknownEntity(ProvenanceError):
     """An IRI given by the caller (a document, chunk, page or section) is not in the store."""
 
     code = "unknown-entity"
+    http_status = 404
 
 
 class InvalidFact(ProvenanceError):
@@ -115,3 +137,27 @@ class InvalidSpan(ProvenanceError):
     """A span lies outside its text, or a quote cannot be resolved to exactly one place."""
 
     code = "invalid-span"
+
+
+class QueryError(KgDecoderError):
+    """A SPARQL query or update that cannot be run as given."""
+
+    code = "query-error"
+
+
+class MalformedQuery(QueryError):
+    """The query or update does not parse."""
+
+    code = "malformed-query"
+
+
+class MalformedUpdate(MalformedQuery):
+    """The SPARQL Update does not parse."""
+
+    code = "malformed-update"
+
+
+class ServiceNotAllowed(QueryError):
+    """The query calls a remote endpoint (SERVICE) that the operator has not allowed."""
+
+    code = "service-not-allowed"

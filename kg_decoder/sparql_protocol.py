@@ -2,7 +2,7 @@
 serialize its result in the format the client accepts. Used by the web app's ``/sparql``.
 
 SELECT and ASK answer as SPARQL JSON (default), XML, CSV or TSV; CONSTRUCT and DESCRIBE as
-Turtle (default), N-Triples or JSON-LD. Errors are :class:`ProtocolError` with an HTTP status.
+Turtle (default), N-Triples or JSON-LD. Errors are KgDecoderErrors, each with its HTTP status.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ import json
 import threading
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence, Union
 from xml.sax.saxutils import escape, quoteattr
 
-from pyoxigraph import BlankNode, NamedNode, QueryBoolean, QuerySolutions, QueryTriples, RdfFormat, Triple
+from pyoxigraph import BlankNode, NamedNode, QueryBoolean, QueryTriples, RdfFormat, Triple
 from pyoxigraph import serialize as serialize_rdf
 
+from .errors import KgDecoderError, MalformedQuery, QueryError
+from .sparql_guard import check_services
 from .store import KgStore
 
 RESULT_TYPES = {
@@ -36,10 +38,19 @@ _SHORT = {"json": "application/sparql-results+json", "xml": "application/sparql-
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 
-class ProtocolError(Exception):
+class ProtocolError(KgDecoderError):
+    """A request the SPARQL protocol or the web API refuses, with its HTTP status."""
+
     def __init__(self, status: int, code: str, message: str):
         super().__init__(message)
-        self.status, self.code, self.message = status, code, " ".join(str(message).split())
+        self.http_status, self.code = status, code
+
+    @property
+    def status(self) -> int:
+        return self.http_status
+
+    def __reduce__(self):
+        return (type(self), (self.http_status, self.code, self.message))
 
 
 @dataclass
@@ -54,29 +65,58 @@ _SLOTS = threading.BoundedSemaphore(8)
 
 def run_query(store: KgStore, query: str, accept: str = "", format: Optional[str] = None,
               default_graph: Optional[list[str]] = None, named_graphs: Optional[list[str]] = None,
-              union: bool = False, timeout: float = 30.0, row_cap: int = 100_000) -> Answer:
-    """Evaluate ``query`` and serialize it; ProtocolError on a bad query, a timeout or too many rows.
+              union: bool = False, timeout: float = 30.0, row_cap: int = 100_000,
+              allow_service: Sequence[str] = ()) -> Answer:
+    """Evaluate ``query`` and serialize it; a KgDecoderError on a bad query, a timeout or too many rows.
 
     A query past the time limit is answered 503 at once; its evaluation cannot be interrupted in
-    Oxigraph and finishes in the background, so at most 8 run at a time (else 503 too).
+    Oxigraph and finishes in the background, so at most 8 run at a time (else 503 too). SERVICE
+    is refused unless its endpoint starts with one of ``allow_service``.
     """
+    calls = check_services(query, allow_service)
     if not _SLOTS.acquire(blocking=False):
         raise ProtocolError(503, "busy", "too many queries are running; try again")
-    future = _POOL.submit(_evaluate, store, query, accept, format, default_graph, named_graphs, union, row_cap)
+    future = _POOL.submit(_evaluate, store, query, accept, format, default_graph, named_graphs, union, row_cap,
+                          allow_service, bool(calls))
     future.add_done_callback(lambda _: _SLOTS.release())
     try:
-        return future.result(timeout=timeout)
+        outcome = future.result(timeout=timeout)
     except FutureTimeout:
         raise ProtocolError(503, "query-timeout", f"the query ran past the time limit of {timeout:g} s") from None
+    if isinstance(outcome, KgDecoderError):
+        raise outcome
+    return outcome
 
 
-def _evaluate(store, query, accept, format, default_graph, named_graphs, union, row_cap) -> Answer:
+def _evaluate(store, query, accept, format, default_graph, named_graphs, union, row_cap, allow_service,
+              calls_service: bool) -> Union[Answer, KgDecoderError]:
+    """The answer, or the error to raise, never an exception: Oxigraph's result objects must be
+    consumed and dropped on the thread that made them, and a raised exception would carry them
+    (in its traceback's frames) to the request's thread."""
+    result = None
     try:
-        result = store.sparql(query, default_graph, named_graphs, union)
+        result = store.sparql(query, default_graph, named_graphs, union, allow_service=allow_service)
+        return _serialized(result, accept, format, row_cap)
+    except KgDecoderError as error:
+        return _detached(error)
     except SyntaxError as exc:
-        raise ProtocolError(400, "malformed-query", f"the query does not parse: {exc}") from None
-    except (ValueError, OSError, RuntimeError) as exc:
-        raise ProtocolError(400, "query-error", str(exc)) from None
+        return MalformedQuery(f"the query does not parse: {exc}")
+    except (ValueError, OSError, RuntimeError, TypeError) as exc:
+        if calls_service:  # Oxigraph puts the remote answer into its messages: never hand it on
+            return QueryError("the query failed while calling a SERVICE endpoint")
+        return QueryError(f"the query failed: {exc}")
+    finally:
+        result = None
+
+
+def _detached(error: KgDecoderError) -> KgDecoderError:
+    """``error`` without the traceback (and the frames holding Oxigraph's results) it was raised with."""
+    error.__traceback__ = None
+    error.__context__ = None
+    return error
+
+
+def _serialized(result, accept: str, format: Optional[str], row_cap: int) -> Answer:
     wanted = _SHORT.get((format or "").lower(), format or "")
     if isinstance(result, QueryBoolean):
         kind = _pick(wanted or accept, RESULT_TYPES, "application/sparql-results+json")
@@ -85,7 +125,6 @@ def _evaluate(store, query, accept, format, default_graph, named_graphs, union, 
         kind = _pick(wanted or accept, GRAPH_TYPES, "text/turtle")
         triples = _capped(result, row_cap)
         return Answer(kind, serialize_rdf(triples, format=GRAPH_TYPES[kind]) or b"")
-    assert isinstance(result, QuerySolutions)
     kind = _pick(wanted or accept, RESULT_TYPES, "application/sparql-results+json")
     names = [v.value for v in result.variables]
     rows = _capped(result, row_cap)

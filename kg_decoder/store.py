@@ -14,14 +14,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from pyoxigraph import NamedNode, Quad, QuerySolutions, RdfFormat, Store, Triple, parse
 
-from .errors import StoreError
+from .errors import MalformedUpdate, StoreError
 from .library import Library
 from .priority import BackgroundCommitter, lower_storage_threads
 from .resources import query_text
+from .sparql_guard import check_services
 from .vocabulary import SOURCE_GRAPH
 
 _SAFE_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*$")
@@ -82,11 +83,14 @@ class KgStore:
         return list(self.graph.query(_with_values(query_text(name), terms)))
 
     def sparql(self, query: str, default_graph: Optional[list[str]] = None,
-               named_graphs: Optional[list[str]] = None, union: bool = False):
-        """Run any SPARQL query as given (the SPARQL endpoint): solutions, a boolean or triples.
+               named_graphs: Optional[list[str]] = None, union: bool = False, allow_service: Sequence[str] = ()):
+        """Run a user's SPARQL query (the SPARQL endpoint, ``kg-decoder query``): solutions, a boolean or triples.
 
         ``union`` makes the default graph the union of all graphs (provenance included).
+        SERVICE is refused (ServiceNotAllowed) unless its endpoint starts with one of the
+        ``allow_service`` prefixes: Oxigraph would call any URL from this process.
         """
+        check_services(query, allow_service)
         options: dict = {}
         if union:
             options["use_default_graph_as_union"] = True
@@ -96,12 +100,15 @@ class KgStore:
             options["named_graphs"] = [NamedNode(iri) for iri in named_graphs]
         return self.graph.query(query, **options)
 
-    def sparql_update(self, update: str) -> None:
-        """Run a SPARQL Update (one transaction)."""
+    def sparql_update(self, update: str, allow_service: Sequence[str] = ()) -> None:
+        """Run a user's SPARQL Update (one transaction); SERVICE as in :meth:`sparql`."""
+        check_services(update, allow_service)
         try:
             self.graph.update(update)
+        except SyntaxError as exc:
+            raise MalformedUpdate(f"the update does not parse: {exc}") from None
         except OSError as exc:
-            raise StoreError(f"writing to the store at {self.path} failed: {exc}") from exc
+            raise StoreError(f"writing to the store at {self.path} failed: {exc}") from None
 
     def quads(self) -> set[Quad]:
         """Every quad in the store (for comparisons in tests and tools)."""

@@ -18,8 +18,8 @@ from urllib.parse import quote
 from flask import Flask, Response, jsonify, render_template, request, send_file
 
 import kg_decoder
-from kg_decoder import (DecodeError, ProvenanceError, StoreError, add_facts, chunk_document, decode,
-                        document_chunks, trace, web_annotations)
+from kg_decoder import (KgDecoderError, add_facts, chunk_document, decode, document_chunks, trace,
+                        web_annotations)
 from kg_decoder.audits import audit_definitions
 from kg_decoder.image_catalog import document_images
 from kg_decoder.worker import shared_worker
@@ -40,8 +40,12 @@ CHUNK_FIELDS = {"chunk_size": int, "overlap": int, "min_chunk_tokens": int, "bou
 
 
 def create_app(store, write_token: Optional[str] = None, query_timeout: float = 30.0, row_cap: int = 100_000,
-               max_upload_bytes: int = 100 * 1024 * 1024) -> Flask:
-    """The app over ``store`` (a KgStore or a folder). Writes need ``write_token`` (Bearer or form field)."""
+               max_upload_bytes: int = 100 * 1024 * 1024, allow_service: tuple[str, ...] = ()) -> Flask:
+    """The app over ``store`` (a KgStore or a folder). Writes need ``write_token`` (Bearer or form field).
+
+    SPARQL queries and updates may call remote endpoints (SERVICE) only under the prefixes of
+    ``allow_service``: by default none.
+    """
     if not isinstance(store, kg_decoder.KgStore):
         store = kg_decoder.open_store(store)
     app = Flask(__name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"))
@@ -68,21 +72,9 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
         response.headers["Referrer-Policy"] = "no-referrer"
         return response
 
-    @app.errorhandler(ProtocolError)
-    def protocol_error(error: ProtocolError):
-        return jsonify(error=error.code, message=error.message), error.status
-
-    @app.errorhandler(DecodeError)
-    def decode_error(error: DecodeError):
-        return jsonify(error=error.code, message=error.message), 422
-
-    @app.errorhandler(ProvenanceError)
-    def provenance_error(error: ProvenanceError):
-        return jsonify(error=error.code, message=error.message), 404 if error.code == "unknown-entity" else 422
-
-    @app.errorhandler(StoreError)
-    def store_error(error: StoreError):
-        return jsonify(error="store-error", message=str(error)), 503
+    @app.errorhandler(KgDecoderError)
+    def typed_error(error: KgDecoderError):
+        return jsonify(error.to_json()), error.http_status
 
     @app.errorhandler(413)
     def too_large(_):
@@ -108,11 +100,8 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
             query, update = request.form.get("query"), request.form.get("update")
         if update is not None:
             writable()
-            try:
-                with write_lock:
-                    store.sparql_update(update)
-            except SyntaxError as exc:
-                raise ProtocolError(400, "malformed-update", f"the update does not parse: {exc}") from None
+            with write_lock:
+                store.sparql_update(update, allow_service=allow_service)
             return Response(status=204)
         if not query:
             raise ProtocolError(400, "missing-query", "give a query (query=... or a application/sparql-query body)")
@@ -121,7 +110,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
                            default_graph=values.getlist("default-graph-uri"),
                            named_graphs=values.getlist("named-graph-uri"),
                            union=values.get("union", "").lower() in ("1", "true", "yes"),
-                           timeout=query_timeout, row_cap=row_cap)
+                           timeout=query_timeout, row_cap=row_cap, allow_service=allow_service)
         return Response(answer.body, content_type=answer.content_type + "; charset=utf-8")
 
     # ------------------------------------------------------------ JSON API
@@ -296,9 +285,8 @@ class _Jobs:
         def run() -> None:
             try:
                 result = work(progress)
-            except (DecodeError, ProvenanceError, StoreError) as error:
-                code = getattr(error, "code", "store-error")
-                self._set(job, status="failed", error={"error": code, "message": str(error)})
+            except KgDecoderError as error:
+                self._set(job, status="failed", error=error.to_json())
             else:
                 self._set(job, status="done", result=result)
 
