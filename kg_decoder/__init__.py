@@ -1,84 +1,50 @@
 """kg-decoder: decode documents of every common format into a knowledge graph of provenance.
 
+The public API: decode documents (and crawl sites) into a store, chunk them, add the facts an
+extractor took from a chunk, trace a fact, span or quote back to its page and box, audit and
+validate the store. Every error is a :class:`KgDecoderError` with a stable ``code``.
+
     >>> import kg_decoder
     >>> callable(kg_decoder.decode) and callable(kg_decoder.open_store) and callable(kg_decoder.trace)
     True
 """
 
-from .chunk_pipeline import ChunkResult, ChunkView, chunk_document, document_chunks
-from .chunking import ChunkOptions
-from .crawler import CrawlOptions, CrawlResult, crawl
-from .decoder import DecodeResult, decode
-from .errors import (
-    CorruptDocument,
-    DecodeError,
-    DecodeTimeout,
-    DocumentTooLarge,
-    EmptyDocument,
-    EncryptedDocument,
-    FetchFailed,
-    InvalidFact,
-    InvalidOption,
-    InvalidSpan,
-    KgDecoderError,
-    MalformedQuery,
-    ModelUnavailable,
-    ProvenanceError,
-    QueryError,
-    ServiceNotAllowed,
-    StoreError,
-    StoreLocked,
-    UnknownEntity,
-    UnsafeDocument,
-    UnsupportedFormat,
-)
-from .facts import FactsResult, add_facts, read_facts
-from .model import DecodeOptions, TextDocument
-from .store import KgStore, open_store
-from .trace import Box, TracedElement, TraceSource, trace, web_annotations
+from .cite.annotations import web_annotations
+from .cite.chunks import chunk_document, document_chunks
+from .cite.facts import add_facts, read_facts
+from .cite.images import document_images, export_images
+from .cite.trace import trace
+from .decode.pipeline import decode
+from .graph.store import KgStore, open_store
+from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView, CrawledPage,
+                    CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, DecodeResult, DecodeStatus, DocumentRef,
+                    ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Progress,
+                    Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Violation,
+                    to_jsonable)
+from .model.errors import (CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
+                           EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan,
+                           KgDecoderError, MalformedQuery, MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound,
+                           ProvenanceError, QueryError, QueryTimeout, RequestError, ServerBusy, ServiceNotAllowed,
+                           StoreError, StoreLocked, TooManyRows, UnknownEntity, UnsafeDocument, UnsupportedFormat,
+                           WorkerUnavailable)
+from .quality.audits import audit_definitions, run_audits
+from .quality.validation import validate
+from .sources.crawl import crawl
 
 __all__ = [
-    "KgDecoderError",
-    "MalformedQuery",
-    "QueryError",
-    "ServiceNotAllowed",
-    "StoreLocked",
-    "Box",
-    "ChunkOptions",
-    "CrawlOptions",
-    "CrawlResult",
-    "crawl",
-    "FetchFailed",
-    "ChunkResult",
-    "ChunkView",
-    "FactsResult",
-    "InvalidFact",
-    "InvalidSpan",
-    "ProvenanceError",
-    "TraceSource",
-    "TracedElement",
-    "UnknownEntity",
-    "add_facts",
-    "chunk_document",
-    "document_chunks",
-    "read_facts",
-    "trace",
-    "web_annotations",
-    "CorruptDocument",
-    "DecodeError",
-    "DecodeOptions",
-    "DecodeResult",
-    "DecodeTimeout",
-    "DocumentTooLarge",
-    "EmptyDocument",
-    "EncryptedDocument",
-    "InvalidOption",
-    "KgStore",
-    "ModelUnavailable",
-    "StoreError",
-    "TextDocument",
-    "UnsafeDocument",
-    "UnsupportedFormat",
-    "decode",
-    "open_store",
+    # functions
+    "add_facts", "audit_definitions", "chunk_document", "crawl", "decode", "document_chunks", "document_images",
+    "export_images", "open_store", "read_facts", "run_audits", "to_jsonable", "trace", "validate", "web_annotations",
+    # the store, options and results
+    "Audit", "Box", "ChunkAnchor", "ChunkOptions", "ChunkResult", "ChunkStatus", "ChunkView", "CrawlOptions",
+    "CrawlResult", "CrawlStatus", "CrawledPage", "DecodeOptions", "DecodeResult", "DecodeStatus", "DocumentRef",
+    "ElementOffset", "EmbeddedResult", "FactsResult", "FactsStatus", "ImageInfo", "KgStore", "PartitionSource",
+    "Progress", "Rows", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
+    "Violation",
+    # errors
+    "CorruptDocument", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",
+    "FetchFailed", "Forbidden", "InvalidFact", "InvalidOption", "InvalidSpan", "KgDecoderError", "MalformedQuery",
+    "MalformedUpdate", "ModelUnavailable", "NotAcceptable", "NotFound", "ProvenanceError", "QueryError",
+    "QueryTimeout", "RequestError", "ServerBusy", "ServiceNotAllowed", "StoreError", "StoreLocked", "TooManyRows",
+    "UnknownEntity", "UnsafeDocument", "UnsupportedFormat", "WorkerUnavailable",
 ]

@@ -1,0 +1,65 @@
+"""Trace answers as W3C Web Annotation JSON-LD: a text position (and quote) in the page or
+section text, and per rectangle a region of the page (a PDF ``page=`` fragment refined by a
+media fragment ``xywh=``)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..graph.identifiers import derived_iri
+from ..model import Box, TraceSource
+
+ANNOTATION_CONTEXT = "http://www.w3.org/ns/anno.jsonld"
+MEDIA_FRAGMENTS = "http://www.w3.org/TR/media-frags/"
+PDF_FRAGMENTS = "http://tools.ietf.org/rfc/rfc3778"
+
+
+def web_annotations(sources: list[TraceSource]) -> dict:
+    """The trace as W3C Web Annotation JSON-LD: a text position in the page or section, and the
+    rectangles on the page (a PDF ``page=`` fragment refined by a media fragment ``xywh=``).
+
+    >>> import kg_decoder
+    >>> with kg_decoder.open_store(None) as store:
+    ...     _ = kg_decoder.decode(b"Acme had a revenue of 12 M.", store=store)
+    ...     collection = web_annotations(kg_decoder.trace(quote="12 M", store=store))
+    >>> collection["first"]["items"][0]["target"][0]["selector"][0]
+    {'type': 'TextPositionSelector', 'start': 22, 'end': 26}
+    """
+    items = []
+    for source in sources:
+        targets: list[dict] = [{
+            "source": source.segment,
+            "selector": [
+                {"type": "TextPositionSelector", "start": source.start, "end": source.end},
+                {"type": "TextQuoteSelector", "exact": source.quote},
+            ],
+        }]
+        for box in source.boxes:
+            targets.append({"source": source.document.iri,
+                            "selector": _region_selector(box, source.document.mime_type)})
+        annotation = {
+            "id": derived_iri("annotation", source.segment, source.start, source.end, source.subgraph or ""),
+            "type": "Annotation",
+            "motivation": "identifying",
+            "target": targets,
+        }
+        if source.fact:
+            annotation["body"] = {"type": "TextualBody", "format": "application/n-triples",
+                                  "value": source.fact + " .", **({"id": source.subgraph} if source.subgraph else {})}
+        items.append(annotation)
+    return {"@context": ANNOTATION_CONTEXT, "id": "urn:trace", "type": "AnnotationCollection", "total": len(items),
+            "first": {"type": "AnnotationPage", "items": items}}
+
+
+def _region_selector(box: Box, mime_type: Optional[str]) -> dict:
+    if box.page_width and box.page_height:
+        x, y = 100 * box.left / box.page_width, 100 * box.top / box.page_height
+        w, h = 100 * (box.right - box.left) / box.page_width, 100 * (box.bottom - box.top) / box.page_height
+        value = f"xywh=percent:{x:.3f},{y:.3f},{w:.3f},{h:.3f}"
+    else:
+        value = (f"xywh={box.left:.0f},{box.top:.0f},{box.right - box.left:.0f},{box.bottom - box.top:.0f}")
+    region = {"type": "FragmentSelector", "conformsTo": MEDIA_FRAGMENTS, "value": value}
+    if mime_type == "application/pdf":
+        return {"type": "FragmentSelector", "conformsTo": PDF_FRAGMENTS, "value": f"page={box.page_number}",
+                "refinedBy": region}
+    return region

@@ -1,0 +1,219 @@
+"""Chunk documents already in the store: TextDocuments in, cited chunks out.
+
+Reads each page/section text from the library and its elements from the graph, cuts the text
+with :mod:`kg_decoder.cite.chunker`, gives every chunk its citation anchors (each page it
+touches and the union box of its elements there) and writes the run in one transaction,
+replacing an earlier chunking of the same document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Optional, Union
+
+from ..graph.library import sha256_hex
+from ..graph.mapping import ChunkRecord, as_nquads, chunk_quads, chunking_activity_iri
+from ..graph.reads import PageInfo, TextElement
+from ..graph.store import KgStore, StorePath, open_store
+from ..model import (Anchor, BBox, Chunk, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView,
+                     ProgressCallback, options_from, report, software_versions)
+from ..model.errors import UnknownEntity
+from .chunker import Heading, chunk_text
+
+BUILD_CHUNKS = "kg_decoder.cite.chunks:build_chunks"
+
+
+@dataclass
+class ChunkText:
+    """One page or section text to chunk."""
+
+    segment: str
+    kind: str
+    page_number: Optional[int]
+    text: str
+
+
+@dataclass
+class ChunkInputs:
+    """What chunking one document needs from the store (read by the store's owner)."""
+
+    document: str
+    decode_activity: str
+    options: ChunkOptions
+    versions: dict[str, str]
+    started: datetime
+    texts: list[ChunkText]
+    elements: list[TextElement]
+    pages: list[PageInfo]
+
+
+@dataclass
+class BuiltChunks:
+    nquads: bytes
+    quad_count: int
+    blobs: dict[str, bytes]
+    chunks: int
+
+
+def chunk_document(document: str, *, store: Union[KgStore, StorePath], options: Optional[ChunkOptions] = None,
+                   progress: Optional[ProgressCallback] = None, in_worker: bool = False,
+                   **option_values) -> ChunkResult:
+    """Chunk a decoded document (by IRI) in ``store``; ``options`` is a :class:`ChunkOptions`
+    (its fields may also be given as keywords).
+
+    Transactional: the chunks, their anchors and the run are written in one transaction. The
+    same settings over the same decode leave the store untouched ("unchanged"); other settings
+    replace the earlier chunks. ``in_worker`` runs the cutting and mapping in the worker
+    process, so this process only reads the inputs and commits (what the web server does).
+
+    >>> import kg_decoder
+    >>> with kg_decoder.open_store(None) as store:
+    ...     decoded = kg_decoder.decode(b"One sentence. Another one.", store=store)
+    ...     chunked = chunk_document(decoded.document, store=store, chunk_size=64)
+    ...     (chunked.status, chunked.chunks)
+    ('chunked', 1)
+    """
+    settings = options_from(ChunkOptions, options, option_values)
+    if not isinstance(store, KgStore):
+        store = open_store(store)
+    decode_activity = _decode_activity(store, document)
+    versions = software_versions()
+    wanted = chunking_activity_iri(decode_activity, settings, versions)
+    held = store.chunking_runs(document)
+    if held == [wanted]:
+        return ChunkResult(document, ChunkStatus.UNCHANGED, len({c.chunk for c in store.document_chunks(document)}))
+    texts = [ChunkText(segment=s.segment, kind=s.kind, page_number=s.page_number, text=store.text(s.sha256, s.segment))
+             for s in store.text_segments(document)]
+    inputs = ChunkInputs(document=document, decode_activity=decode_activity, options=settings, versions=versions,
+                         started=datetime.now(timezone.utc), texts=texts,
+                         elements=store.document_text_elements(document), pages=store.document_pages(document))
+    if in_worker:
+        from ..decode.worker import shared_worker
+
+        built = shared_worker().call(BUILD_CHUNKS, inputs, progress=progress,
+                                     crash="the worker crashed while chunking")
+    else:
+        built = build_chunks(inputs, progress)
+    report(progress, "write quads", 0, built.quad_count, f"write {built.quad_count} quads of chunks")
+    store.write_chunks(document, built.nquads, built.blobs, replace=bool(held))
+    report(progress, "write quads", built.quad_count, built.quad_count, f"wrote {built.quad_count} quads of chunks")
+    return ChunkResult(document, ChunkStatus.CHUNKED, built.chunks, built.quad_count)
+
+
+def build_chunks(inputs: ChunkInputs, progress: Optional[ProgressCallback] = None) -> BuiltChunks:
+    """Cut the texts into chunks with their anchors and map them to quads (pure: no store)."""
+    segments, blobs, hashes = _chunk_segments(inputs, progress)
+    record = ChunkRecord(document=inputs.document, decode_activity=inputs.decode_activity, options=inputs.options,
+                         segments=segments, chunk_sha256=hashes, started=inputs.started,
+                         ended=datetime.now(timezone.utc), versions=inputs.versions)
+    quads = chunk_quads(record)
+    return BuiltChunks(nquads=as_nquads(quads), quad_count=len(quads), blobs=blobs,
+                       chunks=sum(len(chunks) for _, chunks, _ in segments))
+
+
+def document_chunks(document: str, *, store: Union[KgStore, StorePath]) -> list[ChunkView]:
+    """The chunks the store holds for a document, in order, with their text and anchors.
+
+    >>> import kg_decoder
+    >>> with kg_decoder.open_store(None) as store:
+    ...     decoded = kg_decoder.decode(b"One sentence. Another one.", store=store)
+    ...     _ = chunk_document(decoded.document, store=store)
+    ...     [view.text for view in document_chunks(decoded.document, store=store)]
+    ['One sentence. Another one.']
+    """
+    if not isinstance(store, KgStore):
+        store = open_store(store)
+    views = {row.chunk: ChunkView(
+        iri=row.chunk, document=document, segment=row.segment, index=row.chunk_index,
+        char_offset=row.char_offset, char_length=row.char_length, prefix_length=row.prefix_length,
+        tokens=row.token_count, text=store.text(row.sha256, row.chunk),
+        heading_path=row.heading_path) for row in store.document_chunks(document)}
+    for row in store.document_chunk_anchors(document):
+        views[row.chunk].anchors.append(ChunkAnchor(page_number=row.page_number, page=row.page, bbox=row.bbox,
+                                                    page_width=row.page_width, page_height=row.page_height,
+                                                    coordinate_system=row.coordinate_system))
+    return sorted(views.values(), key=lambda view: view.index)
+
+
+def _decode_activity(store: KgStore, document: str) -> str:
+    if not isinstance(document, str):
+        raise UnknownEntity(f"a document is named by its IRI, not a {type(document).__name__}")
+    activities = [state.activity for state in store.document_states(document) if state.activity]
+    if not activities:
+        raise UnknownEntity(f"no decoded document {document} in the store")
+    return activities[0]
+
+
+def _chunk_segments(inputs: ChunkInputs, progress: Optional[ProgressCallback] = None):
+    settings = inputs.options
+    elements_by_segment: dict[str, list[TextElement]] = {}
+    for element in inputs.elements:
+        elements_by_segment.setdefault(element.segment, []).append(element)
+    pages = {page.page_number: page for page in inputs.pages}
+    segments, blobs, hashes = [], {}, []
+    earlier_headings: list[Heading] = []
+    texts = inputs.texts
+    for number, item in enumerate(texts, start=1):
+        report(progress, "chunk", number - 1, len(texts), f"chunk {item.kind} {number} of {len(texts)}")
+        text = item.text
+        elements = elements_by_segment.get(item.segment, [])
+        tables = [(e.char_offset, e.char_offset + e.char_length) for e in elements if e.category == "Table"]
+        headings = [Heading(e.char_offset, e.heading_depth or 0,
+                            text[e.char_offset:e.char_offset + e.char_length].strip()[:200])
+                    for e in elements if e.category == "Title"]
+        chunks = chunk_text(text, settings, tables, [Heading(-1, h.depth, h.title) for h in earlier_headings]
+                            + headings)
+        earlier_headings = _open_headings(earlier_headings + headings)
+        anchors = [_anchors(chunk, elements, pages, item.page_number) for chunk in chunks]
+        segment_hashes = []
+        for chunk in chunks:
+            data = chunk.text.encode("utf-8")
+            key = sha256_hex(data)
+            blobs[key] = data
+            segment_hashes.append(key)
+        segments.append((item.segment, chunks, anchors))
+        hashes.append(segment_hashes)
+    report(progress, "chunk", len(texts), len(texts), f"{sum(len(c) for _, c, _ in segments)} chunks")
+    return segments, blobs, hashes
+
+
+def _open_headings(headings: list[Heading]) -> list[Heading]:
+    """The headings still in force after these: the last of each depth, deeper ones closed."""
+    stack: list[Heading] = []
+    for heading in headings:
+        stack = [h for h in stack if h.depth < heading.depth] + [heading]
+    return stack
+
+
+def _anchors(chunk: Chunk, elements: list[TextElement], pages: dict[int, PageInfo],
+             segment_page: Optional[int]) -> list[Anchor]:
+    """Each page the chunk's body touches, with the union box of its elements on that page."""
+    boxes: dict[int, Optional[BBox]] = {}
+    for element in elements:
+        start, end = element.char_offset, element.char_offset + element.char_length
+        if end <= chunk.start or start >= chunk.end:
+            continue
+        number = element.page_number if element.page_number is not None else segment_page
+        if number is None:
+            continue
+        boxes[number] = _union(boxes.get(number), element.bbox)
+    if not boxes and segment_page is not None:
+        boxes[segment_page] = None
+    anchors = []
+    for number in sorted(boxes):
+        page = pages.get(number)
+        anchors.append(Anchor(page_number=number, page_iri=page.page if page else None, bbox=boxes[number],
+                              page_width=page.page_width if page else None,
+                              page_height=page.page_height if page else None,
+                              coordinate_system=page.coordinate_system if page else None))
+    return anchors
+
+
+def _union(first: Optional[BBox], second: Optional[BBox]) -> Optional[BBox]:
+    if first is None or second is None:
+        return first or second
+    return (min(first[0], second[0]), min(first[1], second[1]), max(first[2], second[2]), max(first[3], second[3]))
+
+
+__all__ = ["ChunkResult", "ChunkView", "chunk_document", "document_chunks"]

@@ -1,0 +1,224 @@
+"""Trace-back: from a fact, a span or a quote to the document, page, section, chunk,
+elements, table cells and the rectangles on the page that hold the words.
+
+Every lookup starts from a bound IRI (the fact's triple term, a chunk, a segment),
+so the time a trace takes depends on the size of one page or section, not on the
+size of the store. For a PDF page with a text layer the rectangles are the tight
+boxes of the exact characters, one per line, from the PDF's own glyph positions;
+elsewhere they are the boxes of the elements.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Union
+
+from ..graph.reads import SegmentInfo, TextElement
+from ..graph.store import KgStore, StorePath, open_store
+from ..graph.terms import to_triple
+from ..model import Box, DocumentRef, TracedCell, TracedElement, TraceSource
+from ..model.errors import InvalidSpan, UnknownEntity
+from .facts import quote_pattern
+from .glyphs import page_characters, span_line_boxes
+
+
+def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quote: Optional[str] = None,
+          document: Optional[str] = None, *, store: Union[KgStore, StorePath]) -> list[TraceSource]:
+    """Where a fact, a span or a quote comes from; exactly one of ``fact``, ``span``, ``quote``.
+
+    ``fact`` is ``(s, p, o)`` (terms, or strings as :func:`kg_decoder.graph.terms.to_triple`
+    reads them); ``span`` is ``(segment_or_chunk_iri, start, end)``; ``quote`` is text
+    searched in ``document`` (an IRI) or, without one, in every document. A fact no
+    subgraph contains and a quote found nowhere give an empty list. Reads only.
+
+    >>> import kg_decoder
+    >>> with kg_decoder.open_store(None) as store:
+    ...     decoded = kg_decoder.decode(b"Acme had a revenue of 12 M.", store=store)
+    ...     [source] = trace(quote="revenue of 12", store=store)
+    ...     (source.quote, source.start, source.segment_kind)
+    ('revenue of 12', 11, 'section')
+    """
+    if sum(x is not None for x in (fact, span, quote)) != 1:
+        raise InvalidSpan("trace needs exactly one of fact, span or quote")
+    if not isinstance(store, KgStore):
+        store = open_store(store)
+    tracer = _Tracer(store)
+    if fact is not None:
+        return tracer.fact(fact)
+    if span is not None:
+        try:
+            iri, start, end = span
+        except (TypeError, ValueError):
+            raise InvalidSpan("a span is (segment_or_chunk_iri, start, end)") from None
+        return tracer.span(iri, start, end)
+    return tracer.quote(quote, document)
+
+
+class _Tracer:
+    def __init__(self, store: KgStore) -> None:
+        self.store = store
+
+    # ---------------------------------------------------------------- entry points
+
+    def fact(self, fact: Sequence) -> list[TraceSource]:
+        triple = to_triple(fact)
+        sources = []
+        for row in self.store.fact_sources(triple.subject, triple.predicate, triple.object):
+            if not self.store.entity_kinds(row.chunk):
+                continue  # the chunk was replaced by a later decode or chunking: the audit lists these
+            chunk_span = None
+            if row.char_offset is not None and row.char_length is not None:
+                chunk_span = (row.char_offset, row.char_offset + row.char_length)
+            for source in self._chunk_span(row.chunk, chunk_span):
+                source.subgraph = row.subgraph
+                source.fact = str(triple)
+                sources.append(source)
+        return sources
+
+    def span(self, iri: str, start: int, end: int) -> list[TraceSource]:
+        if not isinstance(iri, str) or not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
+            raise InvalidSpan("a span is an IRI and two integer offsets")
+        kinds = self.store.entity_kinds(iri) if _looks_like_iri(iri) else set()
+        if "Chunk" in kinds:
+            return self._chunk_span(iri, (start, end), strict=True)
+        if kinds & {"Page", "Section"}:
+            return [self._segment_span(iri, start, end)]
+        raise UnknownEntity(f"no page, section or chunk {iri:.200} in the store")
+
+    def quote(self, quote: str, document: Optional[str]) -> list[TraceSource]:
+        if not isinstance(quote, str) or not quote.strip():
+            raise InvalidSpan("a quote must be non-empty text")
+        if document is not None and not (isinstance(document, str) and _looks_like_iri(document)
+                                         and self.store.has_document(document)):
+            raise UnknownEntity(f"no document {str(document):.200} in the store")
+        pattern = quote_pattern(quote)
+        sources = []
+        for segment in self.store.text_segments(document):
+            text = self.store.text(segment.sha256, segment.segment)
+            for match in pattern.finditer(text):
+                sources.append(self._segment_span(segment.segment, match.start(), match.end(), text=text))
+        return sources
+
+    # ---------------------------------------------------------------- chunks
+
+    def _chunk_span(self, chunk: str, span: Optional[tuple[int, int]], strict: bool = False) -> list[TraceSource]:
+        info = self.store.chunk_info(chunk)
+        if info is None:
+            raise UnknownEntity(f"no chunk {chunk} in the store")
+        chunk_text = self.store.text(info.sha256, chunk)
+        body_start, body_length = info.prefix_length, info.char_length
+        if span is None:
+            span = (body_start, body_start + body_length)
+        start, end = span
+        if strict and not 0 <= start < end <= len(chunk_text):
+            raise InvalidSpan(f"the span {start}..{end} is not inside the chunk (0..{len(chunk_text)})")
+        segment_start = info.char_offset + min(max(start - body_start, 0), body_length)
+        segment_end = info.char_offset + min(max(end - body_start, 0), body_length)
+        segment_text = None
+        if segment_end <= segment_start:
+            # The span lies in text the chunk repeats for context (a table header, a heading):
+            # cite the place that text comes from, the last occurrence before the chunk.
+            segment_text = self._segment_text(info.segment)
+            found = segment_text.rfind(chunk_text[start:end], 0, info.char_offset + body_length)
+            if found < 0:
+                segment_start, segment_end = info.char_offset, info.char_offset + body_length
+            else:
+                segment_start, segment_end = found, found + (end - start)
+        source = self._segment_span(info.segment, segment_start, segment_end, text=segment_text)
+        source.chunks = [chunk]
+        source.chunk_span = (start, end)
+        return [source]
+
+    # ---------------------------------------------------------------- segments
+
+    def _segment_text(self, segment: str) -> str:
+        info = self._segment_info(segment)
+        return self.store.text(info.sha256, segment)
+
+    def _segment_info(self, segment: str) -> SegmentInfo:
+        info = self.store.segment_info(segment)
+        if info is None:
+            raise UnknownEntity(f"no page or section {segment} in the store")
+        return info
+
+    def _segment_span(self, segment: str, start: int, end: int, text: Optional[str] = None) -> TraceSource:
+        info = self._segment_info(segment)
+        if text is None:
+            text = self.store.text(info.sha256, segment)
+        if not 0 <= start < end <= len(text):
+            raise InvalidSpan(f"the span {start}..{end} is not inside the {info.kind} (0..{len(text)})")
+        about = self.store.document_info(info.document)
+        document = DocumentRef(iri=info.document, mime_type=about.mime_type, format=about.format, title=about.title,
+                               file_name=about.file_name)
+        source = TraceSource(document=document, segment=segment, segment_kind=info.kind, start=start, end=end,
+                             quote=text[start:end], page_number=info.page_number, page=self._page_of(info))
+        if info.kind == "section":
+            source.section = segment
+            source.heading_path = [row.title for row in self.store.section_titles(segment)]
+        source.chunks = [row.chunk for row in self.store.segment_chunks(segment)
+                         if row.char_offset < end and row.char_offset + row.char_length > start]
+        elements = [row for row in self.store.segment_text_elements(segment)
+                    if row.char_offset < end and row.char_offset + row.char_length > start]
+        pdf = self._pdf_bytes(about.sha256) if about.format == "pdf" else None
+        for row in elements:
+            traced = TracedElement(iri=row.element, category=row.category, text=row.text or "",
+                                   char_offset=row.char_offset, char_length=row.char_length,
+                                   page_number=row.page_number, sheet_name=row.sheet_name)
+            if row.category == "Table":
+                traced.cells = self._cells(row, start, end)
+            source.elements.append(traced)
+            source.boxes.extend(self._boxes(row, start, end, pdf, info))
+        if source.page_number is None:
+            numbers = sorted({e.page_number for e in source.elements if e.page_number is not None})
+            source.page_number = numbers[0] if numbers else None
+        return source
+
+    def _page_of(self, info: SegmentInfo) -> Optional[str]:
+        """The page a segment is, or the page a section inside a page derives from."""
+        if info.kind == "page":
+            return info.segment
+        if info.parent and "Page" in self.store.entity_kinds(info.parent):
+            return info.parent
+        return None
+
+    def _cells(self, table: TextElement, start: int, end: int) -> list[TracedCell]:
+        cells = []
+        for row in self.store.table_cells(table.element):
+            if row.char_offset is None or row.char_length is None:
+                continue
+            cell_start = table.char_offset + row.char_offset
+            if cell_start < end and cell_start + row.char_length > start or (
+                    row.char_length == 0 and start <= cell_start < end):
+                cells.append(TracedCell(iri=row.cell, row=row.row, column=row.column, row_span=row.row_span,
+                                        column_span=row.column_span, text=row.text, header=row.header,
+                                        reference=row.reference))
+        return cells
+
+    def _pdf_bytes(self, sha256: str) -> Optional[tuple[str, bytes]]:
+        if sha256 not in self.store.library:
+            return None
+        return sha256, self.store.blob(sha256)
+
+    def _boxes(self, element: TextElement, start: int, end: int, pdf: Optional[tuple[str, bytes]],
+               info: SegmentInfo) -> list[Box]:
+        region = element.bbox
+        if region is None:
+            return []
+        page_number = element.page_number or info.page_number
+        common = dict(page_number=page_number, page_width=element.page_width, page_height=element.page_height,
+                      coordinate_system=element.coordinate_system, element=element.element)
+        if pdf is not None and page_number is not None and element.category != "Table":
+            chars = page_characters(pdf[1], page_number, key=pdf[0])
+            local_start = max(start, element.char_offset) - element.char_offset
+            local_end = min(end, element.char_offset + element.char_length) - element.char_offset
+            lines = span_line_boxes(chars, region, element.text or "", local_start, local_end,
+                                    key=(pdf[0], page_number))
+            if lines:
+                return [Box(left=l, top=t, right=r, bottom=b, source="characters", **common) for l, t, r, b in lines]
+        return [Box(left=region[0], top=region[1], right=region[2], bottom=region[3], source="element", **common)]
+
+
+def _looks_like_iri(value: str) -> bool:
+    return ":" in value and not any(c in value for c in " <>\"{}|^`\\\n\r\t")
+
+
+__all__ = ["trace"]

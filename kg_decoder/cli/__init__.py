@@ -1,0 +1,5 @@
+"""The command line (``kg-decoder``)."""
+
+from .main import load_web_app, main
+
+__all__ = ["load_web_app", "main"]

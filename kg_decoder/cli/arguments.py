@@ -1,0 +1,166 @@
+"""The command line's arguments: one sub-parser per command, and the options objects they give."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..model import SECTION_STRATEGIES, STRATEGIES, ChunkOptions, CrawlOptions, DecodeOptions, software_versions
+
+DESCRIPTION = "Decode documents into a knowledge graph of provenance; chunk, trace, audit and serve it."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kg-decoder", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"kg-decoder {software_versions()['kg-decoder']}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("decode", help="decode files or folders (recursively) into the store")
+    run.add_argument("paths", nargs="+", metavar="PATH")
+    run.add_argument("--store", default="kg-store", help="store folder (default: ./kg-store)")
+    run.add_argument("--strategy", choices=STRATEGIES, default="auto",
+                     help="PDF/image partition strategy (auto: text layer, OCR where there is none)")
+    run.add_argument("--ocr-languages", default="eng", help="tesseract languages, e.g. eng or eng+heb")
+    run.add_argument("--section-strategy", choices=SECTION_STRATEGIES, default="whole-document")
+    run.add_argument("--section-element-count", type=int, default=20)
+    run.add_argument("--section-max-size", type=int, default=4000)
+    run.add_argument("--section-within-pages", action="store_true",
+                     help="apply the section strategy inside each page of page-based formats")
+    run.add_argument("--password", help="password of encrypted PDFs")
+    run.add_argument("--mime-type", help="decode as this MIME type instead of detecting it")
+    run.add_argument("--encoding", help="character set of text-based files (HTML, text, CSV...), e.g. windows-1251; "
+                                        "default: detected")
+    run.add_argument("--max-bytes", type=int, default=DecodeOptions.max_bytes, help="largest file to decode")
+    run.add_argument("--timeout", type=float, default=DecodeOptions.timeout_seconds,
+                     help="seconds allowed per document")
+    run.add_argument("--embedded-depth", type=int, default=DecodeOptions.embedded_depth,
+                     help="decode attachments and embedded files as child documents down to this depth (0: none)")
+    run.add_argument("--max-embedded-bytes", type=int, default=DecodeOptions.max_embedded_bytes,
+                     help="bytes allowed for all embedded files of one document together")
+    run.add_argument("--emit", choices=["jsonl"],
+                     help="print the TextDocuments (pages/sections), or with --chunk the chunks, as JSON lines")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--chunk", action="store_true", help="chunk each decoded document as well")
+    run.add_argument("--no-partition-cache", action="store_true",
+                     help="partition again even when the same bytes were partitioned the same way before")
+    run.add_argument("--no-record-failures", action="store_true",
+                     help="do not record failed decodes in the store (the failed-or-fallback audit lists them)")
+    run.add_argument("--server", metavar="URL",
+                     help="send the files to a running kg-decoder serve (its /api/documents) instead of opening "
+                          "the store; needs --token")
+    run.add_argument("--token", default=os.environ.get("KG_DECODER_WRITE_TOKEN"),
+                     help="the server's write token (default: $KG_DECODER_WRITE_TOKEN)")
+    _chunk_arguments(run)
+
+    chunk = commands.add_parser("chunk", help="chunk decoded documents (all of the store's when none is named)")
+    chunk.add_argument("documents", nargs="*", metavar="DOC", help="document IRI, or the path of a decoded file")
+    chunk.add_argument("--store", default="kg-store")
+    chunk.add_argument("--emit", choices=["jsonl"], help="print the chunks with their anchors as JSON lines")
+    _chunk_arguments(chunk)
+
+    facts = commands.add_parser("facts", help="store facts a downstream extractor took from a chunk")
+    facts_commands = facts.add_subparsers(dest="facts_command", required=True)
+    add = facts_commands.add_parser("add", help="add the triples of FILE (Turtle, N-Triples or JSON lines)")
+    add.add_argument("file", metavar="FILE")
+    add.add_argument("--chunk", required=True, help="IRI of the chunk the facts were extracted from")
+    add.add_argument("--store", default="kg-store")
+    add.add_argument("--format", choices=["ttl", "nt", "jsonl"], help="file format (default: from the extension)")
+    add.add_argument("--extractor", help="name of the extractor, recorded on the extraction activity")
+
+    back = commands.add_parser("trace", help="trace a fact, a span or a quote back to its page and rectangle")
+    back.add_argument("fact", nargs="?", help='a fact as N-Triples: "<s> <p> <o>" or "<s> <p> \"literal\""')
+    back.add_argument("--segment", help="IRI of a page, section or chunk, with --start and --end")
+    back.add_argument("--start", type=int)
+    back.add_argument("--end", type=int)
+    back.add_argument("--quote", help="text to find, in --document or in every document")
+    back.add_argument("--document", help="document IRI or the path of a decoded file")
+    back.add_argument("--store", default="kg-store")
+    back.add_argument("--format", choices=["text", "json", "jsonld"], default="text",
+                      help="jsonld: W3C Web Annotation")
+
+    web = commands.add_parser("crawl", help="crawl a web site from URL (within its host) and decode its pages")
+    web.add_argument("url")
+    web.add_argument("--store", default="kg-store")
+    web.add_argument("--max-pages", type=int, default=CrawlOptions.max_pages)
+    web.add_argument("--delay", type=float, default=CrawlOptions.delay_seconds,
+                     help="seconds between requests (robots.txt Crawl-delay raises it, up to --max-crawl-delay)")
+    web.add_argument("--max-crawl-delay", type=float, default=CrawlOptions.max_crawl_delay)
+    web.add_argument("--page-timeout", type=float, default=CrawlOptions.page_timeout,
+                     help="seconds allowed to fetch one page")
+    web.add_argument("--max-page-bytes", type=int, default=CrawlOptions.max_page_bytes)
+    web.add_argument("--retries", type=int, default=CrawlOptions.retries,
+                     help="retries on 429, 5xx and network errors, with exponential backoff")
+    web.add_argument("--user-agent", default="", help="default: kg-decoder/VERSION")
+    web.add_argument("--section-strategy", choices=SECTION_STRATEGIES, default="whole-document")
+    web.add_argument("--no-progress", action="store_true")
+
+    query = commands.add_parser("query", help="run a SPARQL SELECT (a file, or a name from queries/)")
+    query.add_argument("query", help="path of a .rq file, or a name such as audit-segments-without-text")
+    query.add_argument("--store", default="kg-store")
+    query.add_argument("--format", choices=["table", "json"], default="table")
+
+    commands.add_parser("queries", help="list the queries shipped in queries/")
+
+    serve = commands.add_parser("serve", help="serve SPARQL, the API and the pages (waitress, threaded)")
+    serve.add_argument("--store", default="kg-store")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--threads", type=int, default=8)
+    serve.add_argument("--write-token", default=os.environ.get("KG_DECODER_WRITE_TOKEN"),
+                       help="token that uploads, facts and SPARQL Update need (default: $KG_DECODER_WRITE_TOKEN; "
+                            "none: read-only)")
+    serve.add_argument("--query-timeout", type=float, default=30.0)
+    serve.add_argument("--allow-service", action="append", default=[], metavar="ENDPOINT_PREFIX",
+                       help="let SPARQL queries call remote endpoints (SERVICE) whose IRI starts with this prefix; "
+                            "repeat for more (default: SERVICE is refused)")
+    serve.add_argument("--row-cap", type=int, default=100_000)
+    serve.add_argument("--no-pin-worker", dest="pin_worker", action="store_false",
+                       help="let the decoding worker share every CPU with the request threads (default: the "
+                            "worker gets the last CPU to itself, the requests the others)")
+
+    pictures = commands.add_parser("images", help="list a document's images; --export writes their bytes")
+    pictures.add_argument("document", metavar="DOC", help="document IRI, or the path of a decoded file")
+    pictures.add_argument("--store", default="kg-store")
+    pictures.add_argument("--export", metavar="DIR", help="write the stored image bytes into DIR")
+    pictures.add_argument("--format", choices=["table", "json"], default="table")
+
+    audit = commands.add_parser("audit", help="run the coverage audits (queries/audit-*.rq), a table each")
+    audit.add_argument("--store", default="kg-store")
+    audit.add_argument("--json", action="store_true", help="print one JSON object per audit")
+    audit.add_argument("--fail-on-findings", action="store_true", help="exit 1 when any audit finds something")
+
+    check = commands.add_parser("validate", help="check the store against the SHACL shapes (ontology/shapes.ttl)")
+    check.add_argument("--store", default="kg-store")
+    check.add_argument("--document", help="only this document (IRI, or the path of a decoded file)")
+
+    collect = commands.add_parser("gc", help="remove library blobs the graph no longer cites (left by a killed "
+                                             "decode); --dry-run lists them")
+    collect.add_argument("--store", default="kg-store")
+    collect.add_argument("--dry-run", action="store_true", help="list the blobs, remove nothing")
+    collect.add_argument("--wait", type=float, default=60.0,
+                         help="seconds to wait for a decode that is writing to finish (default 60)")
+    return parser
+
+
+def _chunk_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = ChunkOptions()
+    parser.add_argument("--chunk-size", type=int, default=defaults.chunk_size, help="tokens per chunk (cl100k_base)")
+    parser.add_argument("--overlap", type=int, default=defaults.overlap, help="tokens shared by neighbouring chunks")
+    parser.add_argument("--min-chunk-tokens", type=int, default=defaults.min_chunk_tokens,
+                        help="shortest chunk a boundary may leave")
+    parser.add_argument("--boundary-window", type=int, help="tokens searched back for a boundary (default: size/4)")
+    parser.add_argument("--heading-prefix", action="store_true", help="start each chunk with its heading path")
+
+
+def chunk_options(args: argparse.Namespace) -> ChunkOptions:
+    return ChunkOptions(chunk_size=args.chunk_size, overlap=args.overlap, min_chunk_tokens=args.min_chunk_tokens,
+                        boundary_window=args.boundary_window, heading_prefix=args.heading_prefix)
+
+
+def decode_options(args: argparse.Namespace) -> DecodeOptions:
+    return DecodeOptions(strategy=args.strategy, ocr_languages=args.ocr_languages,
+                         section_strategy=args.section_strategy, section_element_count=args.section_element_count,
+                         section_max_size=args.section_max_size, section_within_pages=args.section_within_pages,
+                         password=args.password, mime_type=args.mime_type, encoding=args.encoding,
+                         max_bytes=args.max_bytes, timeout_seconds=args.timeout, embedded_depth=args.embedded_depth,
+                         max_embedded_bytes=args.max_embedded_bytes)

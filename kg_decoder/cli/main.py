@@ -1,0 +1,362 @@
+"""The command line: ``kg-decoder decode``, ``chunk``, ``facts add``, ``trace``, ``query`` and the rest.
+
+A thin layer over the Python API: it walks folders, shows progress, prints tables and turns
+every typed error into a one-line message and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+from ..cite.annotations import web_annotations
+from ..cite.chunks import chunk_document, document_chunks
+from ..cite.facts import add_facts
+from ..cite.images import document_images, export_images
+from ..cite.trace import trace
+from ..decode.pipeline import decode
+from ..decode.worker import shared_worker
+from ..graph.identifiers import document_iri
+from ..graph.library import sha256_hex
+from ..graph.queries import query_file, shipped_queries
+from ..graph.resources import resource_dir
+from ..graph.store import KgStore, open_store
+from ..graph.terms import read_facts
+from ..model import CrawlOptions
+from ..model.errors import KgDecoderError, RequestError, StoreError, StoreLocked, UnknownEntity
+from ..quality.audits import run_audits
+from ..quality.validation import validate
+from ..sources.crawl import crawl
+from . import remote
+from .arguments import build_parser, chunk_options, decode_options
+from .output import decoded_row, describe_sources, embedded_row, emit_jsonl, short, table
+
+
+class UsageError(RequestError):
+    """The command line was given a combination of arguments it cannot run."""
+
+    code = "usage"
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    commands = {"decode": _decode, "query": _query, "chunk": _chunk, "facts": _facts, "trace": _trace,
+                "serve": _serve, "images": _images, "audit": _audit, "validate": _validate, "crawl": _crawl,
+                "gc": _gc, "queries": _queries}
+    try:
+        return commands[args.command](args)
+    except KgDecoderError as exc:
+        print(f"kg-decoder: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kg-decoder: interrupted", file=sys.stderr)
+        return 130
+
+
+def iter_files(paths: Sequence[str]) -> Iterator[Path]:
+    """Files named, and the files inside folders named (recursively, sorted, hidden ones skipped)."""
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            for root, folders, files in os.walk(path):
+                folders[:] = sorted(f for f in folders if not f.startswith("."))
+                for file in sorted(files):
+                    if not file.startswith("."):
+                        yield Path(root) / file
+        else:
+            yield path
+
+
+def _reading_store(path: str) -> KgStore:
+    """The store for a command that only reads: read-only, as it is now, when another process holds it."""
+    if not (Path(path) / "oxigraph").is_dir():
+        raise StoreError(f"there is no store at {path}")
+    try:
+        return open_store(path)
+    except StoreLocked:
+        print(f"kg-decoder: {path} is in use by another process (a running kg-decoder serve?): reading it "
+              f"read-only, as it is now", file=sys.stderr)
+        return open_store(path, read_only=True)
+
+
+def _decode(args: argparse.Namespace) -> int:
+    options = decode_options(args)  # a bad option fails once, before any file
+    chunking = chunk_options(args) if args.chunk else None
+    files = list(iter_files(args.paths))
+    if not files:
+        raise UsageError("no files to decode")
+    if args.server:
+        return remote.upload(files, args.server, args.token, options, chunking, args.emit)
+    store = open_store(args.store)
+    report = sys.stderr if args.emit else sys.stdout
+    rows: list[list[str]] = []
+    failures = 0
+    from tqdm import tqdm
+
+    progress = tqdm(files, unit="file", file=sys.stderr, disable=args.no_progress or None, dynamic_ncols=True)
+    for path in progress:
+        progress.set_postfix_str(path.name[:40])
+
+        def show(report, name=path.name[:30]):
+            progress.set_postfix_str(f"{name}: {report.message}"[:70])
+
+        try:
+            result = decode(path, store=store, options=options, record_failure=not args.no_record_failures,
+                            partition_cache=not args.no_partition_cache, progress=show)
+            children = [e for top in result.embedded for e in top.walk()]
+            if chunking is not None:
+                for document in result.documents():
+                    chunk_document(document, store=store, options=chunking, progress=show)
+        except KgDecoderError as exc:
+            failures += 1
+            progress.write(f"kg-decoder: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            rows.append([str(path), "-", "-", "-", "-", "-", f"failed: {type(exc).__name__}"])
+            continue
+        rows.append(decoded_row(path, result))
+        rows.extend(embedded_row(path, child) for child in children)
+        for child in children:
+            if child.error is not None:  # the parent is decoded; its attachment is reported, not fatal
+                progress.write(f"kg-decoder: {path} > {child.path}: {type(child.error).__name__}: "
+                               f"{child.error.message}", file=sys.stderr)
+        if args.emit == "jsonl":
+            records = (document_chunks(result.document, store=store) if chunking is not None
+                       else result.text_documents)
+            emit_jsonl(record.to_json() for record in records)
+    progress.close()
+    store.flush()
+    print(table(["file", "format", "pages/sections", "elements", "tables", "images", "status"], rows), file=report)
+    print(f"{len(files) - failures} of {len(files)} files decoded into {args.store} "
+          f"({len(store)} quads in the store)", file=report)
+    return 1 if failures else 0
+
+
+def _crawl(args: argparse.Namespace) -> int:
+    """Crawl, print a table of the pages; exit 1 when the start page itself could not be decoded."""
+    options = CrawlOptions(max_pages=args.max_pages, delay_seconds=args.delay, max_crawl_delay=args.max_crawl_delay,
+                           page_timeout=args.page_timeout, max_page_bytes=args.max_page_bytes, retries=args.retries,
+                           user_agent=args.user_agent)
+    store = open_store(args.store)
+
+    def show(report):
+        if not args.no_progress:
+            print(f"\r{report.current + 1}/{report.total} {report.message}"[:100].ljust(100), end="",
+                  file=sys.stderr, flush=True)
+
+    result = crawl(args.url, store=store, options=options, progress=show, section_strategy=args.section_strategy)
+    if not args.no_progress:
+        print(file=sys.stderr)
+    for page in result.pages:
+        if page.error is not None:
+            print(f"kg-decoder: {page.url}: {type(page.error).__name__}: {page.error.message}", file=sys.stderr)
+    rows = [[page.url, str(page.depth), str(page.http_status or "-"), str(page.status), page.document or "-"]
+            for page in result.pages]
+    print(table(["url", "depth", "http", "status", "document"], rows))
+    store.flush()
+    done = [p for p in result.pages if p.document]
+    print(f"{len(done)} of {len(result.fetched)} fetched pages in {args.store} ({len(store)} quads in the store)")
+    return 0 if result.pages and result.pages[0].document else 1
+
+
+def _document_iri(name: str) -> str:
+    """A document named by IRI, or by the path of the file that was decoded."""
+    path = Path(name)
+    if path.is_file():
+        return document_iri(sha256_hex(path.read_bytes()))
+    if ":" in name:
+        return name
+    raise UnknownEntity(f"{name} is neither a file nor a document IRI")
+
+
+def _chunk(args: argparse.Namespace) -> int:
+    options = chunk_options(args)
+    store = open_store(args.store)
+    documents = [_document_iri(name) for name in args.documents] or sorted(
+        {summary.document for summary in store.document_summaries()})
+    report = sys.stderr if args.emit else sys.stdout
+    rows = []
+    for document in documents:
+        result = chunk_document(document, store=store, options=options)
+        rows.append([document, str(result.chunks), str(result.status)])
+        if args.emit == "jsonl":
+            emit_jsonl(view.to_json() for view in document_chunks(document, store=store))
+    store.flush()
+    print(table(["document", "chunks", "status"], rows), file=report)
+    return 0
+
+
+def _facts(args: argparse.Namespace) -> int:
+    triples, spans = read_facts(args.file, format=args.format)
+    result = add_facts(args.chunk, triples, spans, store=open_store(args.store), extractor=args.extractor)
+    print(f"{result.facts} facts {result.status} from {result.chunk} in {len(result.subgraphs)} subgraphs")
+    return 0
+
+
+def _trace(args: argparse.Namespace) -> int:
+    store = _reading_store(args.store)
+    if args.fact:
+        sources = trace(fact=_parse_fact(args.fact), store=store)
+    elif args.segment:
+        if args.start is None or args.end is None:
+            raise UsageError("--segment needs --start and --end")
+        sources = trace(span=(args.segment, args.start, args.end), store=store)
+    elif args.quote:
+        sources = trace(quote=args.quote, document=_document_iri(args.document) if args.document else None,
+                        store=store)
+    else:
+        raise UsageError("give a fact, --segment with --start and --end, or --quote")
+    if args.format == "jsonld":
+        print(json.dumps(web_annotations(sources), ensure_ascii=False, indent=2))
+    elif args.format == "json":
+        print(json.dumps([source.to_json() for source in sources], ensure_ascii=False, indent=2))
+    else:
+        print(describe_sources(sources))
+    return 0 if sources else 1
+
+
+def _parse_fact(text: str):
+    """A fact written as one N-Triples statement (the final dot may be left out)."""
+    statement = text.strip()
+    triples, _ = read_facts("fact.nt", data=(statement if statement.endswith(".") else statement + " .").encode(),
+                            format="nt")
+    if len(triples) != 1:
+        raise UsageError("give exactly one fact")
+    return triples[0]
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from waitress import serve
+
+    # Uploads are partitioned, mapped and chunked in the worker; this process reads inputs and commits.
+    # What Python work is left here (the multipart body, JSON) is cut in short GIL slices so that
+    # reading threads do not wait behind it for the default 5 ms.
+    sys.setswitchinterval(0.0005)
+    store = open_store(args.store)
+    worker = shared_worker()
+    if args.pin_worker:
+        _split_cpus(worker)
+    worker.start()
+    store.serve_reads_first()
+    app = load_web_app().create_app(store, write_token=args.write_token, query_timeout=args.query_timeout,
+                                    row_cap=args.row_cap, allow_service=tuple(args.allow_service))
+    # The heap built at start-up is frozen out of the garbage collector: full passes over it were the
+    # slowest requests.
+    gc.collect()
+    gc.freeze()
+    print(f"kg-decoder: serving {args.store} on http://{args.host}:{args.port}/ "
+          f"({'writable with the token' if args.write_token else 'read-only'})", file=sys.stderr)
+    serve(app, host=args.host, port=args.port, threads=args.threads)
+    return 0
+
+
+def _split_cpus(worker) -> None:
+    """The worker on the last CPU, this process (and every thread it starts from now) on the others.
+
+    A decode sharing CPUs with the request threads, even at idle priority, evicts their caches
+    and draws them across CPUs: on two CPUs it quadrupled the p99 of a trivial query.
+    """
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(cpus) < 2:
+        return
+    os.sched_setaffinity(0, set(cpus[:-1]))
+    worker.pin({cpus[-1]})
+
+
+def load_web_app():
+    """The Flask app package in web/ (shipped as data in the wheel), as the module ``kg_decoder_web``."""
+    import importlib.util
+
+    if "kg_decoder_web" in sys.modules:
+        return sys.modules["kg_decoder_web"]
+    folder = resource_dir("web")
+    spec = importlib.util.spec_from_file_location("kg_decoder_web", folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kg_decoder_web"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["kg_decoder_web"]
+        raise
+    return module
+
+
+def _images(args: argparse.Namespace) -> int:
+    store = _reading_store(args.store)
+    document = _document_iri(args.document)
+    images = document_images(document, store=store)
+    if args.format == "json":
+        emit_jsonl(image.to_json() for image in images)
+    else:
+        rows = [[image.iri, short(image.page_number or image.sheet_name),
+                 " ".join(f"{v:.1f}" for v in image.bbox) if image.bbox else "",
+                 f"{image.width}x{image.height}" if image.width else "", short(image.mime_type),
+                 image.anchor_cell or "", image.skipped_reason or ("stored" if image.sha256 else
+                                                                   image.source_url or "")]
+                for image in images]
+        print(table(["image", "page", "bbox", "pixels", "mime", "cell", "bytes"], rows))
+    if args.export:
+        written = export_images(document, args.export, store=store)
+        print(f"{len(written)} images written to {args.export}", file=sys.stderr)
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    audits = run_audits(_reading_store(args.store))
+    for audit in audits:
+        if args.json:
+            print(json.dumps(audit.to_json(), ensure_ascii=False))
+            continue
+        rows = audit.table
+        count = f"{len(rows)} found" if audit.kind == "finding" else f"{len(rows)} rows"
+        print(f"== {audit.name}: {audit.title} ({count})")
+        if rows.rows:
+            print(table(rows.columns, [[short(value) for value in row] for row in rows.rows]))
+        print()
+    findings = sum(1 for audit in audits if audit.has_findings)
+    if not args.json:
+        print(f"{findings} of {sum(1 for a in audits if a.kind == 'finding')} finding audits found something")
+    return 1 if args.fail_on_findings and findings else 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    store = _reading_store(args.store)
+    report = validate(store, _document_iri(args.document) if args.document else None)
+    if report.conforms:
+        print(f"conforms: {report.triples} triples checked against ontology/shapes.ttl")
+        return 0
+    print(table(["focus", "path", "message", "value"],
+                [[v.focus, v.path or "", v.message, v.value or ""] for v in report.violations]))
+    print(f"{len(report.violations)} violations in {report.triples} triples")
+    return 1
+
+
+def _gc(args: argparse.Namespace) -> int:
+    store = _reading_store(args.store)
+    orphans = store.collect_garbage(dry_run=args.dry_run, wait=args.wait)
+    for key in orphans:
+        print(key)
+    verb = "would be removed" if args.dry_run else "removed"
+    print(f"{len(orphans)} library blobs no entity cites {verb}", file=sys.stderr)
+    return 0
+
+
+def _queries(args: argparse.Namespace) -> int:
+    for query in shipped_queries():
+        print(query.name)
+    return 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    path = Path(args.query)
+    text = path.read_text(encoding="utf-8") if path.is_file() else query_file(args.query).text
+    rows = _reading_store(args.store).select_rows(text)
+    if args.format == "json":
+        emit_jsonl(rows.records())
+    else:
+        print(table(rows.columns, [[short(value) for value in row] for row in rows.rows]))
+    return 0

@@ -1,0 +1,87 @@
+"""What the command line prints: tables, JSON lines, a trace in words."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Iterable
+
+from ..model import DecodeResult, EmbeddedResult, TraceSource
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """Columns padded to their widest cell.
+
+    >>> print(table(["a", "bb"], [["1", "2"]]))
+    a  bb
+    -  --
+    1  2
+    """
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip(),
+             "  ".join("-" * width for width in widths)]
+    lines += ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def emit_jsonl(records: Iterable[dict]) -> None:
+    for record in records:
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def short(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def decoded_row(path: Path, result: DecodeResult) -> list[str]:
+    parts = [_count(result.pages, "page"), _count(result.sections, "section")]
+    layout = ", ".join(part for part in parts if part)
+    return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images),
+            str(result.status)]
+
+
+def embedded_row(parent: Path, embedded: EmbeddedResult) -> list[str]:
+    """A child document's row, named by where it sits: parent > path (file name)."""
+    where = f"{'  ' * embedded.depth}> {embedded.path}" + (f" ({embedded.name})" if embedded.name else "")
+    if embedded.result is None:
+        return [where, "-", "-", "-", "-", "-", f"not decoded: {type(embedded.error).__name__}"]
+    return [where] + decoded_row(parent, embedded.result)[1:]
+
+
+def _count(number: int, noun: str) -> str:
+    return "" if not number else f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def describe_sources(sources: list[TraceSource]) -> str:
+    if not sources:
+        return "no source found"
+    lines = []
+    for number, source in enumerate(sources, start=1):
+        document = source.document
+        lines.append(f"source {number}: {document.file_name or document.iri} ({document.mime_type})")
+        lines.append(f"  document  {document.iri}")
+        if source.page_number is not None:
+            lines.append(f"  page      {source.page_number}  {source.page or ''}".rstrip())
+        if source.section:
+            lines.append(f"  section   {source.section}  {' > '.join(source.heading_path)}".rstrip())
+        for chunk in source.chunks:
+            lines.append(f"  chunk     {chunk}")
+        if source.fact:
+            lines.append(f"  fact      {source.fact}  (subgraph {source.subgraph})")
+        lines.append(f"  span      {source.start}..{source.end} of {source.segment}")
+        lines.append(f"  quote     {source.quote!r}")
+        for element in source.elements:
+            lines.append(f"  element   {element.category} {element.char_offset}+{element.char_length} {element.iri}")
+            for cell in element.cells:
+                where = f" {cell.reference}" if cell.reference else ""
+                lines.append(f"    cell    row {cell.row} column {cell.column}{where}: {cell.text!r}")
+        for box in source.boxes:
+            lines.append(f"  box       page {box.page_number} [{box.left:.1f}, {box.top:.1f}, {box.right:.1f}, "
+                         f"{box.bottom:.1f}] {box.coordinate_system or ''} ({box.source})")
+    return "\n".join(lines)

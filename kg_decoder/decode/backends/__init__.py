@@ -1,0 +1,106 @@
+"""The format backends, one per family, and the registry of every format kg-decoder reads.
+
+Everything the rest of the code knows of a format comes from here: its MIME types and
+extensions, whether it is page-based or text-based, how it is partitioned, where its pictures
+and embedded files are, and whether its pages can be drawn.
+
+    >>> backend_for("pptx").family
+    'ooxml'
+    >>> FORMATS["xlsx"].page_based and renders_pages("xlsx") and not renders_pages("html")
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from ...model import DecodeOptions, Element, Partitioned, ProgressCallback
+from ...model.errors import UnsupportedFormat
+from ..embedded import EmbeddedFile
+from .base import Backend, Format, PdfConverter
+from .image import ImageBackend
+from .json_structure import JsonBackend
+from .legacy_office import LegacyOfficeBackend
+from .mail import EmailBackend
+from .markup import MarkupBackend
+from .ooxml import OoxmlBackend
+from .pdf import PdfBackend
+from .text import TextBackend
+
+BACKENDS: tuple[Backend, ...] = (PdfBackend(), ImageBackend(), OoxmlBackend(), LegacyOfficeBackend(),
+                                 MarkupBackend(), TextBackend(), JsonBackend(), EmailBackend())
+FORMATS: dict[str, Format] = {fmt.name: fmt for backend in BACKENDS for fmt in backend.formats}
+BY_MIME: dict[str, Format] = {mime: fmt for fmt in FORMATS.values() for mime in (fmt.mime, *fmt.aliases)}
+BY_EXTENSION: dict[str, Format] = {ext: fmt for fmt in FORMATS.values() for ext in fmt.extensions}
+_BACKEND_OF: dict[str, Backend] = {fmt.name: backend for backend in BACKENDS for fmt in backend.formats}
+
+
+def backend_for(format_name: str) -> Backend:
+    try:
+        return _BACKEND_OF[format_name]
+    except KeyError:
+        raise UnsupportedFormat(f"no backend for format {format_name!r}") from None
+
+
+def format_for_mime(mime: str) -> Format:
+    """The format a MIME type names (the caller's "library kind").
+
+    >>> format_for_mime("application/pdf; charset=binary").name
+    'pdf'
+    """
+    base = mime.split(";")[0].strip().lower()
+    if base in BY_MIME:
+        return BY_MIME[base]
+    raise UnsupportedFormat(f"unsupported MIME type {base!r:.100}")
+
+
+def partition_document(data: bytes, format_name: str, options: DecodeOptions,
+                       progress: Optional[ProgressCallback] = None) -> Partitioned:
+    """Partition ``data`` (already known to be ``format_name``) into elements, pictures included.
+
+    A picture that cannot be read must not cost the document its text: a failure of the
+    picture finder leaves the text elements as they are and is recorded as a warning.
+    """
+    fmt = FORMATS[format_name]
+    backend = backend_for(format_name)
+    partitioned = backend.partition(data, fmt, options, progress)
+    try:
+        merged = backend.images(data, fmt, partitioned.elements, partitioned.pages)
+    except Exception as exc:  # format libraries raise anything on odd pictures: keep the text
+        partitioned.warnings.append(f"the pictures could not be read: {type(exc).__name__}: {exc}"[:300])
+    else:
+        partitioned.elements = [replace(element, index=i) for i, element in enumerate(merged)]
+    return partitioned
+
+
+def embedded_files(data: bytes, format_name: str, budget: int) -> list[EmbeddedFile]:
+    """The files inside a document of ``format_name``, reading at most ``budget`` bytes."""
+    return backend_for(format_name).embedded_files(data, FORMATS[format_name], budget)
+
+
+def renders_pages(format_name: str) -> bool:
+    """Whether pages of this format can be drawn for the trace view."""
+    fmt = FORMATS.get(format_name)
+    return fmt is not None and backend_for(format_name).renders_pages(fmt)
+
+
+def render_page(data: bytes, format_name: str, page_number: int, as_pdf: PdfConverter,
+                scale: float) -> Optional[bytes]:
+    """A PNG of one page of a document, or None (no such page, or the format has no pages to draw)."""
+    if not renders_pages(format_name):
+        return None
+    return backend_for(format_name).render_page(data, FORMATS[format_name], page_number, as_pdf, scale)
+
+
+def warm_up() -> None:
+    """Import every backend's parsers and load the spaCy model once, before the first document."""
+    for backend in BACKENDS:
+        backend.warm_up()
+    import unstructured.nlp.tokenize as tokenize
+
+    tokenize._get_nlp()
+
+
+__all__ = ["BACKENDS", "BY_EXTENSION", "BY_MIME", "Backend", "Element", "FORMATS", "Format", "backend_for",
+           "embedded_files", "format_for_mime", "partition_document", "render_page", "renders_pages", "warm_up"]

@@ -1,0 +1,78 @@
+"""PNG, JPEG, TIFF: one page per frame, read by OCR (tesseract); the file is its page's picture."""
+
+from __future__ import annotations
+
+import io
+from typing import Optional
+
+from ...model import PIXELS, DecodeOptions, Element, Page, Partitioned, ProgressCallback
+from ...model.errors import CorruptDocument, InvalidOption
+from ..images import describe_image
+from .base import Backend, Format, PdfConverter
+from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
+
+
+class ImageBackend(Backend):
+    family = "image"
+    formats = (
+        Format("png", "image/png", ("png",), page_based=True),
+        Format("jpeg", "image/jpeg", ("jpg", "jpeg"), page_based=True, aliases=("image/jpg",)),
+        Format("tiff", "image/tiff", ("tif", "tiff"), page_based=True),
+    )
+
+    def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
+                  progress: Optional[ProgressCallback] = None) -> Partitioned:
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                frames = getattr(image, "n_frames", 1)
+                sizes = []
+                for frame in range(frames):
+                    image.seek(frame)
+                    sizes.append(image.size)
+        except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+            raise CorruptDocument(f"the file could not be read as {fmt.name.upper()}: {exc}") from None
+        if options.strategy == "hi_res":
+            require_layout_model()
+        strategy = "hi_res" if options.strategy == "hi_res" else "ocr_only"
+        if options.strategy == "fast":
+            raise InvalidOption("an image has no text layer: use --strategy auto or ocr_only")
+        require_ocr_languages(ocr_languages(options))
+        from unstructured.partition.image import partition_image
+
+        raw = call(fmt.name, partition_image, file=io.BytesIO(data), strategy=strategy,
+                   languages=ocr_languages(options))
+        pages = [Page(number=i + 1, width=float(w), height=float(h), coordinate_system=PIXELS, strategy=strategy)
+                 for i, (w, h) in enumerate(sizes)]
+        elements = convert_all(raw, {p.number: p for p in pages}, page_based=True)
+        # An image with no readable text is still a document of one page (its picture).
+        return Partitioned(format=fmt.name, elements=elements, pages=pages, strategy=strategy)
+
+    def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
+        """The file is its page's one picture: the whole page, before the words OCR read in it."""
+        mime, width, height = describe_image(data)
+        page = pages[0] if pages else Page(number=1)
+        box = (0.0, 0.0, float(width), float(height)) if width and height else None
+        image = Element(0, "Image", "", page_number=page.number, bbox=box, image_data=data, image_mime=mime,
+                        image_width=width, image_height=height)
+        return [image] + [e for e in elements if not e.is_image]
+
+    def renders_pages(self, fmt: Format) -> bool:
+        return True
+
+    def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
+                    scale: float) -> Optional[bytes]:
+        """The frame itself, as a PNG (the image's pixels are its coordinate system)."""
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data)) as image:
+            if not 1 <= page_number <= getattr(image, "n_frames", 1):
+                return None
+            image.seek(page_number - 1)
+            buffer = io.BytesIO()
+            image.convert("RGB").save(buffer, "PNG")
+            return buffer.getvalue()
+
+    def warm_up(self) -> None:
+        import unstructured.partition.image  # noqa: F401

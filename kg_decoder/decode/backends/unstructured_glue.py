@@ -1,0 +1,139 @@
+"""What every backend that partitions with ``unstructured`` shares: calling a partitioner with its
+failures typed, and turning its elements into the model's. Offline (see ``decode/offline.py``)."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import subprocess
+from functools import lru_cache
+from typing import Any, Callable, Optional
+
+from ...model import DecodeOptions, Element, Page, Partitioned
+from ...model.errors import (CorruptDocument, DecodeError, EmptyDocument, EncryptedDocument, InvalidOption,
+                             ModelUnavailable, UnsupportedFormat)
+
+_DROPPED_CATEGORIES = {"PageBreak"}
+
+
+def partitioner(module: str, function: str) -> Callable[..., list]:
+    return getattr(importlib.import_module(module), function)
+
+
+def call(format_name: str, partition: Callable[..., list], **kwargs: Any) -> list:
+    """Run an unstructured partitioner; any failure of the parser means the bytes are damaged."""
+    try:
+        return partition(**kwargs)
+    except DecodeError:
+        raise
+    except Exception as exc:  # parsers raise anything from KeyError to XMLSyntaxError on bad bytes
+        message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        if "password" in message.lower() or "encrypt" in message.lower():
+            raise EncryptedDocument(f"the {format_name.upper()} file is password-protected: {message}") from None
+        raise CorruptDocument(f"the file could not be read as {format_name.upper()}: {message}") from None
+
+
+def partition_file(format_name: str, module: str, function: str, data: bytes, pages: list[Page],
+                   page_based: Optional[bool] = None, **kwargs: Any) -> Partitioned:
+    """Partition ``data`` with unstructured's ``module.function``; ``pages`` known beforehand (slides,
+    sheets); ``page_based`` (default: whether there are such pages) keeps the elements' page numbers."""
+    raw = call(format_name, partitioner(module, function), file=io.BytesIO(data), **kwargs)
+    elements = convert_all(raw, {p.number: p for p in pages}, page_based=bool(pages) if page_based is None
+                           else page_based)
+    return checked(Partitioned(format=format_name, elements=elements, pages=pages, strategy="native"))
+
+
+def checked(partitioned: Partitioned) -> Partitioned:
+    if not partitioned.elements:
+        raise EmptyDocument(f"no text or content found in the {partitioned.format.upper()} document")
+    return partitioned
+
+
+def convert_all(raw: list, pages: dict[int, Page], page_based: bool) -> list[Element]:
+    elements: list[Element] = []
+    for item in raw:
+        if item.category in _DROPPED_CATEGORIES:
+            continue
+        element = convert(item, len(elements), pages, page_based)
+        if element.is_image or element.text.strip():
+            elements.append(element)
+    return elements
+
+
+def convert(item, index: int, pages: dict[int, Page], page_based: bool) -> Element:
+    metadata = item.metadata
+    page_number = metadata.page_number if page_based else None
+    if page_based and page_number is None:
+        page_number = 1
+    page = pages.get(page_number) if page_number is not None else None
+    html = metadata.text_as_html if item.category == "Table" else None
+    return Element(
+        index=index,
+        category=item.category,
+        text=item.text or "",
+        html=html,
+        element_id=item.id,
+        parent_id=metadata.parent_id,
+        depth=metadata.category_depth,
+        page_number=page_number,
+        page_name=getattr(metadata, "page_name", None) or (page.name if page else None),
+        bbox=_bbox(metadata.coordinates, page),
+        image_url=getattr(metadata, "image_url", None),
+        image_mime=getattr(metadata, "image_mime_type", None),
+    )
+
+
+def _bbox(coordinates, page: Optional[Page]):
+    """The element's box in the page's own units, origin top-left."""
+    if coordinates is None or not coordinates.points or page is None or page.width is None:
+        return None
+    system = coordinates.system
+    xs = [float(p[0]) for p in coordinates.points]
+    ys = [float(p[1]) for p in coordinates.points]
+    scale_x = page.width / system.width if system is not None and system.width else 1.0
+    scale_y = page.height / system.height if system is not None and system.height else 1.0
+    orientation = getattr(system, "orientation", None)
+    if orientation is not None and orientation.value == (1, 1) and system.height:  # bottom-left origin
+        ys = [system.height - y for y in ys]
+    return (
+        round(min(xs) * scale_x, 3),
+        round(min(ys) * scale_y, 3),
+        round(max(xs) * scale_x, 3),
+        round(max(ys) * scale_y, 3),
+    )
+
+
+@lru_cache(maxsize=1)
+def installed_ocr_languages() -> frozenset[str]:
+    """The languages tesseract has on this machine."""
+    try:
+        listing = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(line.strip() for line in listing.stdout.splitlines()[1:] if line.strip())
+
+
+def require_ocr_languages(languages: list[str]) -> None:
+    installed = installed_ocr_languages()
+    if not installed:
+        raise UnsupportedFormat("OCR needs tesseract, which is not installed")
+    missing = [language for language in languages if language not in installed]
+    if missing:
+        raise InvalidOption(f"tesseract has no language {', '.join(missing)} on this machine "
+                            f"(installed: {', '.join(sorted(installed))})")
+
+
+def require_layout_model() -> None:
+    try:
+        from unstructured_inference.models.base import get_model
+
+        get_model()
+    except Exception:
+        raise ModelUnavailable(
+            "the hi_res layout model is not present on this machine and cannot be fetched offline; "
+            "use --strategy auto, fast or ocr_only"
+        ) from None
+
+
+def ocr_languages(options: DecodeOptions) -> list[str]:
+    return options.ocr_languages.split("+")

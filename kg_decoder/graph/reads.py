@@ -1,0 +1,453 @@
+"""Typed reads: every shipped SELECT as a method that returns dataclasses.
+
+The stages above ``graph/`` never see a query row or a vocabulary IRI: they call these
+methods. Each dataclass has one field per variable the query's header ``# Returns:`` (the
+camelCase names in snake_case); a test runs every query and checks the two agree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Optional, TypeVar
+
+from ..model import BBox, ImageInfo, Rows
+
+Row = TypeVar("Row")
+
+
+def snake(name: str) -> str:
+    """``pageNumber`` -> ``page_number``.
+
+    >>> snake("coordinateSystem")
+    'coordinate_system'
+    """
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class _Boxed:
+    left: Optional[float]
+    top: Optional[float]
+    right: Optional[float]
+    bottom: Optional[float]
+
+    @property
+    def bbox(self) -> Optional[BBox]:
+        if self.left is None or self.top is None or self.right is None or self.bottom is None:
+            return None
+        return (self.left, self.top, self.right, self.bottom)
+
+
+@dataclass
+class DocumentSummary:
+    document: str
+    format: str
+    mime_type: str
+    sections: int
+    elements: int
+    tables: int
+    images: int
+    file_name: Optional[str] = None
+    title: Optional[str] = None
+    pages: Optional[int] = None
+    strategy: Optional[str] = None
+
+
+@dataclass
+class DocumentInfo:
+    document: str
+    mime_type: str
+    format: str
+    sha256: str
+    title: Optional[str] = None
+    file_name: Optional[str] = None
+
+
+@dataclass
+class DocumentState:
+    document: str
+    activity: Optional[str] = None
+    file_name: Optional[str] = None
+
+
+@dataclass
+class DocumentFailure:
+    document: str
+    failure: str
+    code: str
+    message: str
+
+
+@dataclass
+class DecodeRun:
+    """A document's decode activity with the versions of its agent."""
+
+    document: str
+    activity: str
+    started: str
+    ended: str
+    requested: str
+    strategy: str
+    section_strategy: str
+    ocr_languages: str
+    versions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PageInfo:
+    document: str
+    page: str
+    page_number: int
+    page_width: Optional[float] = None
+    page_height: Optional[float] = None
+    coordinate_system: Optional[str] = None
+    sheet_name: Optional[str] = None
+
+
+@dataclass
+class SegmentRow:
+    """A page or section of a document (``document_segments``)."""
+
+    document: str
+    segment: str
+    kind: str
+    index: int
+    char_offset: int
+    char_length: int
+    sha256: str
+    text_document: bool
+    parent: str
+    page_number: Optional[int] = None
+
+
+@dataclass
+class TextSegment:
+    """A page or section whose text goes downstream (``text_documents``)."""
+
+    document: str
+    segment: str
+    kind: str
+    index: int
+    char_offset: int
+    char_length: int
+    sha256: str
+    page_number: Optional[int] = None
+
+
+@dataclass
+class SegmentInfo:
+    segment: str
+    kind: str
+    document: str
+    sha256: str
+    char_length: int
+    page_number: Optional[int] = None
+    parent: Optional[str] = None
+
+
+@dataclass
+class ElementRow(_Boxed):
+    """An element or image of a document (``document_elements``)."""
+
+    document: str
+    element: str
+    segment: str
+    category: str
+    index: int
+    text: Optional[str] = None
+    char_offset: Optional[int] = None
+    char_length: Optional[int] = None
+    page_number: Optional[int] = None
+    left: Optional[float] = None
+    top: Optional[float] = None
+    right: Optional[float] = None
+    bottom: Optional[float] = None
+    page_width: Optional[float] = None
+    page_height: Optional[float] = None
+
+
+@dataclass
+class TextElement(_Boxed):
+    """A text element with its offsets in its page or section text (``segment_text_elements``,
+    ``document_text_elements``)."""
+
+    segment: str
+    element: str
+    index: int
+    category: str
+    char_offset: int
+    char_length: int
+    document: Optional[str] = None
+    text: Optional[str] = None
+    page_number: Optional[int] = None
+    heading_depth: Optional[int] = None
+    left: Optional[float] = None
+    top: Optional[float] = None
+    right: Optional[float] = None
+    bottom: Optional[float] = None
+    page_width: Optional[float] = None
+    page_height: Optional[float] = None
+    coordinate_system: Optional[str] = None
+    sheet_name: Optional[str] = None
+
+
+@dataclass
+class SegmentElement:
+    segment: str
+    element: str
+    category: str
+    char_offset: int
+    char_length: int
+
+
+@dataclass
+class TableCellRow:
+    table: str
+    cell: str
+    row: int
+    column: int
+    row_span: int
+    column_span: int
+    header: bool
+    padding: bool
+    text: Optional[str] = None
+    char_offset: Optional[int] = None
+    char_length: Optional[int] = None
+    reference: Optional[str] = None
+
+
+@dataclass
+class ChunkInfo:
+    chunk: str
+    segment: str
+    document: str
+    chunk_index: int
+    char_offset: int
+    char_length: int
+    prefix_length: int
+    token_count: int
+    sha256: str
+
+
+@dataclass
+class DocumentChunk:
+    document: str
+    chunk: str
+    chunk_index: int
+    segment: str
+    char_offset: int
+    char_length: int
+    prefix_length: int
+    token_count: int
+    sha256: str
+    heading_path: Optional[str] = None
+
+
+@dataclass
+class AnchorRow(_Boxed):
+    document: str
+    chunk: str
+    page_number: int
+    page: Optional[str] = None
+    left: Optional[float] = None
+    top: Optional[float] = None
+    right: Optional[float] = None
+    bottom: Optional[float] = None
+    page_width: Optional[float] = None
+    page_height: Optional[float] = None
+    coordinate_system: Optional[str] = None
+
+
+@dataclass
+class SegmentChunk:
+    segment: str
+    chunk: str
+    chunk_index: int
+    char_offset: int
+    char_length: int
+
+
+@dataclass
+class FactSource:
+    s: object
+    p: object
+    o: object
+    subgraph: str
+    chunk: str
+    char_offset: Optional[int] = None
+    char_length: Optional[int] = None
+
+
+@dataclass
+class SectionTitle:
+    section: str
+    ancestor: str
+    title: str
+    level: Optional[int] = None
+
+
+@dataclass
+class ImageContent:
+    image: str
+    sha256: str
+    mime_type: Optional[str] = None
+
+
+@dataclass
+class WebFetchState:
+    url: str
+    document: str
+    etag: Optional[str] = None
+    last_modified: Optional[str] = None
+    fetched_at: Optional[str] = None
+
+
+@dataclass
+class EntityCount:
+    kind: str
+    count: int
+
+
+_IMAGE_FIELDS = {"image": "iri", "pixel_width": "width", "pixel_height": "height"}
+
+
+class GraphReads:
+    """The typed reads of a store; mixed into :class:`~kg_decoder.graph.store.KgStore`.
+
+    A backend provides ``_rows(name, **bindings) -> list[dict]`` (snake_case keys, Python values).
+    """
+
+    def _rows(self, name: str, **bindings) -> list[dict]:  # pragma: no cover - the backend's
+        raise NotImplementedError
+
+    def _read(self, name: str, kind: type[Row], **bindings) -> list[Row]:
+        names = {f.name for f in fields(kind)}
+        return [kind(**{k: v for k, v in row.items() if k in names}) for row in self._rows(name, **bindings)]
+
+    def _one(self, name: str, kind: type[Row], **bindings) -> Optional[Row]:
+        found = self._read(name, kind, **bindings)
+        return found[0] if found else None
+
+    # ------------------------------------------------------------ documents
+
+    def document_summaries(self, document: Optional[str] = None) -> list[DocumentSummary]:
+        """Every document (or one), with its format and counts, by file name."""
+        return self._read("document_summary", DocumentSummary, document=document)
+
+    def document_info(self, document: str) -> Optional[DocumentInfo]:
+        return self._one("document_info", DocumentInfo, document=document)
+
+    def document_states(self, document: str) -> list[DocumentState]:
+        """What the store holds of a document: one row per decode activity (none: not stored)."""
+        return self._read("document_state", DocumentState, document=document)
+
+    def has_document(self, document: str) -> bool:
+        return bool(self.document_states(document))
+
+    def document_failure(self, document: str) -> Optional[DocumentFailure]:
+        return self._one("document_failure", DocumentFailure, document=document)
+
+    def decode_run(self, document: str) -> Optional[DecodeRun]:
+        rows = self._rows("decode_activity", document=document)
+        if not rows:
+            return None
+        names = {f.name for f in fields(DecodeRun)} - {"versions"}
+        run = DecodeRun(**{k: v for k, v in rows[0].items() if k in names})
+        run.versions = sorted({row["version"] for row in rows if "version" in row})
+        return run
+
+    def document_pages(self, document: str) -> list[PageInfo]:
+        return self._read("document_pages", PageInfo, document=document)
+
+    def document_segments(self, document: str) -> list[SegmentRow]:
+        return self._read("document_segments", SegmentRow, document=document)
+
+    def text_segments(self, document: Optional[str] = None) -> list[TextSegment]:
+        """The pages and sections whose text goes downstream, of one document or of all."""
+        return self._read("text_documents", TextSegment, document=document)
+
+    def document_elements(self, document: str) -> list[ElementRow]:
+        return self._read("document_elements", ElementRow, document=document)
+
+    def document_text_elements(self, document: str) -> list[TextElement]:
+        return self._read("document_text_elements", TextElement, document=document)
+
+    def document_images(self, document: str) -> list[ImageInfo]:
+        images = []
+        for row in self._rows("document_images", document=document):
+            values = {_IMAGE_FIELDS.get(k, k): v for k, v in row.items() if k != "document"}
+            box = [values.pop(side, None) for side in ("left", "top", "right", "bottom")]
+            images.append(ImageInfo(**values, bbox=tuple(box) if None not in box else None))
+        return images
+
+    def image_content(self, image: str) -> Optional[ImageContent]:
+        return self._one("image_content", ImageContent, image=image)
+
+    def web_fetch_state(self, url: str) -> Optional[WebFetchState]:
+        return self._one("web_fetch_state", WebFetchState, url=url)
+
+    # ------------------------------------------------------------ segments and elements
+
+    def segment_info(self, segment: str) -> Optional[SegmentInfo]:
+        return self._one("segment_info", SegmentInfo, segment=segment)
+
+    def segment_elements(self, segment: str) -> list[SegmentElement]:
+        return self._read("segment_elements", SegmentElement, segment=segment)
+
+    def segment_text_elements(self, segment: str) -> list[TextElement]:
+        return self._read("segment_text_elements", TextElement, segment=segment)
+
+    def section_titles(self, section: str) -> list[SectionTitle]:
+        """The titles of a section and the sections it is nested in, outermost first."""
+        return self._read("section_path", SectionTitle, section=section)
+
+    def table_cells(self, table: str) -> list[TableCellRow]:
+        return self._read("table_cells", TableCellRow, table=table)
+
+    def entity_kinds(self, entity: str) -> set[str]:
+        """The tg: classes of an entity by local name (``{"Chunk"}``); empty: the store does not hold it."""
+        return {row["kind"] for row in self._rows("entity_types", entity=entity)}
+
+    def content_hash(self, entity: str) -> Optional[str]:
+        row = self._rows("content_hash", entity=entity)
+        return row[0]["sha256"] if row else None
+
+    # ------------------------------------------------------------ chunks and facts
+
+    def chunk_info(self, chunk: str) -> Optional[ChunkInfo]:
+        return self._one("chunk_info", ChunkInfo, chunk=chunk)
+
+    def chunking_runs(self, document: str) -> list[str]:
+        """The chunking activities the store holds for a document."""
+        return [row["activity"] for row in self._rows("chunk_state", document=document)]
+
+    def document_chunks(self, document: str) -> list[DocumentChunk]:
+        return self._read("document_chunks", DocumentChunk, document=document)
+
+    def document_chunk_anchors(self, document: str) -> list[AnchorRow]:
+        return self._read("document_chunk_anchors", AnchorRow, document=document)
+
+    def segment_chunks(self, segment: str) -> list[SegmentChunk]:
+        return self._read("segment_chunks", SegmentChunk, segment=segment)
+
+    def fact_sources(self, s, p, o) -> list[FactSource]:
+        """The subgraphs holding a fact (RDF terms), each with its chunk and span."""
+        return self._read("fact_sources", FactSource, s=s, p=p, o=o)
+
+    # ------------------------------------------------------------ the store as a whole
+
+    def entity_counts(self) -> dict[str, int]:
+        """Entities per tg: class (by local name)."""
+        return {row.kind: row.count for row in self._read("store_statistics", EntityCount)}
+
+    def fact_count(self) -> int:
+        return self._rows("fact_count")[0]["facts"]
+
+    def table(self, name: str) -> Rows:
+        """A shipped SELECT (an audit) as rows under its declared columns."""
+        from .queries import query_file
+
+        columns = [snake(name) for name in query_file(name).returns]
+        rows = self._rows(name)
+        return Rows(columns=list(query_file(name).returns),
+                    rows=[tuple(row.get(column) for column in columns) for row in rows])

@@ -1,0 +1,424 @@
+"""The store: the embedded Oxigraph database and the library beside it.
+
+The only module that opens Oxigraph. A store is a folder::
+
+    kg-store/
+      oxigraph/   the RDF store (RocksDB); one process may hold it for writing
+      library/    content-addressed bytes (see library.py)
+
+or, with no folder, both in memory. Every query it runs is a file in ``queries/``; the stages
+above read through the typed methods of :class:`~kg_decoder.graph.reads.GraphReads` and write
+through the ``write_*`` methods here, each one transaction.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Iterable, Optional, Sequence, Union
+
+from pyoxigraph import (BlankNode, Literal, NamedNode, Quad, QueryBoolean, QueryResultsFormat, QuerySolutions,
+                        QueryTriples, RdfFormat, Store, Triple, parse, parse_query_results, serialize)
+
+from ..model import Rows
+from ..model.errors import MalformedQuery, MalformedUpdate, QueryError, StoreError, StoreLocked, TooManyRows
+from .library import Library, MemoryLibrary
+from .mapping import as_nquads
+from .priority import BackgroundCommitter, lower_storage_threads
+from .queries import query_file
+from .reads import GraphReads, snake
+from .sparql_guard import check_services
+from .vocabulary import SOURCE_GRAPH
+
+# Media types of the SPARQL protocol's answers: solutions and booleans, and graphs.
+RESULT_FORMATS = {
+    "application/sparql-results+json": QueryResultsFormat.JSON, "application/json": QueryResultsFormat.JSON,
+    "application/sparql-results+xml": QueryResultsFormat.XML, "application/xml": QueryResultsFormat.XML,
+    "text/csv": QueryResultsFormat.CSV, "text/tab-separated-values": QueryResultsFormat.TSV,
+}
+GRAPH_FORMATS = {
+    "text/turtle": RdfFormat.TURTLE, "application/n-triples": RdfFormat.N_TRIPLES,
+    "application/ld+json": RdfFormat.JSON_LD,
+}
+StorePath = Union[str, os.PathLike, None]
+
+
+class KgStore(GraphReads):
+    """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None.
+
+    A context manager: leaving the ``with`` block flushes and releases the store.
+
+    >>> with open_store(None) as store:
+    ...     len(store)
+    0
+    """
+
+    def __init__(self, path: StorePath = None, read_only: bool = False) -> None:
+        self.path: Optional[Path] = Path(path) if path is not None else None
+        self.read_only = read_only
+        if self.path is None:
+            self.graph = Store()
+            self.library = MemoryLibrary()
+        else:
+            graph_path = self.path / "oxigraph"
+            try:
+                if read_only:
+                    if not graph_path.is_dir():
+                        raise StoreError(f"there is no store at {self.path}")
+                    self.graph = Store.read_only(str(graph_path))
+                else:
+                    self.path.mkdir(parents=True, exist_ok=True)
+                    self.graph = Store(str(graph_path))
+            except OSError as exc:
+                if "lock" in str(exc).lower():
+                    raise StoreLocked(
+                        f"the store at {self.path} is in use by another process (a running kg-decoder serve?): "
+                        f"stop it, or send the files to it with kg-decoder decode --server URL --token TOKEN"
+                    ) from None
+                raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
+            self.library = Library(self.path / "library")
+        self._committer: Optional[BackgroundCommitter] = None
+
+    def __enter__(self) -> "KgStore":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return len(self.graph)
+
+    def __repr__(self) -> str:
+        return f"<KgStore {self.path or 'in memory'}{' read-only' if self.read_only else ''}>"
+
+    def serve_reads_first(self) -> None:
+        """Commit on a low-priority thread and nice the storage engine's own threads (the web server).
+
+        Queries then preempt writes: an upload's commit no longer takes CPU turns from them.
+        """
+        lower_storage_threads()
+        if self._committer is None:
+            self._committer = BackgroundCommitter()
+
+    # ------------------------------------------------------------ shipped queries
+
+    def _rows(self, name: str, **bindings) -> list[dict]:
+        """Rows of the shipped SELECT ``name`` with values bound; snake_case keys, Python values."""
+        try:
+            solutions = self.graph.query(query_file(name).bound(bindings))
+            names = [v.value for v in solutions.variables]
+            return [{snake(n): _python_value(row[n]) for n in names if row[n] is not None} for row in solutions]
+        except OSError as exc:
+            raise StoreError(f"reading the store at {self.path} failed: {exc}") from None
+
+    def _construct(self, name: str, **bindings) -> list[Triple]:
+        return list(self.graph.query(query_file(name).bound(bindings)))
+
+    def provenance_ntriples(self, document: Optional[str] = None) -> str:
+        """The provenance graph (or one document's part of it) as N-Triples, without the triples
+        whose object is an RDF 1.2 triple term (``tg:contains``: rdflib cannot hold them)."""
+        if document is not None:
+            return "".join(f"{t} .\n" for t in self._construct("document_graph", document=document)
+                           if not isinstance(t.object, Triple))
+        text = self.graph.dump(format=RdfFormat.N_TRIPLES, from_graph=SOURCE_GRAPH).decode("utf-8")
+        return "\n".join(line for line in text.splitlines() if "<<(" not in line) + "\n"
+
+    # ------------------------------------------------------------ a user's queries
+
+    def sparql(self, query: str, default_graph: Optional[list[str]] = None,
+               named_graphs: Optional[list[str]] = None, union: bool = False, allow_service: Sequence[str] = ()):
+        """Start a user's SPARQL query: Oxigraph's solutions, boolean or triples, to consume on this thread.
+
+        ``union`` makes the default graph the union of all graphs (provenance included).
+        SERVICE is refused (ServiceNotAllowed) unless its endpoint starts with one of the
+        ``allow_service`` prefixes: Oxigraph would call any URL from this process.
+        """
+        check_services(query, allow_service)
+        options: dict = {}
+        if union:
+            options["use_default_graph_as_union"] = True
+        elif default_graph:
+            options["default_graph"] = [NamedNode(iri) for iri in default_graph]
+        if named_graphs:
+            options["named_graphs"] = [NamedNode(iri) for iri in named_graphs]
+        try:
+            return self.graph.query(query, **options)
+        except SyntaxError as exc:
+            raise MalformedQuery(f"the query does not parse: {exc}") from None
+        except ValueError as exc:  # an IRI of a graph that is not one
+            raise QueryError(str(exc)) from None
+
+    def select_rows(self, query: str, allow_service: Sequence[str] = ()) -> Rows:
+        """A user's SELECT query as rows of plain values (IRIs and literals as their text)."""
+        calls = check_services(query, allow_service)
+        solutions = None
+        try:
+            solutions = self.sparql(query, allow_service=allow_service)
+            if not isinstance(solutions, QuerySolutions):
+                raise QueryError("only a SELECT query gives rows; ASK, CONSTRUCT and DESCRIBE are answered by the "
+                                 "web app's /sparql")
+            columns = [v.value for v in solutions.variables]
+            rows = [tuple(None if row[c] is None else _plain(row[c]) for c in columns) for row in solutions]
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise _evaluation_error(exc, bool(calls)) from None
+        finally:
+            solutions = None
+        return Rows(columns=columns, rows=rows)
+
+    def answer(self, query: str, choose_format: Callable[[dict], str], row_cap: int,
+               default_graph: Optional[list[str]] = None, named_graphs: Optional[list[str]] = None,
+               union: bool = False, allow_service: Sequence[str] = ()) -> tuple[str, bytes]:
+        """A user's query evaluated and serialised by Oxigraph: ``(media type, body)``.
+
+        ``choose_format`` is given the media types offered for the result (:data:`RESULT_FORMATS`
+        or :data:`GRAPH_FORMATS`) and returns the one to write. More than ``row_cap`` rows or
+        triples is QueryError ``too-many-rows``. Consumes Oxigraph's result on this thread.
+        """
+        calls = check_services(query, allow_service)
+        result = None
+        try:
+            result = self.sparql(query, default_graph, named_graphs, union, allow_service)
+            if isinstance(result, QueryBoolean):
+                media = choose_format(RESULT_FORMATS)
+                return media, result.serialize(format=RESULT_FORMATS[media])
+            if isinstance(result, QueryTriples):
+                media = choose_format(GRAPH_FORMATS)
+                lines = _capped(lambda out: result.serialize(out, format=RdfFormat.N_TRIPLES), row_cap)
+                if GRAPH_FORMATS[media] == RdfFormat.N_TRIPLES:
+                    return media, lines
+                return media, serialize(parse(lines, format=RdfFormat.N_TRIPLES), format=GRAPH_FORMATS[media]) or b""
+            media = choose_format(RESULT_FORMATS)
+            # Written as TSV first (one line per row, so the cap counts rows), then as asked.
+            table = _capped(lambda out: result.serialize(out, format=QueryResultsFormat.TSV), row_cap + 1)
+            if RESULT_FORMATS[media] == QueryResultsFormat.TSV:
+                return media, table
+            return media, parse_query_results(table, QueryResultsFormat.TSV).serialize(format=RESULT_FORMATS[media])
+        except (OSError, RuntimeError, ValueError, TypeError) as exc:
+            raise _evaluation_error(exc, bool(calls)) from None
+        finally:
+            result = None
+
+    def sparql_update(self, update: str, allow_service: Sequence[str] = ()) -> None:
+        """Run a user's SPARQL Update (one transaction); SERVICE as in :meth:`sparql`."""
+        calls = check_services(update, allow_service)
+        self._writable()
+        try:
+            self._run_commit(lambda: self.graph.update(update))
+        except SyntaxError as exc:
+            raise MalformedUpdate(f"the update does not parse: {exc}") from None
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise _evaluation_error(exc, bool(calls), "the update") from None
+
+    # ------------------------------------------------------------ bytes in the library
+
+    def blob(self, sha256: str, entity: Optional[str] = None) -> bytes:
+        """The library's bytes under ``sha256``; StoreError naming ``entity`` when they are missing."""
+        try:
+            return self.library.get(sha256)
+        except KeyError:
+            raise StoreError(f"the library has no bytes {sha256[:16]}... for {entity or 'an entity'} "
+                             f"(removed by hand, or a store copied without its library)") from None
+
+    def text(self, sha256: str, entity: Optional[str] = None) -> str:
+        """A page, section or chunk text from the library."""
+        return self.blob(sha256, entity).decode("utf-8")
+
+    def content(self, iri: str) -> bytes:
+        """The bytes the library keeps for an entity (a document's original, a page's text...)."""
+        sha256 = self.content_hash(iri)
+        if sha256 is None:
+            from ..model.errors import UnknownEntity
+
+            raise UnknownEntity(f"{iri} has no content in the library")
+        return self.blob(sha256, iri)
+
+    # ------------------------------------------------------------ garbage in the library
+
+    def orphan_blobs(self) -> list[str]:
+        """Library blobs no entity of the graph cites: left by a decode killed between its blobs and
+        its commit. (A decode running meanwhile may be about to cite one: see :meth:`collect_garbage`.)"""
+        cited = {row["sha256"] for row in self._rows("library_references")}
+        return [key for key in self.library.keys() if key not in cited]
+
+    def collect_garbage(self, dry_run: bool = False, wait: float = 60.0) -> list[str]:
+        """Remove the library blobs the graph does not cite, and half-written blob files; return the
+        hashes removed (or, with ``dry_run``, that would be).
+
+        Never removes a blob the graph cites, even while a decode runs: every write holds the
+        library's shared lock from its first blob to its commit, and this takes the exclusive one
+        (waiting up to ``wait`` seconds), then reads what the graph cites as it is then. A store
+        open read-only (another process holds it) is reopened to see that process's commits.
+        """
+        with self.library.collecting(timeout=wait):
+            graph = self.graph
+            if self.read_only and self.path is not None:
+                graph = Store.read_only(str(self.path / "oxigraph"))  # the writer's commits up to now
+            solutions = graph.query(query_file("library_references").text)
+            cited = {row["sha256"].value for row in solutions}
+            orphans = [key for key in self.library.keys() if key not in cited]
+            if not dry_run:
+                self.library.remove(orphans)
+                for leftover in self.library.leftovers():
+                    leftover.unlink(missing_ok=True)
+        return orphans
+
+    # ------------------------------------------------------------ writing
+
+    def write_document(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:
+        """A decoded document in one transaction, replacing what the store held of it when ``replace``."""
+        self._write(nquads, blobs, ("delete_document", {"document": document}) if replace else None)
+
+    def write_chunks(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:
+        """A chunking run of a document in one transaction, replacing the earlier one when ``replace``."""
+        self._write(nquads, blobs, ("delete_chunks", {"document": document}) if replace else None)
+
+    def write_failure(self, failure: str, quads: list[Quad]) -> None:
+        """A failed decode's record, replacing an earlier record of the same bytes."""
+        self._write(as_nquads(quads), {}, ("delete_failure", {"failure": failure}))
+
+    def write_origin(self, document: str, quads: list[Quad], new_fetch: bool) -> None:
+        """Where a stored document came from (its parent, or a fetch replacing the last one when ``new_fetch``)."""
+        self._write(as_nquads(quads), {}, ("delete_fetch", {"document": document}) if new_fetch else None)
+
+    def write_quads(self, quads: list[Quad]) -> None:
+        """Add quads (facts and their provenance) in one transaction."""
+        self._write(as_nquads(quads), {}, None)
+
+    def _write(self, nquads: bytes, blobs: dict[str, bytes], delete: Optional[tuple[str, dict]]) -> None:
+        """Library blobs first, then one graph transaction; the blobs go again if it fails.
+
+        Without a ``delete`` Oxigraph parses and commits the N-Quads outside Python (the GIL
+        released): the web server's reading threads go on meanwhile.
+        """
+        self._writable()
+        if delete is not None:
+            name, values = delete
+            quads = list(parse(nquads, format=RdfFormat.N_QUADS))
+            update = query_file(name).bound(values) + " ;\n" + _insert_data(quads)
+            commit = lambda: self.graph.update(update)  # noqa: E731
+        else:
+            commit = lambda: self.graph.load(nquads, format=RdfFormat.N_QUADS)  # noqa: E731
+        with self.library.writing():
+            added = self.library.put_new(blobs)
+            try:
+                self._run_commit(commit)
+            except OSError as exc:
+                self.library.remove(added)
+                raise StoreError(f"writing to the store at {self.path} failed: {exc}") from None
+            except BaseException:
+                self.library.remove(added)
+                raise
+
+    def _run_commit(self, commit):
+        return self._committer.run(commit) if self._committer is not None else commit()
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StoreError(f"the store at {self.path} is open read-only")
+
+    # ------------------------------------------------------------ for tests and tools
+
+    def quads(self) -> set[Quad]:
+        """Every quad in the store."""
+        return set(self.graph.quads_for_pattern(None, None, None, None))
+
+    def source_quads(self, subject: Optional[str] = None) -> list[Quad]:
+        """The provenance quads (of one subject)."""
+        node = NamedNode(subject) if subject else None
+        return list(self.graph.quads_for_pattern(node, None, None, SOURCE_GRAPH))
+
+    def flush(self) -> None:
+        if self.path is not None and not self.read_only:
+            self.graph.flush()
+
+    def close(self) -> None:
+        """Flush and release the store (Oxigraph frees its lock when the last reference goes)."""
+        if getattr(self, "graph", None) is None:
+            return
+        self.flush()
+        self.graph = None
+
+
+def open_store(path: StorePath = "kg-store", read_only: bool = False) -> KgStore:
+    """Open (or create) the store folder at ``path``; ``None`` for a store in memory.
+
+    Raises StoreLocked when another process holds the store for writing; ``read_only``
+    opens it all the same, as it is at that moment (RocksDB's read-only mode takes no lock).
+    Not transactional itself: each write method of the store is one transaction.
+
+    >>> import tempfile
+    >>> with open_store(tempfile.mkdtemp()) as store:
+    ...     store.document_summaries()
+    []
+    """
+    return KgStore(path, read_only=read_only)
+
+
+class _CappedOutput:
+    """A writer for Oxigraph's serialisers that stops past ``lines`` lines."""
+
+    def __init__(self, lines: int) -> None:
+        self.chunks: list[bytes] = []
+        self.lines, self.limit, self.over = 0, lines, False
+
+    def write(self, data) -> int:
+        data = bytes(data)
+        self.lines += data.count(b"\n")
+        if self.lines > self.limit:
+            self.over = True
+            raise OSError("row cap")
+        self.chunks.append(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def _capped(write: Callable, row_cap: int) -> bytes:
+    output = _CappedOutput(row_cap)
+    try:
+        write(output)
+    except OSError:
+        if output.over:
+            raise TooManyRows.over(row_cap) from None
+        raise
+    return b"".join(output.chunks)
+
+
+def _evaluation_error(exc: Exception, calls_service: bool, what: str = "the query") -> QueryError:
+    if isinstance(exc, QueryError):
+        return exc
+    if calls_service:  # Oxigraph puts the remote answer into its messages: never hand it on
+        return QueryError(f"{what} failed while calling a SERVICE endpoint")
+    return QueryError(f"{what} failed: {str(exc)[:500]}")
+
+
+def _insert_data(quads: Iterable[Quad]) -> str:
+    lines = []
+    for quad in quads:
+        triple = Triple(quad.subject, quad.predicate, quad.object)
+        lines.append(f"GRAPH {quad.graph_name} {{ {triple} }}")
+    return "INSERT DATA {\n" + "\n".join(lines) + "\n}"
+
+
+def _plain(term) -> str:
+    """A term as text: an IRI or a literal's lexical form; a blank node or triple term in N-Triples."""
+    if isinstance(term, (NamedNode, Literal)):
+        return term.value
+    return str(term)
+
+
+def _python_value(term):
+    if isinstance(term, NamedNode):
+        return term.value
+    if isinstance(term, (BlankNode, Triple)):
+        return str(term)
+    value = term.value
+    kind = term.datatype.value.rsplit("#", 1)[-1]
+    if kind == "integer":
+        return int(value)
+    if kind in ("double", "decimal", "float"):
+        return float(value)
+    if kind == "boolean":
+        return value == "true"
+    return value

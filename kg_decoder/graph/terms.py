@@ -1,0 +1,138 @@
+"""RDF terms from what a caller writes: a fact as (s, p, o) strings, SPARQL JSON terms or
+pyoxigraph terms, and fact files (Turtle, N-Triples, JSON lines), checked into triples."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Optional, Sequence, Union
+
+from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
+
+from ..model.errors import InvalidFact
+
+Term = Union[NamedNode, Literal]
+TripleLike = Union[Triple, Sequence[Any]]
+SpanLike = Union[None, str, Sequence[int], dict]
+
+_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*$")
+_FILE_FORMATS = {".ttl": RdfFormat.TURTLE, ".nt": RdfFormat.N_TRIPLES, ".jsonl": "jsonl", ".ndjson": "jsonl"}
+
+
+def read_facts(path: Union[str, os.PathLike], data: Optional[bytes] = None,
+               format: Optional[str] = None) -> tuple[list[Triple], Optional[list[SpanLike]]]:
+    """Triples (and spans, for JSON lines) from a Turtle, N-Triples or JSON lines file.
+
+    A JSON line is ``{"s": .., "p": .., "o": .., "start": .., "end": ..}`` or with
+    ``"quote"``; ``o`` may also be a SPARQL JSON term (``{"type": "literal", ...}``).
+    """
+    name = os.fspath(path)
+    kind = format or _FILE_FORMATS.get(os.path.splitext(name)[1].lower())
+    if kind is None:
+        raise InvalidFact(f"cannot tell the format of {name}: use .ttl, .nt or .jsonl")
+    if data is None:
+        try:
+            with open(name, "rb") as stream:
+                data = stream.read()
+        except OSError as exc:
+            raise InvalidFact(f"cannot read {name}: {exc.strerror or exc}") from None
+    if kind in ("jsonl", "json"):
+        return _read_json_lines(data)
+    rdf_format = {"ttl": RdfFormat.TURTLE, "turtle": RdfFormat.TURTLE, "nt": RdfFormat.N_TRIPLES}.get(kind, kind)
+    try:
+        quads = list(parse(input=data, format=rdf_format))
+    except (SyntaxError, ValueError) as exc:
+        raise InvalidFact(f"{name} does not parse: {str(exc).splitlines()[0]}") from None
+    triples = [to_triple(Triple(q.subject, q.predicate, q.object), n) for n, q in enumerate(quads, start=1)]
+    return triples, None
+
+
+def _read_json_lines(data: bytes) -> tuple[list[Triple], list[SpanLike]]:
+    triples, spans = [], []
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise InvalidFact("the JSON lines file is not UTF-8") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise InvalidFact(f"line {number} is not JSON: {exc}") from None
+        if not isinstance(item, dict) or not {"s", "p", "o"} <= item.keys():
+            raise InvalidFact(f"line {number} needs the keys s, p and o")
+        triples.append(to_triple((item["s"], item["p"], item["o"]), number))
+        if "quote" in item:
+            spans.append({"quote": item["quote"]})
+        elif "start" in item or "end" in item:
+            spans.append({"start": item.get("start"), "end": item.get("end")})
+        else:
+            spans.append(None)
+    return triples, spans
+
+
+def to_triple(item: TripleLike, number: int = 1) -> Triple:
+    """A checked triple from a Triple or an (s, p, o) of terms or strings.
+
+    >>> to_triple(("http://ex.org/a", "http://ex.org/knows", "<http://ex.org/b>")).object
+    <NamedNode value=http://ex.org/b>
+    >>> to_triple(("http://ex.org/a", "knows", "b"))
+    Traceback (most recent call last):
+    ...
+    kg_decoder.model.errors.InvalidFact: triple 1: the predicate 'knows' is not an absolute IRI
+    """
+    if isinstance(item, Triple):
+        subject, predicate, obj = item.subject, item.predicate, item.object
+    else:
+        try:
+            subject, predicate, obj = item
+        except (TypeError, ValueError):
+            raise InvalidFact(f"triple {number}: expected (subject, predicate, object), got {item!r:.80}") from None
+    subject = _iri(subject, "subject", number)
+    predicate = _iri(predicate, "predicate", number)
+    obj = _object(obj, number)
+    return Triple(subject, predicate, obj)
+
+
+def _iri(value: Any, role: str, number: int) -> NamedNode:
+    if isinstance(value, NamedNode):
+        return value
+    if isinstance(value, BlankNode):
+        raise InvalidFact(f"triple {number}: the {role} is a blank node; facts need IRIs to be traced")
+    if isinstance(value, str):
+        text = value[1:-1] if value.startswith("<") and value.endswith(">") else value
+        if _IRI.match(text):
+            return NamedNode(text)
+    raise InvalidFact(f"triple {number}: the {role} {value!r:.80} is not an absolute IRI")
+
+
+def _object(value: Any, number: int) -> Term:
+    if isinstance(value, (NamedNode, Literal)):
+        return value
+    if isinstance(value, BlankNode):
+        raise InvalidFact(f"triple {number}: the object is a blank node; facts need IRIs or literals")
+    if isinstance(value, str):
+        if value.startswith("<") and value.endswith(">"):
+            return _iri(value, "object", number)
+        return Literal(value)
+    if isinstance(value, bool) or not isinstance(value, (dict, int, float)):
+        raise InvalidFact(f"triple {number}: the object {value!r:.80} is not an IRI or a literal")
+    if isinstance(value, (int, float)):
+        return Literal(value)
+    kind, text = value.get("type"), value.get("value")
+    if not isinstance(text, str):
+        raise InvalidFact(f"triple {number}: the object term has no string value")
+    if kind == "uri":
+        return _iri(text, "object", number)
+    if kind in ("literal", "typed-literal"):
+        try:
+            if value.get("xml:lang"):
+                return Literal(text, language=value["xml:lang"])
+            if value.get("datatype"):
+                return Literal(text, datatype=_iri(value["datatype"], "datatype", number))
+        except ValueError as exc:
+            raise InvalidFact(f"triple {number}: {exc}") from None
+        return Literal(text)
+    raise InvalidFact(f"triple {number}: an object term must be of type uri or literal, not {kind!r}")

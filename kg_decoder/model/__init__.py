@@ -1,0 +1,20 @@
+"""The data model every stage shares: options, the records a decode works on, results, errors.
+
+Plain dataclasses and enums; no RDF, no store, no I/O. Every other stage imports from here.
+"""
+
+from .document import (HEADING_SEPARATOR, PDF_POINTS, PIXELS, Anchor, BBox, Cell, Chunk, Element, ElementSpan,
+                       Matrix, Page, Partitioned, Segment)
+from .errors import (CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument, EncryptedDocument,
+                     FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan, KgDecoderError, MalformedQuery,
+                     MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound, ProvenanceError, QueryError,
+                     QueryTimeout, RequestError, ServerBusy, ServiceNotAllowed, StoreError, StoreLocked, TooManyRows,
+                     UnknownEntity, UnsafeDocument, UnsupportedFormat, WorkerUnavailable)
+from .options import (SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, CrawlOptions, DecodeOptions,
+                      options_from)
+from .progress import Progress, ProgressCallback, report
+from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
+                      CrawlStatus, DecodeResult, DecodeStatus, DocumentRef, ElementOffset, EmbeddedResult,
+                      FactsResult, FactsStatus, ImageInfo, JsonResult, PartitionSource, Rows, TextDocument,
+                      TracedCell, TracedElement, TraceSource, ValidationReport, Violation, to_jsonable)
+from .versions import software_versions

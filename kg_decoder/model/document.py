@@ -1,0 +1,168 @@
+"""What a decode and a chunking work on: elements, pages, segments, tables, chunks. Plain
+dataclasses, no RDF, no I/O.
+
+Coordinates: a bounding box is ``(left, top, right, bottom)`` in the page's
+coordinate system, origin at the top-left corner. PDF pages use PDF points
+(1/72 inch); image pages use pixels. ``Page.coordinate_system`` names it.
+Character offsets count Unicode code points (Python ``str`` indices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+PDF_POINTS = "pdf-points-top-left"
+PIXELS = "pixels-top-left"
+HEADING_SEPARATOR = " > "
+
+BBox = tuple[float, float, float, float]
+
+
+@dataclass
+class Element:
+    """One element from the partitioner, in document order."""
+
+    index: int
+    category: str
+    text: str
+    html: Optional[str] = None
+    element_id: Optional[str] = None
+    parent_id: Optional[str] = None
+    depth: Optional[int] = None
+    page_number: Optional[int] = None
+    page_name: Optional[str] = None
+    bbox: Optional[BBox] = None
+    # Where an image element points to (a remote URL or a file in the package); never fetched.
+    image_url: Optional[str] = None
+    image_mime: Optional[str] = None
+    # A spreadsheet table's top-left cell in its sheet, 0-based (row, column): gives cells their A1 address.
+    table_origin: Optional[tuple[int, int]] = None
+    # A table's cell matrix (filled by the decode from the table's markup).
+    table: Optional["Matrix"] = None
+    # An image's own bytes (None: only a URL, or unreadable), its pixel size, the cell it is anchored to.
+    image_data: Optional[bytes] = None
+    image_width: Optional[int] = None
+    image_height: Optional[int] = None
+    anchor_cell: Optional[str] = None
+    # Where a JSON element sits in its document (RFC 6901 JSON Pointer; JSON lines: "/<line>/...").
+    json_pointer: Optional[str] = None
+
+    @property
+    def is_image(self) -> bool:
+        return self.category == "Image"
+
+    @property
+    def is_table(self) -> bool:
+        return self.category == "Table"
+
+
+@dataclass
+class Page:
+    """A page of a page-based format: a PDF page, a slide, a sheet, an image frame."""
+
+    number: int
+    width: Optional[float] = None
+    height: Optional[float] = None
+    coordinate_system: Optional[str] = None
+    name: Optional[str] = None
+    strategy: Optional[str] = None
+
+
+@dataclass
+class Partitioned:
+    """What partitioning one document gives: elements plus what is known of its pages."""
+
+    format: str
+    elements: list[Element]
+    pages: list[Page] = field(default_factory=list)
+    strategy: Optional[str] = None
+    # What went wrong in part without failing the document (pictures unreadable, a page OCR failed on).
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ElementSpan:
+    """Where an element's assembled text sits in its segment's text."""
+
+    element: int
+    offset: int
+    length: int
+
+
+@dataclass
+class Segment:
+    """A page or a section: the unit whose text goes downstream (a TextDocument).
+
+    ``parent`` is the index of the segment this one derives from (the page a section
+    sits in, or the enclosing section of a nested heading section), else None.
+    ``elements`` lists text-bearing element indices; ``images`` lists image element
+    indices that sit in this segment (kept out of the text).
+    """
+
+    index: int
+    kind: str  # "page" or "section"
+    elements: list[int] = field(default_factory=list)
+    images: list[int] = field(default_factory=list)
+    page_number: Optional[int] = None
+    parent: Optional[int] = None
+    level: Optional[int] = None
+    title: Optional[str] = None
+    text: str = ""
+    spans: list[ElementSpan] = field(default_factory=list)
+    char_offset: int = 0
+    # Length in the document text of this segment together with its nested sections.
+    extent_length: int = 0
+    carries_text: bool = True
+    json_pointer: Optional[str] = None
+
+
+@dataclass
+class Cell:
+    """A cell of a table's matrix; ``start``/``end`` delimit its inner markup in the table's
+    assembled text (None for a padding cell); ``reference`` is its A1 address in a sheet."""
+
+    row: int
+    column: int
+    row_span: int
+    column_span: int
+    text: str
+    header: bool
+    padding: bool = False
+    start: Optional[int] = None
+    end: Optional[int] = None
+    reference: Optional[str] = None
+
+
+@dataclass
+class Matrix:
+    """A table as a rectangular grid: every row has ``columns`` positions, padding cells included."""
+
+    rows: int
+    columns: int
+    cells: list[Cell]
+
+
+@dataclass
+class Anchor:
+    """Where a chunk can be cited on one page: the page and the union box of its elements there."""
+
+    page_number: int
+    page_iri: Optional[str] = None
+    bbox: Optional[BBox] = None
+    page_width: Optional[float] = None
+    page_height: Optional[float] = None
+    coordinate_system: Optional[str] = None
+
+
+@dataclass
+class Chunk:
+    """One chunk: ``text`` is ``prefix + segment_text[start:end] + suffix``."""
+
+    start: int
+    end: int
+    prefix: str
+    suffix: str
+    text: str
+    tokens: int
+    heading_path: tuple[str, ...] = ()

@@ -1,0 +1,236 @@
+"""Typed errors: every bad input and every refused request ends in one of these, never in a crash.
+
+One root, :class:`KgDecoderError`: each error has a stable ``code`` (the JSON API's ``error``
+field), an ``http_status`` and a short, one-line message meant for a person; the CLI prints it
+as is and the HTTP API returns it in a JSON body.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class KgDecoderError(Exception):
+    """The root of kg-decoder's errors: a stable code, an HTTP status, a one-line message.
+
+    >>> error = UnknownEntity("no chunk urn:chunk:x in the store")
+    >>> (error.code, error.http_status, error.to_json()["message"])
+    ('unknown-entity', 404, 'no chunk urn:chunk:x in the store')
+    """
+
+    code = "error"
+    http_status = 400
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))
+
+    @property
+    def message(self) -> str:
+        return self.args[0]
+
+    def to_json(self) -> dict:
+        return {"error": self.code, "message": self.message}
+
+    def __reduce__(self):  # keep the class across the worker's process boundary
+        return (type(self), (self.message,))
+
+
+class DecodeError(KgDecoderError):
+    """Base class of every error a decode can end in. Nothing of the document is stored."""
+
+    code = "decode-error"
+    http_status = 422
+
+
+class UnsupportedFormat(DecodeError):
+    """The bytes are of a type kg-decoder does not decode."""
+
+    code = "unsupported-format"
+
+
+class EmptyDocument(DecodeError):
+    """The file has no bytes, or no text and nothing OCR could read."""
+
+    code = "empty-document"
+
+
+class CorruptDocument(DecodeError):
+    """The file claims a format but its bytes cannot be parsed as it."""
+
+    code = "corrupt-document"
+
+
+class EncryptedDocument(DecodeError):
+    """The document is password-protected and no (right) password was given."""
+
+    code = "encrypted-document"
+
+
+class UnsafeDocument(DecodeError):
+    """The document would expand past safe limits (for example a ZIP bomb)."""
+
+    code = "unsafe-document"
+
+
+class DocumentTooLarge(DecodeError):
+    """The file is larger than the configured byte limit."""
+
+    code = "document-too-large"
+
+
+class DecodeTimeout(DecodeError):
+    """Partitioning took longer than the per-document time limit."""
+
+    code = "decode-timeout"
+
+
+class ModelUnavailable(DecodeError):
+    """A strategy needs a model that is not present on this machine (no network to fetch it)."""
+
+    code = "model-unavailable"
+
+
+class FetchFailed(DecodeError):
+    """A web page could not be fetched: an HTTP error after the retries, a redirect loop, no connection."""
+
+    code = "fetch-failed"
+
+
+class InvalidOption(DecodeError):
+    """An option given to decode is not valid."""
+
+    code = "invalid-option"
+
+
+class StoreError(KgDecoderError):
+    """The store cannot be opened, read or written."""
+
+    code = "store-error"
+    http_status = 503
+
+
+class StoreLocked(StoreError):
+    """Another process holds the store for writing (a running ``kg-decoder serve``, another decode)."""
+
+    code = "store-locked"
+
+
+class ProvenanceError(KgDecoderError):
+    """Base class of the errors of chunking, facts and trace requests. Nothing is stored."""
+
+    code = "provenance-error"
+    http_status = 422
+
+
+class UnknownEntity(ProvenanceError):
+    """An IRI given by the caller (a document, chunk, page or section) is not in the store."""
+
+    code = "unknown-entity"
+    http_status = 404
+
+
+class InvalidFact(ProvenanceError):
+    """A triple is malformed, or a fact file does not parse."""
+
+    code = "invalid-fact"
+
+
+class InvalidSpan(ProvenanceError):
+    """A span lies outside its text, or a quote cannot be resolved to exactly one place."""
+
+    code = "invalid-span"
+
+
+class QueryError(KgDecoderError):
+    """A SPARQL query or update that cannot be run as given."""
+
+    code = "query-error"
+
+
+class MalformedQuery(QueryError):
+    """The query or update does not parse."""
+
+    code = "malformed-query"
+
+
+class MalformedUpdate(MalformedQuery):
+    """The SPARQL Update does not parse."""
+
+    code = "malformed-update"
+
+
+class ServiceNotAllowed(QueryError):
+    """The query calls a remote endpoint (SERVICE) that the operator has not allowed."""
+
+    code = "service-not-allowed"
+
+
+class TooManyRows(QueryError):
+    """The answer has more rows (or triples) than the server gives at once."""
+
+    code = "too-many-rows"
+    http_status = 413
+
+    @classmethod
+    def over(cls, row_cap: int) -> "TooManyRows":
+        return cls(f"the result has more than {row_cap} rows; add a LIMIT")
+
+
+class QueryTimeout(QueryError):
+    """The query ran past the time limit."""
+
+    code = "query-timeout"
+    http_status = 503
+
+
+class ServerBusy(KgDecoderError):
+    """Too much work is running at once; the request may be tried again."""
+
+    code = "busy"
+    http_status = 503
+
+
+class RequestError(KgDecoderError):
+    """A request the web API or the SPARQL protocol cannot take as sent (a parameter missing or
+    malformed, a method or media type it does not accept). ``code`` names what is wrong."""
+
+    code = "bad-request"
+    http_status = 400
+
+    def __init__(self, message: str, code: Optional[str] = None, http_status: Optional[int] = None):
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        if http_status is not None:
+            self.http_status = http_status
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.code, self.http_status))
+
+
+class Forbidden(RequestError):
+    """Writing needs the server's write token."""
+
+    code = "forbidden"
+    http_status = 403
+
+
+class NotAcceptable(RequestError):
+    """None of the media types the client accepts is offered for this answer."""
+
+    code = "not-acceptable"
+    http_status = 406
+
+
+class NotFound(RequestError):
+    """No such page, route or resource."""
+
+    code = "not-found"
+    http_status = 404
+
+
+class WorkerUnavailable(KgDecoderError):
+    """The decoding worker process could not be started (a broken installation)."""
+
+    code = "worker-unavailable"
+    http_status = 503

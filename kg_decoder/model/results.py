@@ -1,0 +1,396 @@
+"""What the public functions return: dataclasses all the way down, each with ``to_json()``.
+
+Statuses are string enums, so ``result.status == "decoded"`` and JSON output read as before.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Optional
+
+from .document import BBox
+from .errors import DecodeError, KgDecoderError
+
+
+def to_jsonable(value: Any) -> Any:
+    """A result as JSON values: dataclasses as objects, enums as their value, errors as {error, message}.
+
+    >>> to_jsonable(DecodeStatus.UNCHANGED)
+    'unchanged'
+    """
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, KgDecoderError):
+        return value.to_json()
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value) if not f.name.startswith("_")}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    return value
+
+
+class JsonResult:
+    """``to_json()`` for a result dataclass."""
+
+    def to_json(self) -> dict:
+        return to_jsonable(self)
+
+
+class Status(enum.StrEnum):
+    """A status: compares, prints and serialises as its string."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class DecodeStatus(Status):
+    DECODED = "decoded"
+    UNCHANGED = "unchanged"  # the store already held this decode
+
+
+class PartitionSource(Status):
+    PARTITIONED = "partitioned"
+    PARSE_CACHE = "parse cache"  # an earlier partitioning of the same bytes was reused
+
+
+class ChunkStatus(Status):
+    CHUNKED = "chunked"
+    UNCHANGED = "unchanged"
+
+
+class FactsStatus(Status):
+    ADDED = "added"
+    UNCHANGED = "unchanged"
+
+
+class CrawlStatus(Status):
+    PENDING = "pending"
+    DECODED = "decoded"
+    UNCHANGED = "unchanged"
+    NOT_MODIFIED = "not modified"  # a 304: the stored document stands
+    FAILED = "failed"
+    DISALLOWED = "disallowed"  # robots.txt forbids it: never fetched
+
+
+# ---------------------------------------------------------------- decode
+
+
+@dataclass
+class ElementOffset(JsonResult):
+    """Where an element's text sits in its page or section text."""
+
+    element: str
+    char_offset: int
+    char_length: int
+
+
+@dataclass
+class TextDocument(JsonResult):
+    """A page or section text as handed downstream (``--emit jsonl``)."""
+
+    iri: str
+    document: str
+    kind: str
+    page_number: Optional[int]
+    text: str
+    char_offset: int
+    char_length: int
+    element_offsets: list[ElementOffset] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"iri": self.iri, "document": self.document, "kind": self.kind, "page_number": self.page_number,
+                "char_offset": self.char_offset, "char_length": self.char_length, "text": self.text,
+                "elements": to_jsonable(self.element_offsets)}
+
+
+@dataclass
+class DecodeResult(JsonResult):
+    """What one decode did."""
+
+    document: str
+    file_name: Optional[str]
+    format: str
+    mime_type: str
+    status: DecodeStatus
+    strategy: Optional[str]
+    pages: int
+    sections: int
+    elements: int
+    tables: int
+    images: int
+    quads: int = 0
+    text_documents: list[TextDocument] = field(default_factory=list)
+    # None when unchanged.
+    partition_source: Optional[PartitionSource] = None
+    # Files embedded in this document (attachments, OLE packages...), each decoded as a child document.
+    embedded: list["EmbeddedResult"] = field(default_factory=list)
+    # What went wrong in part without failing the decode (recorded as tg:warning on the decode activity).
+    warnings: list[str] = field(default_factory=list)
+
+    def documents(self) -> list[str]:
+        """This document and every embedded document decoded with it, parents first."""
+        return [self.document] + [e.result.document for top in self.embedded for e in top.walk() if e.result]
+
+
+@dataclass
+class EmbeddedResult(JsonResult):
+    """One file found inside a document: its child document's result, or why it was not decoded."""
+
+    path: str
+    name: Optional[str]
+    depth: int
+    result: Optional[DecodeResult] = None
+    error: Optional[DecodeError] = None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return f"failed: {type(self.error).__name__}: {self.error.message}"
+        return self.result.status
+
+    def walk(self):
+        """This file and, depth first, every file embedded in it."""
+        yield self
+        for inner in self.result.embedded if self.result else []:
+            yield from inner.walk()
+
+
+# ---------------------------------------------------------------- chunks and facts
+
+
+@dataclass
+class ChunkAnchor(JsonResult):
+    """A page a chunk can be cited on, with the union box of its elements there."""
+
+    page_number: int
+    page: Optional[str] = None
+    bbox: Optional[BBox] = None
+    page_width: Optional[float] = None
+    page_height: Optional[float] = None
+    coordinate_system: Optional[str] = None
+
+
+@dataclass
+class ChunkView(JsonResult):
+    """A chunk as handed downstream (``--emit jsonl``): its text, where its body sits, its anchors."""
+
+    iri: str
+    document: str
+    segment: str
+    index: int
+    char_offset: int
+    char_length: int
+    prefix_length: int
+    tokens: int
+    text: str
+    heading_path: Optional[str] = None
+    anchors: list[ChunkAnchor] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"iri": self.iri, "document": self.document, "segment": self.segment, "chunk_index": self.index,
+                "char_offset": self.char_offset, "char_length": self.char_length,
+                "prefix_length": self.prefix_length, "tokens": self.tokens, "heading_path": self.heading_path,
+                "anchors": to_jsonable(self.anchors), "text": self.text}
+
+
+@dataclass
+class ChunkResult(JsonResult):
+    document: str
+    status: ChunkStatus
+    chunks: int
+    quads: int = 0
+
+
+@dataclass
+class FactsResult(JsonResult):
+    chunk: str
+    status: FactsStatus
+    facts: int
+    subgraphs: list[str]
+
+
+# ---------------------------------------------------------------- trace
+
+
+@dataclass
+class DocumentRef(JsonResult):
+    """A document as a trace names it."""
+
+    iri: str
+    mime_type: str
+    format: str
+    title: Optional[str] = None
+    file_name: Optional[str] = None
+
+
+@dataclass
+class Box(JsonResult):
+    """A rectangle on a page: ``source`` says whether it bounds the exact characters or a whole element."""
+
+    page_number: int
+    left: float
+    top: float
+    right: float
+    bottom: float
+    page_width: Optional[float]
+    page_height: Optional[float]
+    coordinate_system: Optional[str]
+    source: str  # "characters" or "element"
+    element: str
+
+
+@dataclass
+class TracedCell(JsonResult):
+    """A table cell a traced span touches."""
+
+    iri: str
+    row: int
+    column: int
+    row_span: int
+    column_span: int
+    text: Optional[str]
+    header: bool
+    reference: Optional[str] = None
+
+
+@dataclass
+class TracedElement(JsonResult):
+    iri: str
+    category: str
+    text: str
+    char_offset: int
+    char_length: int
+    page_number: Optional[int] = None
+    sheet_name: Optional[str] = None
+    cells: list[TracedCell] = field(default_factory=list)
+
+
+@dataclass
+class TraceSource(JsonResult):
+    """One place a fact or span comes from. ``start``/``end`` are offsets in the segment's text."""
+
+    document: DocumentRef
+    segment: str
+    segment_kind: str
+    start: int
+    end: int
+    quote: str
+    page_number: Optional[int] = None
+    page: Optional[str] = None
+    section: Optional[str] = None
+    heading_path: list[str] = field(default_factory=list)
+    chunks: list[str] = field(default_factory=list)
+    chunk_span: Optional[tuple[int, int]] = None
+    subgraph: Optional[str] = None
+    fact: Optional[str] = None
+    elements: list[TracedElement] = field(default_factory=list)
+    boxes: list[Box] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- images
+
+
+@dataclass
+class ImageInfo(JsonResult):
+    """A stored image of a document, in reading order."""
+
+    iri: str
+    index: int
+    segment: str
+    page_number: Optional[int] = None
+    sheet_name: Optional[str] = None
+    bbox: Optional[BBox] = None
+    page_width: Optional[float] = None
+    page_height: Optional[float] = None
+    coordinate_system: Optional[str] = None
+    width: Optional[int] = None
+    height: Optional[int] = None
+    mime_type: Optional[str] = None
+    byte_size: Optional[int] = None
+    sha256: Optional[str] = None
+    skipped_reason: Optional[str] = None
+    alt_text: Optional[str] = None
+    source_url: Optional[str] = None
+    anchor_cell: Optional[str] = None
+    follows: Optional[str] = None
+    element_id: Optional[str] = None
+
+
+# ---------------------------------------------------------------- crawl
+
+
+@dataclass
+class CrawledPage(JsonResult):
+    """One URL the crawl reached: what became of it."""
+
+    url: str
+    depth: int
+    linked_from: Optional[str]
+    status: CrawlStatus = CrawlStatus.PENDING
+    http_status: Optional[int] = None
+    document: Optional[str] = None
+    error: Optional[DecodeError] = None
+
+
+@dataclass
+class CrawlResult(JsonResult):
+    start_url: str
+    pages: list[CrawledPage] = field(default_factory=list)
+
+    @property
+    def fetched(self) -> list[CrawledPage]:
+        return [p for p in self.pages if p.status != CrawlStatus.DISALLOWED]
+
+
+# ---------------------------------------------------------------- quality
+
+
+@dataclass
+class Rows(JsonResult):
+    """Rows of values under named columns: a user's SELECT, an audit's findings."""
+
+    columns: list[str]
+    rows: list[tuple] = field(default_factory=list)
+
+    def records(self) -> list[dict]:
+        """Each row as {column: value}, unbound columns left out (for JSON output)."""
+        return [{c: v for c, v in zip(self.columns, row) if v is not None} for row in self.rows]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+@dataclass
+class Audit(JsonResult):
+    name: str
+    title: str
+    finds: str
+    kind: str  # "finding" or "report"
+    table: Rows = field(default_factory=lambda: Rows([]))
+
+    @property
+    def has_findings(self) -> bool:
+        return self.kind == "finding" and bool(self.table.rows)
+
+    def to_json(self) -> dict:
+        return {"audit": self.name, "title": self.title, "finds": self.finds, "kind": self.kind,
+                "findings": len(self.table.rows) if self.kind == "finding" else 0, "rows": self.table.records()}
+
+
+@dataclass
+class Violation(JsonResult):
+    focus: str
+    path: Optional[str]
+    message: str
+    severity: str
+    value: Optional[str] = None
+
+
+@dataclass
+class ValidationReport(JsonResult):
+    conforms: bool
+    violations: list[Violation]
+    triples: int

@@ -1,0 +1,1 @@
+"""Checking the store: SHACL validation against the shapes, and the coverage audits."""

@@ -1,0 +1,164 @@
+"""What the web pages and the JSON API show, as dataclasses: a document with its parts, a trace
+with the page picture's boxes in percent, the store at a glance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..decode.backends import renders_pages
+from ..graph.reads import DecodeRun, DocumentSummary, ElementRow, SegmentRow, TableCellRow
+from ..graph.store import KgStore
+from ..model import DecodeResult, EmbeddedResult, ImageInfo, JsonResult, TextDocument, TraceSource, to_jsonable
+from ..model.errors import RequestError, UnknownEntity
+from ..quality.audits import audit_definitions
+from ..graph.queries import query_file
+
+
+@dataclass
+class ElementView(JsonResult):
+    element: ElementRow
+    cells: list[TableCellRow] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return to_jsonable(self.element) | {"cells": to_jsonable(self.cells)}
+
+
+@dataclass
+class DocumentView(JsonResult):
+    """A document with its pages and sections, elements (tables with their cells), images and decode run."""
+
+    iri: str
+    summary: DocumentSummary
+    segments: list[SegmentRow]
+    elements: list[ElementView]
+    images: list[ImageInfo]
+    activity: Optional[DecodeRun]
+
+
+def document_iri(store: KgStore, identifier: str) -> str:
+    """A document named by its IRI or by the uuid at the end of it; UnknownEntity if the store has none."""
+    iri = identifier if identifier.startswith("urn:") else f"urn:document:{identifier}"
+    if not store.has_document(iri):
+        raise UnknownEntity(f"no document {iri[:200]} in the store")
+    return iri
+
+
+def document_view(store: KgStore, iri: str) -> DocumentView:
+    [summary] = store.document_summaries(iri)
+    elements = [ElementView(row, store.table_cells(row.element) if row.category == "Table" else [])
+                for row in store.document_elements(iri)]
+    return DocumentView(iri=iri, summary=summary, segments=store.document_segments(iri), elements=elements,
+                        images=store.document_images(iri), activity=store.decode_run(iri))
+
+
+@dataclass
+class BoxView:
+    """A box on the page picture, in percent of the page's width and height."""
+
+    left: float
+    top: float
+    width: float
+    height: float
+    page: int
+    source: str
+
+
+@dataclass
+class TraceView:
+    source: TraceSource
+    before: str
+    span: str
+    after: str
+    boxes: list[BoxView]
+    page_image: bool
+
+
+def trace_view(store: KgStore, source: TraceSource) -> TraceView:
+    info = store.segment_info(source.segment)
+    text = store.text(info.sha256, source.segment)
+    boxes = [BoxView(left=100 * box.left / box.page_width, top=100 * box.top / box.page_height,
+                     width=100 * (box.right - box.left) / box.page_width,
+                     height=100 * (box.bottom - box.top) / box.page_height, page=box.page_number, source=box.source)
+             for box in source.boxes if box.page_width and box.page_height]
+    return TraceView(source=source, before=text[:source.start], span=text[source.start:source.end],
+                     after=text[source.end:], boxes=boxes,
+                     page_image=source.page is not None and renders_pages(source.document.format))
+
+
+@dataclass
+class StoreOverview:
+    counts: dict[str, int]
+    facts: int
+    quads: int
+
+
+def store_overview(store: KgStore) -> StoreOverview:
+    return StoreOverview(counts=store.entity_counts(), facts=store.fact_count(), quads=len(store))
+
+
+@dataclass
+class QueryExample:
+    name: str
+    title: str
+    text: str
+
+
+EXAMPLES = [("store_statistics", "entities per class"), ("document_summary", "documents"),
+            ("fact_count", "facts in the default graph")]
+
+
+def query_examples() -> tuple[list[QueryExample], list[QueryExample]]:
+    """The example queries and the audits, with their text, for the SPARQL page."""
+    examples = [QueryExample(name, title, query_file(name).text) for name, title in EXAMPLES]
+    audits = [QueryExample(a.name, a.title, query_file(a.name).text) for a in audit_definitions()]
+    return examples, audits
+
+
+def decoded_json(result: DecodeResult) -> dict:
+    """What the upload API answers about a decode: the document, its pages and sections, its children."""
+    return {"document": result.document, "status": result.status.value, "format": result.format,
+            "mime_type": result.mime_type, "strategy": result.strategy,
+            "pages": [_segment(t) for t in result.text_documents if t.kind == "page"],
+            "sections": [_segment(t) for t in result.text_documents if t.kind == "section"],
+            "elements": result.elements, "tables": result.tables, "images": result.images,
+            "warnings": result.warnings, "embedded": [_embedded(entry) for entry in result.embedded]}
+
+
+def _embedded(entry: EmbeddedResult) -> dict:
+    """A child document (attachment, embedded file) and, nested, its own children; or why it failed."""
+    if entry.result is None:
+        return {"path": entry.path, "name": entry.name, "depth": entry.depth, "error": entry.error.to_json()}
+    return {"path": entry.path, "name": entry.name, "depth": entry.depth, **decoded_json(entry.result)}
+
+
+def _segment(text_document: TextDocument) -> dict:
+    return {"iri": text_document.iri, "page_number": text_document.page_number,
+            "char_offset": text_document.char_offset, "char_length": text_document.char_length}
+
+
+def form_options(kind: type, form, names: tuple[str, ...]) -> dict:
+    """The fields ``names`` of an options dataclass ``kind`` given in a form, typed as the dataclass
+    declares them; RequestError ``bad-option`` for a value that is not of its type."""
+    import typing
+    from dataclasses import fields as dataclass_fields
+
+    hints = typing.get_type_hints(kind)
+    known = {f.name for f in dataclass_fields(kind)}
+    values = {}
+    for name in names:
+        raw = form.get(name)
+        if name not in known or raw in (None, ""):
+            continue
+        declared = hints[name]
+        base = next((a for a in typing.get_args(declared) if a is not type(None)), declared)
+        if base is bool:
+            values[name] = raw.lower() in ("1", "true", "yes", "on")
+        elif base in (int, float):
+            try:
+                values[name] = base(raw)
+            except ValueError:
+                raise RequestError(f"{name} must be a number", code="bad-option") from None
+        else:
+            values[name] = raw
+    return values

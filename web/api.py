@@ -1,0 +1,150 @@
+"""``/api``: the JSON API (described by ``/api/openapi.json``) — uploads, documents, images, facts, trace."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+from flask import Blueprint, Response, jsonify, request, send_file
+
+import kg_decoder
+from kg_decoder import ChunkOptions, DecodeOptions, RequestError, UnknownEntity
+from kg_decoder.serve import decoded_json, document_iri, document_view, form_options
+
+from . import HERE, settings
+
+api = Blueprint("api", __name__, url_prefix="/api")
+_TRUE = ("1", "true", "yes")
+DECODE_FIELDS = ("strategy", "ocr_languages", "section_strategy", "section_element_count", "section_max_size",
+                 "section_within_pages", "password", "mime_type", "encoding", "embedded_depth")
+CHUNK_FIELDS = ("chunk_size", "overlap", "min_chunk_tokens", "boundary_window", "heading_prefix")
+
+
+@api.post("/documents")
+def upload():
+    config = settings()
+    config.require_token()
+    upload_file = request.files.get("file")
+    if upload_file is None:
+        raise RequestError("send the document as the multipart field 'file'", code="missing-file")
+    options = DecodeOptions(**form_options(DecodeOptions, request.form, DECODE_FIELDS))  # a bad option: 422 now
+    chunk_values = form_options(ChunkOptions, request.form, CHUNK_FIELDS)
+    chunking = ChunkOptions(**chunk_values)
+    wants_chunks = request.form.get("chunk", "").lower() in _TRUE or bool(chunk_values)
+    payload, name = upload_file.stream.read(), upload_file.filename or None
+
+    def run(progress=None) -> dict:
+        with config.write_lock:
+            result = kg_decoder.decode(payload, store=config.store, options=options, file_name=name,
+                                       record_failure=True, progress=progress)
+            if wants_chunks:
+                for document in result.documents():  # the embedded files' documents too
+                    kg_decoder.chunk_document(document, store=config.store, options=chunking, progress=progress,
+                                              in_worker=True)
+        return decoded_json(result)
+
+    if request.values.get("async", "").lower() in _TRUE:
+        job = config.jobs.start(run)
+        return jsonify(job=job, status_url=f"/api/jobs/{job}"), 202
+    return jsonify(run()), 201
+
+
+@api.get("/jobs/<job>")
+def job_status(job: str):
+    state = settings().jobs.get(job)
+    if state is None:
+        raise RequestError(f"no upload job {job[:100]}", code="unknown-job", http_status=404)
+    return jsonify(state.to_json())
+
+
+@api.get("/documents")
+def documents():
+    return jsonify(documents=[kg_decoder.to_jsonable(d) for d in settings().store.document_summaries()])
+
+
+@api.get("/documents/<path:identifier>/content")
+def content(identifier: str):
+    store = settings().store
+    iri = document_iri(store, identifier)
+    [summary] = store.document_summaries(iri)
+    return send_file(io.BytesIO(store.content(iri)), mimetype=summary.mime_type, as_attachment=False,
+                     download_name=_safe_file_name(summary.file_name) or iri.rsplit(":", 1)[-1])
+
+
+@api.get("/documents/<path:identifier>")
+def document(identifier: str):
+    store = settings().store
+    return jsonify(document_view(store, document_iri(store, identifier)).to_json())
+
+
+@api.get("/images/<path:identifier>/content")
+def image_content(identifier: str):
+    store = settings().store
+    iri = identifier if identifier.startswith("urn:") else f"urn:image:{identifier}"
+    found = store.image_content(iri) if _iri_like(iri) else None
+    if found is None:
+        raise UnknownEntity(f"no stored image {iri[:200]}")
+    return send_file(io.BytesIO(store.blob(found.sha256, iri)), mimetype=found.mime_type or "application/octet-stream")
+
+
+@api.post("/facts")
+def facts():
+    config = settings()
+    config.require_token()
+    payload = request.get_json(silent=True)
+    if not isinstance(payload, dict) or not isinstance(payload.get("facts"), list) or "chunk" not in payload:
+        raise RequestError('send {"chunk": IRI, "facts": [{"s", "p", "o", ...}]}')
+    triples, spans = [], []
+    for item in payload["facts"]:
+        if not isinstance(item, dict):
+            raise RequestError("each fact is an object with s, p, o")
+        triples.append((item.get("s"), item.get("p"), item.get("o")))
+        spans.append({"quote": item["quote"]} if "quote" in item else
+                     {"start": item.get("start"), "end": item.get("end")} if "start" in item else None)
+    extractor = payload.get("extractor")
+    if extractor is not None and not isinstance(extractor, str):
+        raise RequestError("extractor must be text")
+    with config.write_lock:
+        result = kg_decoder.add_facts(payload["chunk"], triples, spans, store=config.store, extractor=extractor)
+    return jsonify(result.to_json()), 201
+
+
+@api.get("/trace")
+def trace():
+    sources = trace_request(request.args)
+    if request.args.get("format") == "jsonld" or "application/ld+json" in request.headers.get("Accept", ""):
+        return Response(json.dumps(kg_decoder.web_annotations(sources)), content_type="application/ld+json")
+    return jsonify(sources=[s.to_json() for s in sources])
+
+
+@api.get("/openapi.json")
+def openapi():
+    return jsonify(json.loads((HERE / "openapi.json").read_text(encoding="utf-8")))
+
+
+def trace_request(args) -> list:
+    store = settings().store
+    if args.get("s") and args.get("p") and args.get("o") is not None:
+        return kg_decoder.trace(fact=(args["s"], args["p"], args["o"]), store=store)
+    if args.get("segment"):
+        try:
+            start, end = int(args.get("start", "")), int(args.get("end", ""))
+        except ValueError:
+            raise RequestError("start and end must be integers", code="bad-span") from None
+        return kg_decoder.trace(span=(args["segment"], start, end), store=store)
+    if args.get("quote"):
+        return kg_decoder.trace(quote=args["quote"], document=args.get("document") or None, store=store)
+    raise RequestError("give s, p and o; or segment, start and end; or quote")
+
+
+def _iri_like(value: str) -> bool:
+    return re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*", value) is not None
+
+
+def _safe_file_name(name):
+    """A file name fit for a Content-Disposition header: no path, no control characters."""
+    if not name:
+        return None
+    cleaned = re.sub(r"[\x00-\x1f\x7f\"\\\\/]", "_", name.replace("\\", "/").rsplit("/", 1)[-1]).strip()[:200]
+    return cleaned or None

@@ -1,0 +1,54 @@
+"""The HTML pages: home, SPARQL editor, documents, a document, the trace view, page pictures."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from flask import Blueprint, Response, render_template, request
+
+import kg_decoder
+from kg_decoder.serve import (document_iri, document_view, page_image as draw_page, query_examples, store_overview,
+                              trace_view)
+
+from . import settings
+from .api import trace_request
+
+pages = Blueprint("pages", __name__)
+
+
+@pages.get("/")
+def home():
+    return render_template("home.html", overview=store_overview(settings().store))
+
+
+@pages.get("/query")
+def query_page():
+    examples, audits = query_examples()
+    return render_template("query.html", examples=examples, audits=audits)
+
+
+@pages.get("/documents")
+def documents_page():
+    return render_template("documents.html", documents=settings().store.document_summaries())
+
+
+@pages.get("/documents/<path:identifier>")
+def document_page(identifier: str):
+    store = settings().store
+    iri = document_iri(store, identifier)
+    return render_template("document.html", doc=document_view(store, iri), quote=quote,
+                           chunks=kg_decoder.document_chunks(iri, store=store))
+
+
+@pages.get("/pages/<path:identifier>/image.png")
+def page_image(identifier: str):
+    iri = identifier if identifier.startswith("urn:") else f"urn:page:{identifier}"
+    return Response(draw_page(settings().store, iri), content_type="image/png")
+
+
+@pages.get("/trace")
+def trace_page():
+    store = settings().store
+    sources = trace_request(request.args) if request.args else []
+    return render_template("trace.html", sources=[trace_view(store, s) for s in sources], args=request.args,
+                           quote=quote)
