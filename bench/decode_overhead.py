@@ -45,7 +45,7 @@ def corpus_plan(corpus: Path) -> list[tuple[str, str | None]]:
 
 
 def run_raw(plan: list[tuple[str, str | None]]) -> float:
-    from kg_decoder import offline
+    from kg_decoder.decode import offline
 
     offline.prepare()
     from unstructured.partition.auto import partition
@@ -79,7 +79,7 @@ def write_throughput(plan: list[tuple[str, str | None]], rounds: int) -> tuple[f
     import pyoxigraph
 
     import kg_decoder
-    from kg_decoder.store import KgStore
+    from kg_decoder.graph.store import KgStore
 
     documents = []
     for path, _ in plan:  # each document alone in a store: its quads are the store's quads

@@ -33,7 +33,7 @@ class ReusingWorker:
     """A partition worker that partitions each distinct (format, source) once and reuses the result."""
 
     def __init__(self) -> None:
-        from kg_decoder.worker import shared_worker
+        from kg_decoder.decode.worker import shared_worker
 
         self.worker = shared_worker()
         self.cache: dict[tuple[str, int], object] = {}
@@ -62,8 +62,8 @@ def copy_bytes(data: bytes, number: int, fmt_suffix: str) -> bytes:
 
 def add_facts_to(store, document: str, tag: str) -> list[tuple]:
     """One fact per chunk (quoting its first word); returns the facts."""
-    from kg_decoder.chunk_pipeline import document_chunks
-    from kg_decoder.facts import add_facts
+    from kg_decoder.cite.chunks import document_chunks
+    from kg_decoder.cite.facts import add_facts
 
     facts = []
     for chunk in document_chunks(document, store=store)[:5]:
@@ -79,7 +79,7 @@ def add_facts_to(store, document: str, tag: str) -> list[tuple]:
 
 
 def time_traces(store, probes: dict[str, list], repeats: int) -> dict[str, list[float]]:
-    from kg_decoder.trace import trace
+    from kg_decoder.cite.trace import trace
 
     timings: dict[str, list[float]] = {name: [] for name in probes}
     for _ in range(repeats):
@@ -101,7 +101,7 @@ def main() -> int:
     args = parser.parse_args()
 
     import kg_decoder
-    from kg_decoder.chunk_pipeline import chunk_document
+    from kg_decoder.cite.chunks import chunk_document
 
     folder = tempfile.mkdtemp(prefix="trace-bench-")
     store = kg_decoder.open_store(folder)

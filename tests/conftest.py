@@ -1,6 +1,11 @@
+"""Shared fixtures: the shared corpus, generated documents of every format (decoded once into a
+store no test changes), fresh stores, the command line as a user runs it, and a live server."""
+
 from __future__ import annotations
 
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -8,7 +13,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 CORPUS = REPO.parent / "shared" / "corpus"
-sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(TESTS / "support"))
 
 import fixtures  # noqa: E402
 
@@ -28,12 +33,58 @@ def generated(tmp_path_factory) -> dict[str, fixtures.Fixture]:
 
 @pytest.fixture(scope="session")
 def generated_store(generated, tmp_path_factory):
-    """Every generated fixture decoded (default options) into one store: (store, results by name)."""
+    """Every generated fixture decoded (default options) into one store: (store, results by name).
+
+    Shared by the whole run, so no test may change it: tests that write use a store of their own.
+    """
     store = kg_decoder.open_store(tmp_path_factory.mktemp("generated-store"))
     results = {name: kg_decoder.decode(f.path, store=store, **f.options) for name, f in generated.items()}
     return store, results
 
 
+@pytest.fixture(scope="session")
+def chunked_generated_store(generated, generated_store, tmp_path_factory):
+    """The generated fixtures decoded again into a store of their own (from the parse cache the
+    shared store filled) and chunked: for the tests that chunk and need every format."""
+    import shutil
+
+    folder = tmp_path_factory.mktemp("chunked-store")
+    shutil.copytree(generated_store[0].path / "partition-cache", folder / "partition-cache")
+    store = kg_decoder.open_store(folder)
+    results = {name: kg_decoder.decode(f.path, store=store, **f.options) for name, f in generated.items()}
+    for result in results.values():
+        kg_decoder.chunk_document(result.document, store=store, chunk_size=32, min_chunk_tokens=4)
+    return store, results
+
+
 @pytest.fixture
 def store(tmp_path):
-    return kg_decoder.open_store(tmp_path / "store")
+    with kg_decoder.open_store(tmp_path / "store") as opened:
+        yield opened
+
+
+def run_cli(*args, cwd=None, timeout=600, env=None) -> subprocess.CompletedProcess:
+    """``kg-decoder ARGS`` in a process of its own, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "kg_decoder.cli", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, env=env)
+
+
+@pytest.fixture(scope="session")
+def cli():
+    return run_cli
+
+
+def serve_app(app, threads: int = 4):
+    """The Flask app under waitress on a free loopback port, in a thread: (base URL, server)."""
+    from waitress.server import create_server
+
+    server = create_server(app, host="127.0.0.1", port=0, threads=threads)
+    threading.Thread(target=server.run, daemon=True).start()
+    return f"http://127.0.0.1:{server.effective_port}", server
+
+
+@pytest.fixture(scope="session")
+def web_app():
+    from kg_decoder.cli import load_web_app
+
+    return load_web_app()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Sequence
 
-from ..model import TOKENIZER, Chunk, ChunkOptions
+from ..model import HEADING_SEPARATOR, TOKENIZER, Chunk, ChunkOptions
 from ..model.errors import InvalidOption
 
 _PARAGRAPH = re.compile(r"\n\s*\n")

@@ -12,7 +12,6 @@ import base64
 import binascii
 import io
 import posixpath
-import re
 from dataclasses import replace
 from html.parser import HTMLParser
 from typing import Optional

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
 import kg_decoder
-from kg_decoder.audits import audit_definitions, run_audits
-from kg_decoder.chunk_pipeline import chunk_document, document_chunks
-from kg_decoder.facts import add_facts
-from kg_decoder.resources import resource_dir
-from kg_decoder.validation import validate
+from conftest import run_cli
+from kg_decoder.quality.audits import audit_definitions, run_audits
+from kg_decoder import add_facts, chunk_document, document_chunks
+from kg_decoder.graph.resources import resource_dir
+from kg_decoder.quality.validation import validate
 from test_chunks_facts_trace import make_placed_pdf
 
 TG = "https://trustgraph.ai/ns/"
@@ -57,10 +55,10 @@ def dirty_store(generated, corpus_dir, tmp_path_factory):
     add_facts(first.iri, [(EX + "stale", EX + "p", "o")], store=store)
     chunk_document(markdown.document, store=store, chunk_size=512)  # the fact's chunk is gone
     # a partitioner that gave one PDF element no coordinates; a chunk lost; a chunk that starts late
-    element = next(e for e in store.select("document_elements", document=blank_page.document) if "left" in e)
+    element = next(e for e in store.document_elements(blank_page.document) if e.bbox is not None)
     chunks = document_chunks(blank_page.document, store=store)
     integer = "<http://www.w3.org/2001/XMLSchema#integer>"
-    store.graph.update(f"""DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{element['element']}> <{TG}bboxLeft> ?v }} }} ;
+    store.sparql_update(f"""DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{element.element}> <{TG}bboxLeft> ?v }} }} ;
         DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{chunks[-1].iri}> ?p ?o }} }} ;
         DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{chunks[0].iri}> <{TG}charOffset> ?o }} }} ;
         INSERT DATA {{ GRAPH <urn:graph:source> {{ <{chunks[0].iri}> <{TG}charOffset> "5"^^{integer} }} }}""")
@@ -115,10 +113,8 @@ def test_every_declared_property_has_domain_and_range_and_offsets_are_aligned():
 # ---------------------------------------------------------------- shapes
 
 
-def test_every_decoded_fixture_of_every_format_conforms(generated_store):
-    store, results = generated_store
-    for result in results.values():
-        chunk_document(result.document, store=store, chunk_size=64)
+def test_every_decoded_fixture_of_every_format_conforms(chunked_generated_store):
+    store, results = chunked_generated_store
     report = validate(store)
     assert report.triples > 100 * len(results)
     assert report.conforms, report.violations[:5]
@@ -143,9 +139,8 @@ BROKEN = {
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_a_broken_graph_does_not_conform(case, clean_store, generated):
     store = clean_store
-    document = next(r["document"] for r in store.select("document_summary") if r.get("fileName") == "placed.pdf")
-    lines = [f"{t} ." for t in store.construct("document_graph", document=document)
-             if type(t.object).__name__ != "Triple"]
+    document = next(r.document for r in store.document_summaries() if r.file_name == "placed.pdf")
+    lines = store.provenance_ntriples(document).splitlines()
     assert validate(store, data="\n".join(lines)).conforms
     kind, expected = BROKEN[case]
 
@@ -193,17 +188,18 @@ def test_every_audit_has_a_header_and_the_kinds_are_right():
 
 def test_no_finding_audit_finds_anything_in_the_clean_store(clean_store):
     audits = {a.name: a for a in run_audits(clean_store)}
-    assert {n: a.rows for n, a in audits.items() if a.has_findings} == {}
-    counts = {r["fileName"]: r for r in audits["audit-document-counts"].rows}
+    assert {n: a.table.rows for n, a in audits.items() if a.has_findings} == {}
+    counts = {r["fileName"]: r for r in audits["audit-document-counts"].table.records()}
     assert counts["placed.pdf"]["pages"] == 2 and counts["placed.pdf"]["chunks"] >= 1
     assert counts["placed.pdf"]["facts"] == counts["placed.pdf"]["chunks"]
     assert counts["generated.xlsx"]["tables"] >= 1
-    assert all(abs(row["share"] - 1) < 0.05 for row in audits["audit-chunk-coverage"].rows if row["length"] > 50)
+    assert all(abs(row["share"] - 1) < 0.05 for row in audits["audit-chunk-coverage"].table.records()
+               if row["length"] > 50)
 
 
 def test_each_finding_audit_finds_its_problem_in_the_dirty_store(dirty_store):
     audits = {a.name: a for a in run_audits(dirty_store)}
-    rows = {name: audit.rows for name, audit in audits.items()}
+    rows = {name: audit.table.records() for name, audit in audits.items()}
     assert [(r["fileName"], r["pageNumber"]) for r in rows["audit-segments-without-text"]
             if r.get("fileName") == "generated.pdf"] == [("generated.pdf", 2)]
     assert [(r["fileName"], r["withoutPosition"]) for r in rows["audit-elements-without-position"]] == [
@@ -229,11 +225,11 @@ def test_a_later_successful_decode_removes_the_failure_record(tmp_path):
     broken = b"%PDF-1.4\n" + bytes(range(256)) * 4
     with pytest.raises(kg_decoder.CorruptDocument):
         kg_decoder.decode(broken, store=store, file_name="broken.pdf", record_failure=True)
-    [row] = store.select("audit-failed-or-fallback")
+    [row] = store.table("audit-failed-or-fallback").records()
     assert row["problem"] == "failed" and row["fileName"] == "broken.pdf"
     with pytest.raises(kg_decoder.CorruptDocument):  # failing again keeps one record
         kg_decoder.decode(broken, store=store, file_name="broken.pdf", record_failure=True)
-    assert len(store.select("audit-failed-or-fallback")) == 1
+    assert len(store.table("audit-failed-or-fallback")) == 1
     # the Python API records nothing unless asked
     before = store.quads()
     with pytest.raises(kg_decoder.EmptyDocument):
@@ -243,14 +239,9 @@ def test_a_later_successful_decode_removes_the_failure_record(tmp_path):
     text = b"KGSENT plain words that decode as text."
     with pytest.raises(kg_decoder.DecodeError):
         kg_decoder.decode(text, store=store, file_name="words.txt", mime_type="application/pdf", record_failure=True)
-    assert len(store.select("audit-failed-or-fallback")) == 2
+    assert len(store.table("audit-failed-or-fallback")) == 2
     kg_decoder.decode(text, store=store, file_name="words.txt", record_failure=True)
-    assert [r["fileName"] for r in store.select("audit-failed-or-fallback")] == ["broken.pdf"]
-
-
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "kg_decoder.cli", *map(str, args)], capture_output=True,
-                          text=True, timeout=600)
+    assert [r["fileName"] for r in store.table("audit-failed-or-fallback").records()] == ["broken.pdf"]
 
 
 def test_cli_audit_and_validate(dirty_store, clean_store):

@@ -12,19 +12,19 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import Literal
 
 import kg_decoder
+from conftest import run_cli
 from invariants import check_chunks
-from kg_decoder.chunk_pipeline import chunk_document, document_chunks
-from kg_decoder.chunking import ChunkOptions, Heading, chunk_text, count_tokens
-from kg_decoder.errors import InvalidFact, InvalidOption, InvalidSpan, UnknownEntity
-from kg_decoder.facts import add_facts, read_facts
-from kg_decoder.tables import parse_table
-from kg_decoder.trace import trace, web_annotations
+from kg_decoder.cite.chunks import chunk_document, document_chunks
+from kg_decoder.cite.chunker import ChunkOptions, Heading, chunk_text, count_tokens
+from kg_decoder.model.errors import InvalidFact, InvalidOption, InvalidSpan, UnknownEntity
+from kg_decoder import add_facts, read_facts
+from kg_decoder.decode.tables import parse_table
+from kg_decoder import trace, web_annotations
 
 EX = "http://example.org/"
 
@@ -92,7 +92,7 @@ def test_fact_traces_to_the_page_and_the_exact_words_one_box_per_line(placed):
     added = add_facts(chunk.iri, [fact], [{"quote": quote}], store=store)
     assert added.status == "added"
     [source] = trace(fact=fact, store=store)
-    assert source.document["iri"] == result.document and source.document["mime_type"] == "application/pdf"
+    assert source.document.iri == result.document and source.document.mime_type == "application/pdf"
     assert source.page_number == 1 and source.page.startswith("urn:page:")
     assert source.chunks == [chunk.iri] and source.subgraph == added.subgraphs[0]
     assert " ".join(source.quote.split()) == quote
@@ -116,8 +116,8 @@ def test_trace_by_span_and_by_quote_agree(placed):
     [by_span] = trace(span=(by_quote.segment, by_quote.start, by_quote.end), store=store)
     assert (by_span.boxes, by_span.elements) == (by_quote.boxes, by_quote.elements)
     chunk = by_quote.chunks[0]
-    info = store.select("chunk_info", chunk=chunk)[0]
-    local = by_quote.start - info["charOffset"] + info["prefixLength"]
+    info = store.chunk_info(chunk)
+    local = by_quote.start - info.char_offset + info.prefix_length
     [by_chunk] = trace(span=(chunk, local, local + len("zanzibar")), store=store)
     assert by_chunk.quote == "zanzibar" and by_chunk.boxes == by_quote.boxes
     assert trace(quote="not in any document", store=store) == []
@@ -183,11 +183,8 @@ def _poppler_words(path, page):
 
 
 @pytest.fixture(scope="module")
-def chunked_generated(generated_store):
-    store, results = generated_store
-    for result in results.values():
-        chunk_document(result.document, store=store, chunk_size=32, min_chunk_tokens=4)
-    return store, results
+def chunked_generated(chunked_generated_store):
+    return chunked_generated_store
 
 
 def test_every_generated_format_chunks_with_exact_offsets(chunked_generated):
@@ -196,7 +193,7 @@ def test_every_generated_format_chunks_with_exact_offsets(chunked_generated):
         chunks = check_chunks(store, result.document, 32)
         assert chunks, name
         if result.pages:
-            assert all(c.anchors and c.anchors[0]["page"].startswith("urn:page:") for c in chunks), name
+            assert all(c.anchors and c.anchors[0].page.startswith("urn:page:") for c in chunks), name
 
 
 def test_pdf_chunk_anchor_is_the_union_box_of_its_elements(chunked_generated):
@@ -204,13 +201,13 @@ def test_pdf_chunk_anchor_is_the_union_box_of_its_elements(chunked_generated):
     document = results["generated.pdf"].document
     chunk = next(c for c in document_chunks(document, store=store) if "KGSENTPDFONE" in c.text)
     [anchor] = chunk.anchors
-    assert anchor["page_number"] == 1
-    elements = [e for e in store.select("document_elements", document=document)
-                if e.get("pageNumber") == 1 and "left" in e
-                and chunk.char_offset < e["charOffset"] + e["charLength"]
-                and e["charOffset"] < chunk.char_offset + chunk.char_length]
-    assert anchor["bbox"] == [min(e["left"] for e in elements), min(e["top"] for e in elements),
-                              max(e["right"] for e in elements), max(e["bottom"] for e in elements)]
+    assert anchor.page_number == 1
+    elements = [e for e in store.document_elements(document)
+                if e.page_number == 1 and e.bbox is not None
+                and chunk.char_offset < e.char_offset + e.char_length
+                and e.char_offset < chunk.char_offset + chunk.char_length]
+    assert anchor.bbox == (min(e.left for e in elements), min(e.top for e in elements),
+                           max(e.right for e in elements), max(e.bottom for e in elements))
 
 
 def test_chunking_again_is_unchanged_and_new_settings_replace(generated, store):
@@ -223,7 +220,7 @@ def test_chunking_again_is_unchanged_and_new_settings_replace(generated, store):
     bigger = chunk_document(result.document, store=store, chunk_size=512)
     new = {c.iri for c in document_chunks(result.document, store=store)}
     assert bigger.chunks == len(new) < len(old) and not old & new
-    assert len(store.select("chunk_state", document=result.document)) == 1
+    assert len(store.chunking_runs(result.document)) == 1
     check_chunks(store, result.document, 512)
 
 
@@ -348,7 +345,7 @@ def test_xlsx_table_cell_fact_traces_to_its_row_column_and_address(corpus_dir, s
     result = kg_decoder.decode(path, store=store)
     chunk_document(result.document, store=store, chunk_size=64, min_chunk_tokens=2)
     chunk = next(c for c in document_chunks(result.document, store=store) if "Maple Leafs" in c.text
-                 and c.anchors[0]["page_number"] == 1)
+                 and c.anchors[0].page_number == 1)
     fact = (EX + "MapleLeafs", EX + "cups", Literal("13"))
     add_facts(chunk.iri, [fact], [{"quote": "13"}], store=store)
     [source] = trace(fact=fact, store=store)
@@ -357,26 +354,26 @@ def test_xlsx_table_cell_fact_traces_to_its_row_column_and_address(corpus_dir, s
     sheet = load_workbook(path).worksheets[0]
     expected = next(c for row in sheet.iter_rows() for c in row if c.value == 13)
     header_row = next(r for r in sheet.iter_rows() if any(c.value == "Team" for c in r))
-    assert cell["reference"] == expected.coordinate
-    assert cell["row"] == expected.row - header_row[0].row and cell["text"] == "13"
-    assert cell["column"] == expected.column - next(c for c in header_row if c.value is not None).column
+    assert cell.reference == expected.coordinate
+    assert cell.row == expected.row - header_row[0].row and cell.text == "13"
+    assert cell.column == expected.column - next(c for c in header_row if c.value is not None).column
     assert source.page_number == 1
 
 
 def test_docx_tables_become_rectangular_cell_matrices(corpus_dir, store):
     result = kg_decoder.decode(corpus_dir / "docx-tables.docx", store=store)
-    tables = [e for e in store.select("document_elements", document=result.document) if e["category"] == "Table"]
+    tables = [e for e in store.document_elements(result.document) if e.category == "Table"]
     assert tables
     for table in tables:
-        cells = store.select("table_cells", table=table["element"])
-        rows = max(c["row"] for c in cells) + 1
-        columns = max(c["column"] for c in cells) + 1
+        cells = store.table_cells(table.element)
+        rows = max(c.row for c in cells) + 1
+        columns = max(c.column for c in cells) + 1
         covered = set()
         for c in cells:
-            covered |= {(r, k) for r in range(c["row"], c["row"] + c["rowSpan"])
-                        for k in range(c["column"], c["column"] + c["columnSpan"])}
+            covered |= {(r, k) for r in range(c.row, c.row + c.row_span)
+                        for k in range(c.column, c.column + c.column_span)}
         assert covered == {(r, k) for r in range(rows) for k in range(columns)}
-        assert all(("text" in c) != c["padding"] for c in cells)
+        assert all((c.text is not None) != c.padding for c in cells)
 
 
 # ---------------------------------------------------------------- facts: bad input stores nothing
@@ -424,13 +421,12 @@ def test_facts_land_in_the_default_graph_with_triple_term_provenance(one_chunk, 
     triples, spans = read_facts(path)
     result = add_facts(chunk.iri, triples, spans, store=store, extractor="test-extractor")
     assert result.status == "added" and result.facts == 2
-    defaults = {(q.subject.value, q.predicate.value, q.object.value) for q in store.graph.quads_for_pattern(
-        NamedNode(EX + "doc"), None, None) if str(q.graph_name) == "DEFAULT"}
-    assert (EX + "doc", EX + "mentions", EX + "Thing") in defaults
-    contained = store.graph.query(
+    defaults = store.select_rows(f"SELECT ?p ?o WHERE {{ <{EX}doc> ?p ?o }}").rows
+    assert (EX + "mentions", EX + "Thing") in defaults
+    contained = store.select_rows(
         "SELECT ?o WHERE { GRAPH <urn:graph:source> { ?g <https://trustgraph.ai/ns/contains> <<( ?s ?p ?o )>> ;"
         f" <http://www.w3.org/ns/prov#wasDerivedFrom> <{chunk.iri}> }} }}")
-    assert {row["o"].value for row in contained} == {EX + "Thing", "KGSENTMDBODY"}
+    assert {o for (o,) in contained.rows} == {EX + "Thing", "KGSENTMDBODY"}
     assert add_facts(chunk.iri, triples, spans, store=store).status == "unchanged"
 
 
@@ -438,7 +434,7 @@ def test_re_decoding_keeps_fact_subgraphs_and_the_audit_finds_them(one_chunk, ge
     store, chunk = one_chunk
     add_facts(chunk.iri, [(EX + "a", EX + "p", "o")], store=store)
     kg_decoder.decode(generated["generated.md"].path, store=store, section_strategy="heading")
-    orphans = store.select("audit-orphan-entities")
+    orphans = store.table("audit-orphan-entities").records()
     assert [row["type"] for row in orphans] == ["https://trustgraph.ai/ns/Subgraph"]
     assert trace(fact=(EX + "a", EX + "p", "o"), store=store) == []  # its chunk is gone
     with pytest.raises(UnknownEntity):
@@ -447,10 +443,6 @@ def test_re_decoding_keeps_fact_subgraphs_and_the_audit_finds_them(one_chunk, ge
 
 # ---------------------------------------------------------------- the command line
 
-
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "kg_decoder.cli", *map(str, args)], capture_output=True,
-                          text=True, timeout=600)
 
 
 def test_cli_decode_chunk_facts_and_trace(tmp_path):

@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import kg_decoder
-from kg_decoder.crawler import CrawlOptions, crawl, normalize_url
-from kg_decoder.validation import validate
+from kg_decoder.sources.crawl import CrawlOptions, crawl, normalize_url
+from kg_decoder.quality.validation import validate
 
 RUSSIAN = "Привет, мир! Это страница в кодировке windows-1251 без указания кодировки в заголовке."
 FAST = dict(delay_seconds=0.0, backoff_seconds=0.05, page_timeout=1.5, retries=2, max_page_bytes=1_000_000)
@@ -184,8 +184,7 @@ def site(corpus_dir):
 
 
 def text_of(store, document):
-    return "\n".join(store.library.get(row["sha256"]).decode("utf-8")
-                     for row in store.select("document_segments", document=document))
+    return "\n".join(store.text(row.sha256) for row in store.document_segments(document))
 
 
 def test_url_normalisation():
@@ -200,14 +199,14 @@ def test_url_normalisation():
 def test_a_crawl_of_a_misbehaving_site(site, store):
     site = site()
     start = f"http://127.0.0.1:{site.port}/"
-    result = crawl(start, store=store, crawl_options=CrawlOptions(max_pages=30, **FAST))
+    result = crawl(start, store=store, options=CrawlOptions(max_pages=30, **FAST))
     pages = {p.url.replace(start, "/"): p for p in result.pages}
 
     assert pages["/"].status == "decoded" and pages["/"].http_status == 200
     article = pages["/article?a=1&b=2"]
     assert article.status == "decoded" and site.count("/article?a=1&b=2") == 1  # two links, one fetch
     assert pages["/article/part-2"].status == "decoded" and pages["/article/part-2"].depth == 2
-    assert pages["/private/secret.html"].status == "disallowed by robots.txt"
+    assert pages["/private/secret.html"].status == "disallowed"
     assert site.count("/private/secret.html") == 0
     assert isinstance(pages["/loop-a"].error, kg_decoder.FetchFailed) and "redirect loop" in pages["/loop-a"].error.message
     assert pages["/busy"].status == "decoded" and site.count("/busy") == 2
@@ -221,7 +220,7 @@ def test_a_crawl_of_a_misbehaving_site(site, store):
         assert site.count(big) == 1
     pdf = pages["/files/report.pdf"]
     assert pdf.status == "decoded"
-    assert store.select("document_summary", document=pdf.document)[0]["format"] == "pdf"
+    assert store.document_summaries(pdf.document)[0].format == "pdf"
 
     # never off the start host: not another port, not another name for the same server
     assert site.offsite_requests == []
@@ -230,24 +229,22 @@ def test_a_crawl_of_a_misbehaving_site(site, store):
     assert Counter(r["path"] for r in site.requests)["/robots.txt"] == 1
 
     # provenance: URL, fetch time, status, validators, the linking page
-    rows = store.graph.query(f"""PREFIX tg: <https://trustgraph.ai/ns/> PREFIX dcterms: <http://purl.org/dc/terms/>
+    [row] = store.select_rows(f"""PREFIX tg: <https://trustgraph.ai/ns/> PREFIX dcterms: <http://purl.org/dc/terms/>
         SELECT ?url ?status ?modified ?from ?fetched WHERE {{ GRAPH <urn:graph:source> {{
           <{article.document}> dcterms:source ?url ; tg:httpStatus ?status ; tg:lastModified ?modified ;
-                               tg:linkedFrom ?from ; tg:fetchedAt ?fetched }} }}""")
-    [row] = list(rows)
-    assert (row["url"].value, int(row["status"].value), row["from"].value) == (
-        article.url, 200, pages["/"].document)
-    assert row["modified"].value == "Wed, 21 Oct 2026 07:28:00 GMT"
-    [etag] = list(store.graph.query(f"""PREFIX tg: <https://trustgraph.ai/ns/>
-        SELECT ?etag WHERE {{ GRAPH <urn:graph:source> {{ <{pages['/'].document}> tg:etag ?etag }} }}"""))
-    assert etag["etag"].value == '"v1"'
+                               tg:linkedFrom ?from ; tg:fetchedAt ?fetched }} }}""").records()
+    assert (row["url"], int(row["status"]), row["from"]) == (article.url, 200, pages["/"].document)
+    assert row["modified"] == "Wed, 21 Oct 2026 07:28:00 GMT"
+    [(etag,)] = store.select_rows(f"""PREFIX tg: <https://trustgraph.ai/ns/>
+        SELECT ?etag WHERE {{ GRAPH <urn:graph:source> {{ <{pages['/'].document}> tg:etag ?etag }} }}""").rows
+    assert etag == '"v1"'
     report = validate(store)
     assert report.conforms, report.violations[:3]
 
     # the second crawl asks conditionally and skips what did not change, yet still reaches the pages behind
     before = {q for q in store.quads() if "fetchedAt" not in str(q.predicate)}
     site.requests.clear()
-    again = crawl(start, store=store, crawl_options=CrawlOptions(max_pages=30, **FAST))
+    again = crawl(start, store=store, options=CrawlOptions(max_pages=30, **FAST))
     statuses = {p.url.replace(start, "/"): p.status for p in again.pages}
     assert statuses["/"] == "not modified" and statuses["/article?a=1&b=2"] == "not modified"
     assert statuses["/article/part-2"] == "unchanged"  # no validators: fetched, same bytes, same decode
@@ -257,14 +254,15 @@ def test_a_crawl_of_a_misbehaving_site(site, store):
     assert article_request["headers"].get("If-Modified-Since") == "Wed, 21 Oct 2026 07:28:00 GMT"
     after = {q for q in store.quads() if "fetchedAt" not in str(q.predicate)}
     assert {str(q.predicate) for q in after ^ before} <= {"<https://trustgraph.ai/ns/httpStatus>"}
-    assert int(next(iter(store.graph.query(f"""PREFIX tg: <https://trustgraph.ai/ns/> SELECT ?s WHERE {{
-        GRAPH <urn:graph:source> {{ <{pages['/'].document}> tg:httpStatus ?s }} }}""")))["s"].value) == 304
+    [(status,)] = store.select_rows(f"""PREFIX tg: <https://trustgraph.ai/ns/> SELECT ?s WHERE {{
+        GRAPH <urn:graph:source> {{ <{pages['/'].document}> tg:httpStatus ?s }} }}""").rows
+    assert int(status) == 304
 
 
 def test_max_pages_the_rate_limit_and_a_capped_crawl_delay(site, store):
     slow_robots = site("User-agent: *\nCrawl-delay: 3600\nDisallow: /private/\n")
     start = f"http://127.0.0.1:{slow_robots.port}/"
-    result = crawl(start, store=store, crawl_options=CrawlOptions(max_pages=3, delay_seconds=0.1,
+    result = crawl(start, store=store, options=CrawlOptions(max_pages=3, delay_seconds=0.1,
                                                                  max_crawl_delay=0.4, page_timeout=5))
     assert len(result.fetched) == 3
     times = [r["time"] for r in slow_robots.requests]  # robots.txt, /, /article, /loop-a and /loop-b
@@ -273,7 +271,7 @@ def test_max_pages_the_rate_limit_and_a_capped_crawl_delay(site, store):
 
     polite = site()
     start = f"http://127.0.0.1:{polite.port}/"
-    crawl(start, store=store, crawl_options=CrawlOptions(max_pages=3, delay_seconds=0.3, page_timeout=5))
+    crawl(start, store=store, options=CrawlOptions(max_pages=3, delay_seconds=0.3, page_timeout=5))
     times = [r["time"] for r in polite.requests]
     assert all(b - a >= 0.27 for a, b in zip(times, times[1:])), times
 

@@ -14,8 +14,8 @@ import pytest
 from PIL import Image
 
 import kg_decoder
-from kg_decoder.chunk_pipeline import chunk_document, document_chunks
-from kg_decoder.image_catalog import document_images, export_images
+from kg_decoder.cite.chunks import chunk_document, document_chunks
+from kg_decoder.cite.images import document_images, export_images
 
 ALT = "KGSENTALTPICTURE"
 
@@ -120,20 +120,20 @@ def images_of(decoded, name):
 
 
 def stored(decoded, image) -> bytes:
-    return decoded[0].library.get(image["sha256"])
+    return decoded[0].blob(image.sha256)
 
 
 def test_pdf_image_objects_with_their_placement(decoded):
     red, green = images_of(decoded, "pictures.pdf")
     assert decoded[1]["pictures.pdf"].images == 2
-    assert (red["page_number"], green["page_number"]) == (1, 1)
+    assert (red.page_number, green.page_number) == (1, 1)
     for image, expected in ((red, (100, 142, 300, 292)), (green, (300, 552, 400, 592))):
-        assert all(abs(a - b) <= 0.01 * 612 for a, b in zip(image["bbox"], expected)), image["bbox"]
-        assert image["coordinate_system"] == "pdf-points-top-left" and image["page_height"] == 792.0
-    assert (red["width"], red["height"], red["mime_type"]) == (40, 30, "image/png")
+        assert all(abs(a - b) <= 0.01 * 612 for a, b in zip(image.bbox, expected)), image.bbox
+        assert image.coordinate_system == "pdf-points-top-left" and image.page_height == 792.0
+    assert (red.width, red.height, red.mime_type) == (40, 30, "image/png")
     assert same_pixels(stored(decoded, red), RED)
-    assert green["mime_type"] == "image/jpeg" and stored(decoded, green) == GREEN_JPEG  # the DCT stream as is
-    assert red["follows"] and green["follows"] and red["follows"] != green["follows"]
+    assert green.mime_type == "image/jpeg" and stored(decoded, green) == GREEN_JPEG  # the DCT stream as is
+    assert red.follows and green.follows and red.follows != green.follows
 
 
 def test_corpus_pdf_image_is_the_one_poppler_extracts(decoded, tmp_path):
@@ -145,9 +145,9 @@ def test_corpus_pdf_image_is_the_one_poppler_extracts(decoded, tmp_path):
     subprocess.run(["pdfimages", "-j", str(CORPUS / "embedded-images-tables.pdf"), str(tmp_path / "x")], check=True)
     [extracted] = sorted(tmp_path.glob("x-*"))
     assert stored(decoded, image) == extracted.read_bytes()
-    assert image["page_number"] == 1 and image["mime_type"] == "image/jpeg"
-    width, height = image["page_width"], image["page_height"]
-    left, top, right, bottom = image["bbox"]
+    assert image.page_number == 1 and image.mime_type == "image/jpeg"
+    width, height = image.page_width, image.page_height
+    left, top, right, bottom = image.bbox
     assert 0 <= left < right <= width and 0 <= top < bottom <= height
 
 
@@ -160,24 +160,23 @@ def test_docx_pictures_of_body_table_and_header_in_reading_order(decoded, made):
     body, cell, header = images
     assert same_pixels(stored(decoded, body), RED) and same_pixels(stored(decoded, header), BLUE)
     store = decoded[0]
-    follows = {e["element"]: e.get("text", "") for e in store.select(
-        "document_elements", document=decoded[1]["pictures.docx"].document)}
-    assert "KGSENTPICDOCX" in follows[body["follows"]]
-    assert "cell text" in follows[cell["follows"]]
+    follows = {e.element: e.text or "" for e in store.document_elements(decoded[1]["pictures.docx"].document)}
+    assert "KGSENTPICDOCX" in follows[body.follows]
+    assert "cell text" in follows[cell.follows]
 
 
 def test_pptx_picture_has_slide_and_box_in_slide_points(decoded):
     [image] = images_of(decoded, "pictures.pptx")
-    assert image["page_number"] == 2 and same_pixels(decoded[0].library.get(image["sha256"]), RED)
-    assert image["coordinate_system"] == "pdf-points-top-left"
-    width, height = image["page_width"], image["page_height"]
+    assert image.page_number == 2 and same_pixels(stored(decoded, image), RED)
+    assert image.coordinate_system == "pdf-points-top-left"
+    width, height = image.page_width, image.page_height
     assert (width, height) == (720.0, 540.0)  # 10 x 7.5 inches
-    assert all(abs(a - b) <= 0.01 * width for a, b in zip(image["bbox"], (72, 144, 288, 288))), image["bbox"]
+    assert all(abs(a - b) <= 0.01 * width for a, b in zip(image.bbox, (72, 144, 288, 288))), image.bbox
 
 
 def test_xlsx_picture_is_anchored_to_its_cell(decoded, made):
     [image] = images_of(decoded, "pictures.xlsx")
-    assert (image["sheet_name"], image["anchor_cell"], image["page_number"]) == ("Pictures", "C3", 2)
+    assert (image.sheet_name, image.anchor_cell, image.page_number) == ("Pictures", "C3", 2)
     with zipfile.ZipFile(made / "pictures.xlsx") as archive:
         [media] = [archive.read(n) for n in archive.namelist() if n.startswith("xl/media/")]
     assert stored(decoded, image) == media
@@ -186,15 +185,15 @@ def test_xlsx_picture_is_anchored_to_its_cell(decoded, made):
 @pytest.mark.parametrize("name", ["pictures.html", "pictures.md"])
 def test_markup_data_uri_is_stored_and_a_remote_src_is_only_recorded(decoded, name):
     inline, remote = images_of(decoded, name)
-    assert stored(decoded, inline) == RED and inline["mime_type"] == "image/png"
-    assert inline["alt_text"] == ALT and inline["source_url"] is None
-    assert remote["source_url"] == "https://example.invalid/remote.png" and remote["sha256"] is None
-    assert remote["skipped_reason"] is None  # a URL is its reference; nothing was fetched
+    assert stored(decoded, inline) == RED and inline.mime_type == "image/png"
+    assert inline.alt_text == ALT and inline.source_url is None
+    assert remote.source_url == "https://example.invalid/remote.png" and remote.sha256 is None
+    assert remote.skipped_reason is None  # a URL is its reference; nothing was fetched
 
 
 def test_epub_images_come_from_the_package(decoded, corpus_dir):
     images = images_of(decoded, "winter-sports.epub")
-    assert images and all(image["sha256"] for image in images)
+    assert images and all(image.sha256 for image in images)
     with zipfile.ZipFile(corpus_dir / "winter-sports.epub") as archive:
         members = {archive.read(n) for n in archive.namelist() if n.lower().endswith((".jpg", ".jpeg", ".png"))}
     assert {stored(decoded, image) for image in images} <= members
@@ -203,7 +202,7 @@ def test_epub_images_come_from_the_package(decoded, corpus_dir):
 def test_a_standalone_image_is_its_page_and_one_image(decoded, made):
     [image] = images_of(decoded, "red.png")
     assert stored(decoded, image) == RED
-    assert image["bbox"] == [0.0, 0.0, 40.0, 30.0] and image["coordinate_system"] == "pixels-top-left"
+    assert image.bbox == (0.0, 0.0, 40.0, 30.0) and image.coordinate_system == "pixels-top-left"
     assert decoded[1]["red.png"].pages == 1
 
 
@@ -213,8 +212,8 @@ def test_no_image_bytes_base64_or_alt_text_reach_any_text(decoded):
     for name, result in results.items():
         texts = [t.text for t in result.text_documents]
         texts += [c.text for c in document_chunks(result.document, store=store)]
-        for row in store.select("text_documents", document=result.document):
-            texts.append(store.library.get(row["sha256"]).decode("utf-8"))
+        for row in store.text_segments(result.document):
+            texts.append(store.text(row.sha256))
         for text in texts:
             assert not any(word in text for word in forbidden), (name, text[:200])
             assert "\x89PNG" not in text and "data:image" not in text
@@ -222,9 +221,9 @@ def test_no_image_bytes_base64_or_alt_text_reach_any_text(decoded):
 
 def test_image_counts_on_pages_and_in_the_summary(decoded):
     store, results = decoded
-    pages = store.select("document_segments", document=results["pictures.pdf"].document)
-    counts = {row["pageNumber"]: int(next(q.object.value for q in store.source_quads(row["segment"])
-                                           if q.predicate.value.endswith("/imageCount"))) for row in pages}
+    pages = store.document_segments(results["pictures.pdf"].document)
+    counts = {row.page_number: int(next(q.object.value for q in store.source_quads(row.segment)
+                                         if q.predicate.value.endswith("/imageCount"))) for row in pages}
     assert counts == {1: 2, 2: 0}
     assert results["pictures.docx"].images == 3 and results["pictures.xlsx"].images == 1
 
@@ -233,13 +232,13 @@ def test_images_over_the_limits_are_recorded_not_stored(made, tmp_path):
     store = kg_decoder.open_store(tmp_path / "store")
     result = kg_decoder.decode(made / "pictures.docx", store=store, max_image_bytes=10)
     images = document_images(result.document, store=store)
-    assert len(images) == 3 and all(i["sha256"] is None and "over the limit" in i["skipped_reason"] for i in images)
-    assert all(i["width"] and i["mime_type"] for i in images)  # the metadata is kept
+    assert len(images) == 3 and all(i.sha256 is None and "over the limit" in i.skipped_reason for i in images)
+    assert all(i.width and i.mime_type for i in images)  # the metadata is kept
     assert "KGSENTPICDOCX" in result.text_documents[0].text  # decoding went on
     by_pixels = kg_decoder.decode(made / "pictures.pdf", store=store, max_image_pixels=1000)
     red, green = document_images(by_pixels.document, store=store)
-    assert red["sha256"] is None and "1200 pixels" in red["skipped_reason"]
-    assert green["sha256"] is not None  # 50 x 20 = 1000 pixels: within the limit
+    assert red.sha256 is None and "1200 pixels" in red.skipped_reason
+    assert green.sha256 is not None  # 50 x 20 = 1000 pixels: within the limit
 
 
 def test_cli_lists_and_exports_images(decoded, made, tmp_path):
@@ -252,5 +251,5 @@ def test_cli_lists_and_exports_images(decoded, made, tmp_path):
     listed = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(listed) == 3
     written = sorted((tmp_path / "out").iterdir())
-    assert [p.read_bytes() for p in written] == [store.library.get(i["sha256"]) for i in listed]
+    assert [p.read_bytes() for p in written] == [store.blob(i["sha256"]) for i in listed]
     assert export_images(results["pictures.docx"].document, tmp_path / "again", store=store)

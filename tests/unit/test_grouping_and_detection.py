@@ -6,9 +6,9 @@ import pytest
 from fixtures import zip_bytes
 
 from kg_decoder import DecodeOptions, EmptyDocument, InvalidOption, UnsafeDocument, UnsupportedFormat
-from kg_decoder.assembly import SEPARATOR, assemble, element_text
-from kg_decoder.formats import detect_format
-from kg_decoder.grouping import group
+from kg_decoder.decode.assembly import SEPARATOR, assemble, element_text
+from kg_decoder.decode.formats import detect_format
+from kg_decoder.decode.grouping import group
 from kg_decoder.model import Element, Page
 
 

@@ -9,7 +9,7 @@ import pytest
 from pyoxigraph import NamedNode, Quad, RdfFormat, serialize
 
 import kg_decoder
-from kg_decoder.priority import LOW_PRIORITY
+from kg_decoder.graph.priority import LOW_PRIORITY
 
 QUAD = Quad(NamedNode("http://example.org/s"), NamedNode("http://example.org/p"), NamedNode("http://example.org/o"),
             NamedNode("urn:graph:source"))
@@ -49,7 +49,7 @@ def test_commits_run_on_the_low_priority_thread_and_the_storage_threads_are_nice
     store.serve_reads_first()
     assert rocksdb_priorities() and set(rocksdb_priorities()) == {LOW_PRIORITY}
     store.graph = watched = Watched(store.graph)
-    store.write_serialized(serialize([QUAD], format=RdfFormat.N_QUADS), {})
+    store.write_quads([QUAD])
     assert watched.seen == [("kg-store-commits", LOW_PRIORITY)]
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) != LOW_PRIORITY  # the caller is untouched
     assert QUAD in store.quads()
@@ -60,7 +60,8 @@ def test_a_failed_commit_on_that_thread_is_the_callers_error_and_its_blobs_go(tm
     store.serve_reads_first()
     store.graph = Watched(store.graph, fail=True)
     with pytest.raises(kg_decoder.StoreError, match="disk full"):
-        store.write_serialized(serialize([QUAD], format=RdfFormat.N_QUADS), {"ab" * 32: b"bytes"})
+        store.write_document("urn:document:x", serialize([QUAD], format=RdfFormat.N_QUADS), {"ab" * 32: b"bytes"},
+                             replace=False)
     assert not store.library.path_of("ab" * 32).exists()
 
 

@@ -8,12 +8,12 @@ import rdflib
 from rdflib.namespace import RDFS
 
 import kg_decoder
-from kg_decoder.resources import resource_dir
-from kg_decoder.vocabulary import TG, XSD
+from kg_decoder.graph.resources import resource_dir
+from kg_decoder.graph.vocabulary import TG, XSD
 
 
-def test_every_tg_term_written_is_declared_with_label_and_comment(generated_store):
-    store, _ = generated_store
+def test_every_tg_term_written_is_declared_with_label_and_comment(chunked_generated_store):
+    store, _ = chunked_generated_store
     ontology = rdflib.Graph().parse(resource_dir("ontology") / "tg.ttl")
     used = set()
     for quad in store.quads():
@@ -57,17 +57,17 @@ def test_decode_from_bytes_and_file_objects_and_by_mime(generated, store):
 def test_decode_result_counts_match_the_graph(generated_store):
     store, results = generated_store
     for name in ("generated.pdf", "generated.xlsx", "generated.html"):
-        row = store.select("document_summary", document=results[name].document)[0]
+        [row] = store.document_summaries(results[name].document)
         result = results[name]
-        assert (row["elements"], row["tables"], row["images"], row["sections"]) == (
+        assert (row.elements, row.tables, row.images, row.sections) == (
             result.elements, result.tables, result.images, result.sections)
-        assert row.get("pages", 0) == result.pages
+        assert (row.pages or 0) == result.pages
 
 
 def test_the_activity_records_versions_and_strategy(generated_store):
     store, results = generated_store
-    rows = store.select("document_summary", document=results["scanned.pdf"].document)
-    assert rows[0]["strategy"] == "ocr_only"
+    [row] = store.document_summaries(results["scanned.pdf"].document)
+    assert row.strategy == "ocr_only"
     versions = [q.object.value for q in store.quads() if q.predicate.value == TG + "softwareVersion"]
     assert any(v.startswith("unstructured 0.") for v in versions)
     assert any(v.startswith("kg-decoder ") for v in versions)

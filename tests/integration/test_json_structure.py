@@ -19,10 +19,10 @@ def resolve(document, pointer: str):
 
 
 def pointer_sections(store, document):
-    rows = store.select("document_segments", document=document)
+    rows = store.document_segments(document)
     pointers = {q.subject.value: q.object.value for q in store.quads()
                 if q.predicate.value.endswith("/jsonPointer") and q.subject.value.startswith("urn:section:")}
-    return [(pointers[row["segment"]], store.library.get(row["sha256"]).decode("utf-8")) for row in rows]
+    return [(pointers[row.segment], store.text(row.sha256)) for row in rows]
 
 
 DOCUMENT = {
@@ -73,6 +73,6 @@ def test_another_section_strategy_still_applies_to_json(store):
     data = json.dumps(DOCUMENT).encode()
     result = kg_decoder.decode(data, store=store, file_name="data.json", section_max_size=300,
                                section_strategy="count", section_element_count=5)
-    elements = store.select("document_elements", document=result.document)
+    elements = store.document_elements(result.document)
     assert result.sections == -(-len(elements) // 5) and len(elements) > 5
     check_document(store, result.document)

@@ -6,7 +6,7 @@ import pytest
 
 import kg_decoder
 from invariants import check_chunks, check_document
-from kg_decoder.chunk_pipeline import chunk_document
+from kg_decoder.cite.chunks import chunk_document
 
 pytestmark = pytest.mark.slow
 
@@ -97,7 +97,7 @@ def test_scanned_pdf_is_ocred_and_blank_pages_exist(corpus_store):
     store, results, _ = corpus_store
     assert results["loremipsum-flat.pdf"].strategy == "ocr_only"
     assert "lorem" in results["loremipsum-flat.pdf"].text_documents[0].text.lower()
-    empty = [r["pageNumber"] for r in store.select("audit-segments-without-text")
+    empty = [r["pageNumber"] for r in store.table("audit-segments-without-text").records()
              if r.get("fileName") == "layout-parser-paper-with-empty-pages.pdf"]
     assert empty == [2, 3]
 

@@ -129,10 +129,11 @@ def test_row_cap_and_time_limit(served):
 def test_documents_api(served):
     client, document = served["client"], served["document"]
     listed = client.get("/api/documents").json["documents"]
-    assert [d["fileName"] for d in listed] == ["placed.pdf"]
+    assert [d["file_name"] for d in listed] == ["placed.pdf"]
     detail = client.get(f"/api/documents/{quote(document, safe='')}").json
-    assert len([s for s in detail["segments"] if s["type"].endswith("Page")]) == 2
-    assert detail["activity"]["strategy"] == "fast" and any("unstructured" in v for v in detail["versions"])
+    assert len([s for s in detail["segments"] if s["kind"] == "page"]) == 2
+    assert detail["activity"]["strategy"] == "fast"
+    assert any("unstructured" in v for v in detail["activity"]["versions"])
     by_uuid = client.get(f"/api/documents/{document.rsplit(':', 1)[-1]}")
     assert by_uuid.json["iri"] == document
     content = client.get(f"/api/documents/{quote(document, safe='')}/content")
@@ -154,8 +155,7 @@ def test_uploads_refused_without_token_too_large_or_bad_store_nothing(served):
     assert broken.status_code == 422 and broken.json["error"] == "corrupt-document"
     assert not [q for q in store.quads() - before if "FailedDecoding" not in str(q)
                 and not str(q.subject).startswith("<urn:failure:") and not str(q.subject).startswith("<urn:agent:")]
-    assert not store.select("document_summary") or all(
-        d["fileName"] != "broken.pdf" for d in store.select("document_summary"))
+    assert all(d.file_name != "broken.pdf" for d in store.document_summaries())
 
 
 def test_an_upload_answers_with_its_embedded_documents_chunked_too(served, corpus_dir):
@@ -246,7 +246,7 @@ def test_pages_escape_document_text_and_load_nothing_from_outside(served):
 
 def test_page_image_is_rendered(served):
     client, store, document = served["client"], served["store"], served["document"]
-    page = next(s["segment"] for s in store.select("document_segments", document=document) if s.get("pageNumber") == 1)
+    page = next(s.segment for s in store.document_segments(document) if s.page_number == 1)
     image = client.get(f"/pages/{quote(page, safe='')}/image.png")
     assert image.status_code == 200 and image.data.startswith(b"\x89PNG")
     from PIL import Image

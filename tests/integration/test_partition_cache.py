@@ -7,8 +7,8 @@ import os
 
 import kg_decoder
 from kg_decoder.model import DecodeOptions, Element, Partitioned
-from kg_decoder.partition_cache import PartitionCache
-from kg_decoder.worker import shared_worker
+from kg_decoder.decode.parse_cache import PartitionCache
+from kg_decoder.decode.worker import shared_worker
 
 
 class CountingWorker:
@@ -108,7 +108,7 @@ def test_two_processes_writing_one_entry_leave_it_whole(tmp_path):
 
 
 def test_decode_and_chunk_report_their_stages(generated, tmp_path):
-    from kg_decoder.chunk_pipeline import chunk_document
+    from kg_decoder.cite.chunks import chunk_document
 
     store = kg_decoder.open_store(tmp_path / "store")
     seen = []
@@ -125,6 +125,6 @@ def test_decode_and_chunk_report_their_stages(generated, tmp_path):
     chunk_document(result.document, store=store, progress=chunked.append)
     assert [(p.current, p.total) for p in chunked if p.stage == "chunk"][-1] == (3, 3)  # every page, the blank too
     in_worker = []  # the same reports come across from the worker process
-    chunk_document(result.document, store=store, progress=in_worker.append, worker=shared_worker(), chunk_size=64)
+    chunk_document(result.document, store=store, progress=in_worker.append, in_worker=True, chunk_size=64)
     assert [(p.stage, p.current, p.total) for p in in_worker if p.stage == "chunk"] == [
         (p.stage, p.current, p.total) for p in chunked if p.stage == "chunk"]

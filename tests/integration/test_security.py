@@ -3,7 +3,6 @@ Oxigraph would send, through a live server, the CLI and the Python API."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import threading
@@ -14,7 +13,7 @@ import requests
 
 import kg_decoder
 from kg_decoder.cli import load_web_app
-from kg_decoder.sparql_guard import service_calls
+from kg_decoder.graph.sparql_guard import service_calls
 
 TOKEN = "security-token"
 EX = "http://example.org/"

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 import kg_decoder
+from conftest import run_cli
 
-
-def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "kg_decoder.cli", *map(str, args)], capture_output=True,
-                          text=True, timeout=600, cwd=cwd)
 
 
 @pytest.fixture
@@ -41,8 +36,8 @@ def test_decode_a_folder_with_bad_files_reports_each_and_exits_non_zero(mixed_fo
     assert "2 of 4 files decoded" in lines[-1]
     errors = [line for line in done.stderr.splitlines() if line.startswith("kg-decoder:")]
     assert len(errors) == 2 and all(len(line) < 300 for line in errors)
-    reopened = kg_decoder.open_store(store)
-    assert {r["fileName"] for r in reopened.select("document_summary")} == {"notes.md", "paper.pdf"}
+    with kg_decoder.open_store(store) as reopened:
+        assert {r.file_name for r in reopened.document_summaries()} == {"notes.md", "paper.pdf"}
 
 
 def test_emit_jsonl_prints_one_text_document_per_page(generated, tmp_path):

@@ -2,52 +2,54 @@
 
 from __future__ import annotations
 
-from kg_decoder.assembly import SEPARATOR
+import kg_decoder
+from kg_decoder.cite.chunker import count_tokens
+from kg_decoder.decode.assembly import SEPARATOR
+from kg_decoder.graph.library import sha256_hex
 
 TABLE_PREFIX, TABLE_SUFFIX = "<table", "</table>"
 
 
+def orphans(store) -> list:
+    return store.table("audit-orphan-entities").rows
+
+
 def check_document(store, document: str) -> dict:
     """Assert every offset invariant for one document; return its segments' texts and elements."""
-    segments = store.select("document_segments", document=document)
+    segments = store.document_segments(document)
     assert segments, f"{document} has no pages or sections"
-    texts = {row["segment"]: store.library.get(row["sha256"]).decode("utf-8") for row in segments}
-    carrying = [row for row in segments if row["textDocument"]]
-    document_text = SEPARATOR.join(texts[row["segment"]] for row in carrying)
+    texts = {row.segment: store.text(row.sha256) for row in segments}
+    carrying = [row for row in segments if row.text_document]
+    document_text = SEPARATOR.join(texts[row.segment] for row in carrying)
     summary = store.source_quads(document)
     length = [q.object.value for q in summary if q.predicate.value.endswith("/charLength")]
     assert length == [str(len(document_text))]
     for row in segments:
-        text = texts[row["segment"]]
-        assert len(text) == row["charLength"]
-        assert document_text[row["charOffset"] : row["charOffset"] + row["charLength"]] == text, row
-    elements = store.select("document_elements", document=document)
+        text = texts[row.segment]
+        assert len(text) == row.char_length
+        assert document_text[row.char_offset: row.char_offset + row.char_length] == text, row
+    elements = store.document_elements(document)
     for element in elements:
-        if "charOffset" not in element:
-            assert element["category"] == "Image", element
+        if element.char_offset is None:
+            assert element.category == "Image", element
             continue
-        text = texts[element["segment"]]
-        piece = text[element["charOffset"] : element["charOffset"] + element["charLength"]]
-        if element["category"] == "Table":
+        text = texts[element.segment]
+        piece = text[element.char_offset: element.char_offset + element.char_length]
+        if element.category == "Table":
             assert piece.startswith(TABLE_PREFIX) and piece.endswith(TABLE_SUFFIX), piece[:80]
         else:
-            assert piece == element["text"], (piece, element["text"])
-        if "left" in element:
-            assert 0 <= element["left"] <= element["right"] <= element["pageWidth"] * 1.01
-            assert 0 <= element["top"] <= element["bottom"] <= element["pageHeight"] * 1.01
-    assert store.select("audit-orphan-entities") == []
+            assert piece == element.text, (piece, element.text)
+        if element.bbox is not None:
+            assert 0 <= element.left <= element.right <= element.page_width * 1.01
+            assert 0 <= element.top <= element.bottom <= element.page_height * 1.01
+    assert orphans(store) == []
     return {"segments": segments, "texts": texts, "elements": elements, "document_text": document_text}
 
 
 def check_chunks(store, document: str, chunk_size: int) -> list:
     """Assert the chunk invariants for one chunked document; return its chunks (ChunkView)."""
-    from kg_decoder.chunk_pipeline import document_chunks
-    from kg_decoder.chunking import count_tokens
-    from kg_decoder.library import sha256_hex
-
-    texts = {row["segment"]: store.library.get(row["sha256"]).decode("utf-8")
-             for row in store.select("text_documents", document=document)}
-    chunks = document_chunks(document, store=store)
+    texts = {row.segment: store.text(row.sha256) for row in store.text_segments(document)}
+    chunks = kg_decoder.document_chunks(document, store=store)
     assert [c.index for c in chunks] == list(range(len(chunks)))
     covered = {segment: [False] * len(text) for segment, text in texts.items()}
     for chunk in chunks:
@@ -57,12 +59,11 @@ def check_chunks(store, document: str, chunk_size: int) -> list:
         assert body and body == body.strip()
         assert "\ufffd" not in chunk.text or "\ufffd" in text
         assert chunk.tokens == count_tokens(chunk.text) <= chunk_size
-        rows = store.select("chunk_info", chunk=chunk.iri)
-        assert rows[0]["sha256"] == sha256_hex(chunk.text.encode("utf-8"))
+        assert store.chunk_info(chunk.iri).sha256 == sha256_hex(chunk.text.encode("utf-8"))
         for i in range(chunk.char_offset, chunk.char_offset + chunk.char_length):
             covered[chunk.segment][i] = True
     for segment, text in texts.items():
         missed = "".join(ch for ch, hit in zip(text, covered[segment]) if not hit)
         assert not missed.strip(), f"text of {segment} reached no chunk: {missed[:80]!r}"
-    assert store.select("audit-orphan-entities") == []
+    assert orphans(store) == []
     return chunks
