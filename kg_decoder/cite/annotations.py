@@ -8,6 +8,7 @@ from typing import Optional
 
 from ..graph.identifiers import derived_iri
 from ..model import Box, TraceSource
+from ..model.errors import InvalidSpan
 
 ANNOTATION_CONTEXT = "http://www.w3.org/ns/anno.jsonld"
 MEDIA_FRAGMENTS = "http://www.w3.org/TR/media-frags/"
@@ -25,6 +26,8 @@ def web_annotations(sources: list[TraceSource]) -> dict:
     >>> collection["first"]["items"][0]["target"][0]["selector"][0]
     {'type': 'TextPositionSelector', 'start': 22, 'end': 26}
     """
+    if isinstance(sources, TraceSource) or not all(isinstance(s, TraceSource) for s in _listed(sources)):
+        raise InvalidSpan("web_annotations takes the list of sources that trace() returns")
     items = []
     for source in sources:
         targets: list[dict] = [{
@@ -63,3 +66,10 @@ def _region_selector(box: Box, mime_type: Optional[str]) -> dict:
         return {"type": "FragmentSelector", "conformsTo": PDF_FRAGMENTS, "value": f"page={box.page_number}",
                 "refinedBy": region}
     return region
+
+
+def _listed(sources) -> list:
+    try:
+        return list(sources)
+    except TypeError:
+        raise InvalidSpan("web_annotations takes the list of sources that trace() returns") from None

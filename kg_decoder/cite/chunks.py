@@ -124,6 +124,8 @@ def document_chunks(document: str, *, store: Union[KgStore, StorePath]) -> list[
     """
     if not isinstance(store, KgStore):
         store = open_store(store)
+    if not store.has_document(document):
+        raise UnknownEntity(f"no document {str(document):.200} in the store")
     views = {row.chunk: ChunkView(
         iri=row.chunk, document=document, segment=row.segment, index=row.chunk_index,
         char_offset=row.char_offset, char_length=row.char_length, prefix_length=row.prefix_length,
@@ -137,8 +139,8 @@ def document_chunks(document: str, *, store: Union[KgStore, StorePath]) -> list[
 
 
 def _decode_activity(store: KgStore, document: str) -> str:
-    if not isinstance(document, str):
-        raise UnknownEntity(f"a document is named by its IRI, not a {type(document).__name__}")
+    if not store.has_document(document):
+        raise UnknownEntity(f"no decoded document {str(document):.200} in the store")
     activities = [state.activity for state in store.document_states(document) if state.activity]
     if not activities:
         raise UnknownEntity(f"no decoded document {document} in the store")

@@ -309,6 +309,11 @@ class EntityCount:
 
 
 _IMAGE_FIELDS = {"image": "iri", "pixel_width": "width", "pixel_height": "height"}
+_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*$")
+
+
+def _iri_like(value: str) -> bool:
+    return bool(_IRI.match(value))
 
 
 class GraphReads:
@@ -342,7 +347,7 @@ class GraphReads:
         return self._read("document_state", DocumentState, document=document)
 
     def has_document(self, document: str) -> bool:
-        return bool(self.document_states(document))
+        return isinstance(document, str) and _iri_like(document) and bool(self.document_states(document))
 
     def document_failure(self, document: str) -> Optional[DocumentFailure]:
         return self._one("document_failure", DocumentFailure, document=document)

@@ -54,6 +54,8 @@ class KgStore(GraphReads):
     """
 
     def __init__(self, path: StorePath = None, read_only: bool = False) -> None:
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise StoreError(f"a store is a folder path (or None for one in memory), not a {type(path).__name__}")
         self.path: Optional[Path] = Path(path) if path is not None else None
         self.read_only = read_only
         if self.path is None:
@@ -69,7 +71,7 @@ class KgStore(GraphReads):
                 else:
                     self.path.mkdir(parents=True, exist_ok=True)
                     self.graph = Store(str(graph_path))
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
                 if "lock" in str(exc).lower():
                     raise StoreLocked(
                         f"the store at {self.path} is in use by another process (a running kg-decoder serve?): "

@@ -27,6 +27,8 @@ def read_facts(path: Union[str, os.PathLike], data: Optional[bytes] = None,
     A JSON line is ``{"s": .., "p": .., "o": .., "start": .., "end": ..}`` or with
     ``"quote"``; ``o`` may also be a SPARQL JSON term (``{"type": "literal", ...}``).
     """
+    if not isinstance(path, (str, os.PathLike)) or (data is not None and not isinstance(data, bytes)):
+        raise InvalidFact("give the path of a fact file (and its bytes, if they are at hand)")
     name = os.fspath(path)
     kind = format or _FILE_FORMATS.get(os.path.splitext(name)[1].lower())
     if kind is None:
@@ -35,11 +37,15 @@ def read_facts(path: Union[str, os.PathLike], data: Optional[bytes] = None,
         try:
             with open(name, "rb") as stream:
                 data = stream.read()
-        except OSError as exc:
-            raise InvalidFact(f"cannot read {name}: {exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:
+            raise InvalidFact(f"cannot read {name[:200]}: {getattr(exc, 'strerror', None) or exc}") from None
     if kind in ("jsonl", "json"):
         return _read_json_lines(data)
-    rdf_format = {"ttl": RdfFormat.TURTLE, "turtle": RdfFormat.TURTLE, "nt": RdfFormat.N_TRIPLES}.get(kind, kind)
+    rdf_format = kind
+    if isinstance(kind, str):
+        rdf_format = {"ttl": RdfFormat.TURTLE, "turtle": RdfFormat.TURTLE, "nt": RdfFormat.N_TRIPLES}.get(kind)
+        if rdf_format is None:
+            raise InvalidFact(f"unknown fact file format {kind[:20]!r}: use ttl, nt or jsonl")
     try:
         quads = list(parse(input=data, format=rdf_format))
     except (SyntaxError, ValueError) as exc:

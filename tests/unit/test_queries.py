@@ -1,0 +1,96 @@
+"""Every shipped query keeps the contract its header declares, and the typed reads keep theirs."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+
+import pytest
+from pyoxigraph import QuerySolutions, Store
+
+import kg_decoder
+from kg_decoder.graph import reads
+from kg_decoder.graph.queries import query_file, shipped_queries
+from kg_decoder.model.errors import QueryError
+
+QUERIES = [query.name for query in shipped_queries()]
+
+
+@pytest.mark.parametrize("name", QUERIES)
+def test_a_query_returns_what_its_header_says_and_binds_only_variables_it_uses(name):
+    query = query_file(name)
+    assert query.description or query.headers.get("finds"), f"{name}.rq says nothing of what it gives"
+    kind = query.kind_of_query
+    if kind == "select":
+        solutions = Store().query(query.text)
+        assert isinstance(solutions, QuerySolutions)
+        assert tuple(v.value for v in solutions.variables) == query.returns, name
+    else:
+        assert not query.returns, f"{name}.rq is no SELECT but declares what it returns"
+    code = "\n".join(line for line in query.text.splitlines() if not line.startswith("#"))
+    for variable in query.binds + query.may_bind:
+        assert re.search(rf"\?{variable}\b", code), f"{name}.rq binds ?{variable}, which it does not use"
+    if query.binds:  # bound, it still parses (and a SELECT runs)
+        values = {v: "urn:test:x" for v in query.binds}
+        if name == "fact_sources":
+            values = {"s": "http://ex.org/s", "p": "http://ex.org/p", "o": "http://ex.org/o"}
+        bound = query.bound(values)
+        if kind == "update":
+            Store().update(bound)
+        else:
+            Store().query(bound)
+
+
+def test_binding_a_misspelt_or_missing_variable_fails_at_once():
+    with pytest.raises(QueryError, match=r"binds \?segment, not \?segmnt"):
+        query_file("segment_info").bound({"segmnt": "urn:page:x"})
+    with pytest.raises(QueryError, match=r"needs \?segment bound"):
+        query_file("segment_info").bound({})
+    with pytest.raises(QueryError, match="not an IRI"):
+        query_file("segment_info").bound({"segment": "urn:page:x> } ; DROP ALL ; #"})
+    with pytest.raises(QueryError, match="no shipped query"):
+        query_file("../secrets")
+
+
+def read_methods():
+    for name, method in inspect.getmembers(reads.GraphReads, inspect.isfunction):
+        if not name.startswith("_"):
+            yield name, method
+
+
+def test_every_read_dataclass_holds_what_its_query_returns():
+    source = inspect.getsource(reads)
+    pairs = re.findall(r'self\._(?:read|one)\("([\w-]+)", (\w+)', source)
+    assert len(pairs) >= 20
+    for name, kind in pairs:
+        fields = {field.name for field in dataclasses.fields(getattr(reads, kind))}
+        returned = {reads.snake(variable) for variable in query_file(name).returns}
+        required = {f.name for f in dataclasses.fields(getattr(reads, kind))
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+        assert returned <= fields, (name, kind, returned - fields)
+        assert required <= returned, (name, kind, required - returned)
+
+
+def test_every_shipped_select_has_a_typed_read_or_is_an_audit():
+    source = inspect.getsource(reads)
+    read = set(re.findall(r'"([\w-]+)"', source))
+    for query in shipped_queries():
+        if query.kind_of_query != "select" or query.name.startswith("audit-"):
+            continue
+        assert query.name in read or query.name == "library_references", query.name
+
+
+def test_every_typed_read_answers_on_an_empty_store():
+    with kg_decoder.open_store(None) as store:
+        for name, method in read_methods():
+            parameters = [p for p in inspect.signature(method).parameters.values() if p.name != "self"]
+            if name == "table":
+                continue
+            arguments = ["urn:test:x" if p.default is inspect.Parameter.empty else None for p in parameters]
+            if name == "fact_sources":
+                from pyoxigraph import NamedNode
+
+                arguments = [NamedNode("http://ex.org/s")] * 3
+            answer = method(store, *[a for a in arguments if a is not None])
+            assert answer in ([], None, set(), 0, {}, False), (name, answer)
