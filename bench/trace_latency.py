@@ -41,12 +41,13 @@ class ReusingWorker:
     def partition(self, data: bytes, format_name: str, options):
         key = (format_name, len(data.split(b"\n%bench-copy")[0]))
         if key not in self.cache:
-            self.cache[key] = self.worker.partition(data, format_name, options)
+            self.cache[key] = self.worker.call("kg_decoder.decode.backends:partition_document", data, format_name,
+                                               options, timeout=options.timeout_seconds)
         return self.cache[key]
 
     def build_document(self, plain: bytes, job, progress=None):
         """The mapping runs here, on the reused partitioning (the cache is per copy, so not used)."""
-        from kg_decoder.document_build import build_document
+        from kg_decoder.decode.build import build_document
 
         return build_document(plain, replace(job, cache_folder=None), progress, partition=self.partition)
 
