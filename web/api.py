@@ -82,7 +82,7 @@ def document(identifier: str):
 def image_content(identifier: str):
     store = settings().store
     iri = identifier if identifier.startswith("urn:") else f"urn:image:{identifier}"
-    found = store.image_content(iri) if _iri_like(iri) else None
+    found = store.image_content(iri)
     if found is None:
         raise UnknownEntity(f"no stored image {iri[:200]}")
     return send_file(io.BytesIO(store.blob(found.sha256, iri)), mimetype=found.mime_type or "application/octet-stream")
@@ -92,7 +92,7 @@ def image_content(identifier: str):
 def facts():
     config = settings()
     config.require_token()
-    payload = request.get_json(silent=True)
+    payload = _json_body()
     if not isinstance(payload, dict) or not isinstance(payload.get("facts"), list) or "chunk" not in payload:
         raise RequestError('send {"chunk": IRI, "facts": [{"s", "p", "o", ...}]}')
     triples, spans = [], []
@@ -138,8 +138,12 @@ def trace_request(args) -> list:
     raise RequestError("give s, p and o; or segment, start and end; or quote")
 
 
-def _iri_like(value: str) -> bool:
-    return re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*", value) is not None
+def _json_body():
+    """The request's JSON body; None when it is not JSON (deep nesting included: a RecursionError)."""
+    try:
+        return json.loads(request.get_data())
+    except (ValueError, RecursionError):
+        return None
 
 
 def _safe_file_name(name):

@@ -77,7 +77,7 @@ class _Tracer:
     def span(self, iri: str, start: int, end: int) -> list[TraceSource]:
         if not isinstance(iri, str) or not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
             raise InvalidSpan("a span is an IRI and two integer offsets")
-        kinds = self.store.entity_kinds(iri) if _looks_like_iri(iri) else set()
+        kinds = self.store.entity_kinds(iri)
         if "Chunk" in kinds:
             return self._chunk_span(iri, (start, end), strict=True)
         if kinds & {"Page", "Section"}:
@@ -87,8 +87,7 @@ class _Tracer:
     def quote(self, quote: str, document: Optional[str]) -> list[TraceSource]:
         if not isinstance(quote, str) or not quote.strip():
             raise InvalidSpan("a quote must be non-empty text")
-        if document is not None and not (isinstance(document, str) and _looks_like_iri(document)
-                                         and self.store.has_document(document)):
+        if document is not None and not self.store.has_document(document):
             raise UnknownEntity(f"no document {str(document):.200} in the store")
         pattern = quote_pattern(quote)
         sources = []
@@ -215,10 +214,6 @@ class _Tracer:
             if lines:
                 return [Box(left=l, top=t, right=r, bottom=b, source="characters", **common) for l, t, r, b in lines]
         return [Box(left=region[0], top=region[1], right=region[2], bottom=region[3], source="element", **common)]
-
-
-def _looks_like_iri(value: str) -> bool:
-    return ":" in value and not any(c in value for c in " <>\"{}|^`\\\n\r\t")
 
 
 __all__ = ["trace"]

@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--emit", choices=["jsonl"],
                      help="print the TextDocuments (pages/sections), or with --chunk the chunks, as JSON lines")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--progress-jsonl", action="store_true",
+                     help="print each progress report as a JSON line on stderr (for programs driving the CLI)")
     run.add_argument("--chunk", action="store_true", help="chunk each decoded document as well")
     run.add_argument("--no-partition-cache", action="store_true",
                      help="partition again even when the same bytes were partitioned the same way before")

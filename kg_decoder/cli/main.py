@@ -98,12 +98,16 @@ def _decode(args: argparse.Namespace) -> int:
     failures = 0
     from tqdm import tqdm
 
-    progress = tqdm(files, unit="file", file=sys.stderr, disable=args.no_progress or None, dynamic_ncols=True)
+    progress = tqdm(files, unit="file", file=sys.stderr, disable=args.no_progress or args.progress_jsonl or None,
+                    dynamic_ncols=True)
     for path in progress:
         progress.set_postfix_str(path.name[:40])
 
-        def show(report, name=path.name[:30]):
-            progress.set_postfix_str(f"{name}: {report.message}"[:70])
+        def show(report, name=path.name[:30], file=str(path)):
+            if args.progress_jsonl:
+                print(json.dumps({"file": file, **report.to_json()}, ensure_ascii=False), file=sys.stderr, flush=True)
+            else:
+                progress.set_postfix_str(f"{name}: {report.message}"[:70])
 
         try:
             result = decode(path, store=store, options=options, record_failure=not args.no_record_failures,

@@ -34,11 +34,11 @@ from pyoxigraph import NamedNode
 
 from ..model.errors import QueryError
 from .resources import resource_dir
+from .terms import is_iri
 
 _HEADER_KEY = re.compile(r"#\s*(Audit|Finds|Kind|Binds|May bind|Returns):\s*(.*)")
 _VARIABLE = re.compile(r"\?(\w+)")
 _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
-_SAFE_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*$")
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,16 @@ class QueryFile:
         return {"SELECT": "select", "CONSTRUCT": "construct", "ASK": "ask", "DESCRIBE": "describe"}.get(first,
                                                                                                    "update")
 
+    def check(self, values: dict) -> None:
+        """QueryError for a variable the header does not declare, or a required one left out."""
+        unknown = [name for name in values if name not in self.binds + self.may_bind]
+        if unknown:
+            declared = " ".join("?" + n for n in self.binds + self.may_bind) or "nothing"
+            raise QueryError(f"{self.name} binds {declared}, not {' '.join('?' + n for n in unknown)}")
+        missing = [name for name in self.binds if values.get(name) is None]
+        if missing:
+            raise QueryError(f"{self.name} needs {' '.join('?' + n for n in missing)} bound")
+
     def bound(self, values: dict) -> str:
         """The query with ``values`` (variable name -> IRI string or RDF term) written in as constants.
 
@@ -75,20 +85,14 @@ class QueryFile:
         ...
         kg_decoder.model.errors.QueryError: content_hash binds ?entity, not ?document
         """
-        unknown = [name for name in values if name not in self.binds + self.may_bind]
-        if unknown:
-            declared = " ".join("?" + n for n in self.binds + self.may_bind) or "nothing"
-            raise QueryError(f"{self.name} binds {declared}, not {' '.join('?' + n for n in unknown)}")
-        missing = [name for name in self.binds if values.get(name) is None]
-        if missing:
-            raise QueryError(f"{self.name} needs {' '.join('?' + n for n in missing)} bound")
+        self.check(values)
         terms = {name: _term(value) for name, value in values.items() if value is not None}
         return _with_values(self.text, terms, is_update=self.is_update)
 
 
 def _term(value) -> object:
     if isinstance(value, str):
-        if not _SAFE_IRI.match(value):
+        if not is_iri(value):
             raise QueryError(f"not an IRI that can be bound: {value!r:.120}")
         return NamedNode(value)
     return value

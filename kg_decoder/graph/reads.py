@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Optional, TypeVar
 
 from ..model import BBox, ImageInfo, Rows
+from .terms import is_iri
 
 Row = TypeVar("Row")
 
@@ -309,11 +310,7 @@ class EntityCount:
 
 
 _IMAGE_FIELDS = {"image": "iri", "pixel_width": "width", "pixel_height": "height"}
-_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*$")
 
-
-def _iri_like(value: str) -> bool:
-    return bool(_IRI.match(value))
 
 
 class GraphReads:
@@ -347,7 +344,7 @@ class GraphReads:
         return self._read("document_state", DocumentState, document=document)
 
     def has_document(self, document: str) -> bool:
-        return isinstance(document, str) and _iri_like(document) and bool(self.document_states(document))
+        return is_iri(document) and bool(self.document_states(document))
 
     def document_failure(self, document: str) -> Optional[DocumentFailure]:
         return self._one("document_failure", DocumentFailure, document=document)

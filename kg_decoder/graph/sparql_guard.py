@@ -1,4 +1,9 @@
-"""SERVICE refused in user queries, unless its endpoint is allowed on purpose.
+"""A user's SPARQL checked before Oxigraph parses it: no SERVICE unless its endpoint is allowed on
+purpose, and no shape that crashes the parser.
+
+Oxigraph's parser recurses once per nesting level: 4000 nested ``{`` (or 8000 ``(``) overflow the
+thread's stack and kill the whole process with a segmentation fault. :func:`check_shape` bounds
+the nesting of brackets and the runs of unary operators far below that, and the length.
 
 Oxigraph evaluates ``SERVICE <url>`` by sending an HTTP request from this process and puts
 the remote answer into its error messages: on a public endpoint any client could make the
@@ -28,7 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from ..model.errors import ServiceNotAllowed
+from ..model.errors import QueryError, ServiceNotAllowed
 
 _IRI = re.compile(r'<([^<>"{}|^`\\\x00-\x20]*)>')
 _STRING = {"'''": re.compile(r"'''(?:(?:'|'')?(?:[^'\\]|\\.))*'''", re.S),
@@ -47,6 +52,41 @@ _LINE_END = re.compile(r"[\n\r]")
 # ``?o ~SERVICE``). After anything else (``/``, ``-``, ``=``, ``,``...) the parser cannot read
 # SERVICE as the keyword, so ``<http://example.org/service>`` read as code is no call.
 _ENDS_A_TOKEN = set("{}.)];>~\"'")
+
+
+MAX_QUERY_CHARACTERS = 1_000_000
+MAX_NESTING = 200  # the parser overflows an 8 MB stack past about 2000 nested groups
+_BRACKET = re.compile(r"<<|>>|[{(\[\]\)}]")
+_OPENING = {"{", "(", "[", "<<"}
+_UNARY_RUN = re.compile(r"(?:[!\-+^]\s*){%d,}" % (MAX_NESTING + 1))
+
+
+def check_shape(query: str) -> None:
+    """Raise QueryError for a query too long or too deeply nested for the parser to take safely.
+
+    Brackets are counted everywhere, strings and IRIs included: the count can only be too high,
+    and a real query is nowhere near the limit.
+
+    >>> check_shape("SELECT * WHERE { " + "{" * 300 + " }")
+    Traceback (most recent call last):
+    ...
+    kg_decoder.model.errors.QueryError: the query nests brackets more than 200 deep
+    """
+    if not isinstance(query, str):
+        raise QueryError("a query is text")
+    if len(query) > MAX_QUERY_CHARACTERS:
+        raise QueryError(f"the query has {len(query)} characters, over the limit of {MAX_QUERY_CHARACTERS}")
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(query):
+        if bracket in _OPENING:
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(depth - 1, 0)
+    if deepest > MAX_NESTING:
+        raise QueryError(f"the query nests brackets more than {MAX_NESTING} deep")
+    if _UNARY_RUN.search(query):
+        raise QueryError(f"the query chains more than {MAX_NESTING} unary operators")
 
 
 @dataclass(frozen=True)
@@ -89,6 +129,7 @@ def check_services(query: str, allowed: Iterable[str] = ()) -> list[ServiceCall]
     >>> len(check_services("SELECT * { SERVICE <https://db.example/sparql> { } }", ["https://db.example/"]))
     1
     """
+    check_shape(query)
     prefixes = [prefix for prefix in allowed if prefix]
     calls = service_calls(query)
     for call in calls:

@@ -28,6 +28,7 @@ from .priority import BackgroundCommitter, lower_storage_threads
 from .queries import query_file
 from .reads import GraphReads, snake
 from .sparql_guard import check_services
+from .terms import is_iri
 from .vocabulary import SOURCE_GRAPH
 
 # Media types of the SPARQL protocol's answers: solutions and booleans, and graphs.
@@ -105,9 +106,15 @@ class KgStore(GraphReads):
     # ------------------------------------------------------------ shipped queries
 
     def _rows(self, name: str, **bindings) -> list[dict]:
-        """Rows of the shipped SELECT ``name`` with values bound; snake_case keys, Python values."""
+        """Rows of the shipped SELECT ``name`` with values bound; snake_case keys, Python values.
+
+        A string that is not an IRI names no entity: no rows (the caller says what is unknown)."""
+        query = query_file(name)
+        query.check(bindings)
+        if any(isinstance(value, str) and not is_iri(value) for value in bindings.values()):
+            return []
         try:
-            solutions = self.graph.query(query_file(name).bound(bindings))
+            solutions = self.graph.query(query.bound(bindings))
             names = [v.value for v in solutions.variables]
             return [{snake(n): _python_value(row[n]) for n in names if row[n] is not None} for row in solutions]
         except OSError as exc:
@@ -236,11 +243,20 @@ class KgStore(GraphReads):
 
     # ------------------------------------------------------------ garbage in the library
 
+    def cited_blobs(self) -> set[str]:
+        """The library hashes the graph cites."""
+        return {row["sha256"] for row in self._rows("library_references")}
+
     def orphan_blobs(self) -> list[str]:
         """Library blobs no entity of the graph cites: left by a decode killed between its blobs and
         its commit. (A decode running meanwhile may be about to cite one: see :meth:`collect_garbage`.)"""
-        cited = {row["sha256"] for row in self._rows("library_references")}
+        cited = self.cited_blobs()
         return [key for key in self.library.keys() if key not in cited]
+
+    def missing_blobs(self) -> list[str]:
+        """Hashes the graph cites that the library does not hold (bytes removed by hand, a store
+        copied without its library). Never left by a killed decode: blobs are written first."""
+        return sorted(key for key in self.cited_blobs() if key not in self.library)
 
     def collect_garbage(self, dry_run: bool = False, wait: float = 60.0) -> list[str]:
         """Remove the library blobs the graph does not cite, and half-written blob files; return the

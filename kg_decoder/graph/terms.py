@@ -16,7 +16,22 @@ Term = Union[NamedNode, Literal]
 TripleLike = Union[Triple, Sequence[Any]]
 SpanLike = Union[None, str, Sequence[int], dict]
 
-_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*$")
+_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]*")
+
+
+def is_iri(value: object) -> bool:
+    """Whether ``value`` is an absolute IRI the store takes.
+
+    >>> is_iri("urn:page:1"), is_iri("urn:page:1\\n"), is_iri("no iri"), is_iri(5)
+    (True, False, False, False)
+    """
+    if not isinstance(value, str) or not _IRI.fullmatch(value):
+        return False
+    try:
+        NamedNode(value)
+    except ValueError:
+        return False
+    return True
 _FILE_FORMATS = {".ttl": RdfFormat.TURTLE, ".nt": RdfFormat.N_TRIPLES, ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
@@ -109,7 +124,7 @@ def _iri(value: Any, role: str, number: int) -> NamedNode:
         raise InvalidFact(f"triple {number}: the {role} is a blank node; facts need IRIs to be traced")
     if isinstance(value, str):
         text = value[1:-1] if value.startswith("<") and value.endswith(">") else value
-        if _IRI.match(text):
+        if is_iri(text):
             return NamedNode(text)
     raise InvalidFact(f"triple {number}: the {role} {value!r:.80} is not an absolute IRI")
 

@@ -12,11 +12,12 @@ rows (counts, shares) and never counts as a finding.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Union
 
 from ..graph.queries import shipped_queries
 from ..graph.store import KgStore, StorePath, open_store
-from ..model import Audit
+from ..model import Audit, Rows
 from ..model.errors import QueryError
 
 
@@ -38,11 +39,25 @@ def audit_definitions() -> list[Audit]:
     return audits
 
 
+# Audits of the library beside the graph: not SPARQL, the files are not in the graph.
+LIBRARY_AUDITS = [
+    Audit(name="library-missing-blobs", title="cited bytes missing from the library", kind="finding",
+          finds="library hashes the graph cites (an original, a text, a picture) whose bytes the library "
+                "does not hold: removed by hand, or a store copied without its library."),
+    Audit(name="library-orphan-blobs", title="library bytes no entity cites", kind="finding",
+          finds="library blobs no entity of the graph cites: left by a decode killed between writing its "
+                "bytes and committing its quads. `kg-decoder gc` removes them."),
+]
+
+
 def run_audits(store: Union[KgStore, StorePath]) -> list[Audit]:
-    """Run every audit over the store. Reads only."""
+    """Run every audit over the store (the SPARQL audits and the library's). Reads only."""
     if not isinstance(store, KgStore):
         store = open_store(store, read_only=True)
     audits = audit_definitions()
     for audit in audits:
         audit.table = store.table(audit.name)
+    missing, orphans = store.missing_blobs(), store.orphan_blobs()
+    for audit, hashes in zip(LIBRARY_AUDITS, (missing, orphans)):
+        audits.append(replace(audit, table=Rows(columns=["sha256"], rows=[(key,) for key in hashes])))
     return audits
