@@ -151,4 +151,4 @@ def _safe_file_name(name):
     if not name:
         return None
     cleaned = re.sub(r"[\x00-\x1f\x7f\"\\\\/]", "_", name.replace("\\", "/").rsplit("/", 1)[-1]).strip()[:200]
-    return cleaned or None
+    return cleaned.lstrip(". ") or None

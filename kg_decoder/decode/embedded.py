@@ -115,8 +115,8 @@ def _zero_terminated(data: bytes, start: int) -> tuple[str, int]:
 def clean_name(name: Optional[str]) -> Optional[str]:
     if not name:
         return None
-    cleaned = re.sub(r"[\x00-\x1f]", "", posixpath.basename(str(name).replace("\\", "/"))).strip()
-    return cleaned or None
+    cleaned = re.sub(r"[\x00-\x1f\x7f]", "", posixpath.basename(str(name).replace("\\", "/"))).strip()[:255]
+    return cleaned.lstrip(". ") or None
 
 
 __all__ = ["EmbeddedFile", "budgeted", "clean_name", "over_budget", "parse_ole10_native", "unpack_ole"]

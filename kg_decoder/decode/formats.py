@@ -209,7 +209,7 @@ def _looks_like_json_lines(data: bytes) -> bool:
             return False
         try:
             json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return False
     return True
 
@@ -220,7 +220,7 @@ def _looks_like_json(data: bytes) -> bool:
         return False
     try:
         json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return False
     return True
 

@@ -103,13 +103,13 @@ def decode(
     started = datetime.now(timezone.utc)
     try:
         try:
-            fmt = detect_format(data, file_name, settings.mime_type)
+            fmt = _detect(data, file_name, settings.mime_type)
             plain = data
         except EncryptedDocument:
             if not settings.password or settings.mime_type:
                 raise
             plain = decrypt_office(data, settings.password)
-            fmt = detect_format(plain, file_name)
+            fmt = _detect(plain, file_name)
         report(progress, "detect", 1, 1, f"detected {fmt.name} ({fmt.mime})")
         worker = worker or shared_worker()
         sha256 = sha256_hex(data)
@@ -171,7 +171,7 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
         started = datetime.now(timezone.utc)
         child_sha256 = sha256_hex(item.data)
         try:
-            child_format = detect_format(item.data, item.name)
+            child_format = _detect(item.data, item.name)
             entry.result = _decode_bytes(item.data, item.data, child_sha256, child_format, item.name, child_settings,
                                          store, worker, use_cache, origin=link)
         except DecodeError as error:
@@ -189,6 +189,17 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
                                                      use_cache, budget, progress)
     report(progress, "embedded files", len(found), len(found), f"{len(found)} embedded files")
     return results
+
+
+def _detect(data: bytes, file_name: Optional[str], mime_type: Optional[str] = None) -> Format:
+    """The format of ``data``; a reader that fails on hostile bytes (python-magic, zipfile, olefile,
+    json) is a CorruptDocument, not an untyped exception."""
+    try:
+        return detect_format(data, file_name, mime_type)
+    except DecodeError:
+        raise
+    except Exception as exc:  # the libraries that look inside containers raise anything on odd bytes
+        raise CorruptDocument(f"the file could not be identified: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
 def _elements_by_text(store: KgStore, document: str) -> dict[str, str]:
