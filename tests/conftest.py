@@ -83,6 +83,30 @@ def serve_app(app, threads: int = 4):
     return f"http://127.0.0.1:{server.effective_port}", server
 
 
+def serve_process(store, *arguments: str):
+    """``kg-decoder serve`` over ``store`` in a process of its own, up: (base URL, process)."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "kg_decoder.cli", "serve", "--store", str(store), "--port",
+                                str(port), *arguments], stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(base + "/api/openapi.json", timeout=5).read()
+            return base, process
+        except OSError:
+            if process.poll() is not None:
+                break
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"kg-decoder serve did not come up on {base}")
+
+
 @pytest.fixture(scope="session")
 def web_app():
     from kg_decoder.cli import load_web_app

@@ -40,8 +40,6 @@ from .output import decoded_row, describe_sources, embedded_row, emit_jsonl, sho
 class UsageError(RequestError):
     """The command line was given a combination of arguments it cannot run."""
 
-    code = "usage"
-
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)

@@ -160,5 +160,3 @@ def merge_after_text(elements: list[Element], found: list[tuple[Optional[str], E
         merged.insert(position, image)
         cursor = position + 1
     return merged
-
-

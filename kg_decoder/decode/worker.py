@@ -73,7 +73,8 @@ def _serve(connection) -> None:
         except KgDecoderError as exc:
             reply = ("error", exc)
         except Exception as exc:  # a parser bug on odd bytes: the document, not the caller, is at fault
-            reply = ("error", CorruptDocument(f"the document could not be processed: {type(exc).__name__}: {exc}"[:500]))
+            message = f"the document could not be processed: {type(exc).__name__}: {exc}"
+            reply = ("error", CorruptDocument(message[:500]))
         connection.send(reply)
 
 

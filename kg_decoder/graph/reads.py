@@ -26,11 +26,17 @@ def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+@dataclass(kw_only=True)
 class _Boxed:
-    left: Optional[float]
-    top: Optional[float]
-    right: Optional[float]
-    bottom: Optional[float]
+    """A box on a page with the page's size and coordinate system (each may be missing)."""
+
+    left: Optional[float] = None
+    top: Optional[float] = None
+    right: Optional[float] = None
+    bottom: Optional[float] = None
+    page_width: Optional[float] = None
+    page_height: Optional[float] = None
+    coordinate_system: Optional[str] = None
 
     @property
     def bbox(self) -> Optional[BBox]:
@@ -106,22 +112,6 @@ class PageInfo:
 
 
 @dataclass
-class SegmentRow:
-    """A page or section of a document (``document_segments``)."""
-
-    document: str
-    segment: str
-    kind: str
-    index: int
-    char_offset: int
-    char_length: int
-    sha256: str
-    text_document: bool
-    parent: str
-    page_number: Optional[int] = None
-
-
-@dataclass
 class TextSegment:
     """A page or section whose text goes downstream (``text_documents``)."""
 
@@ -133,6 +123,14 @@ class TextSegment:
     char_length: int
     sha256: str
     page_number: Optional[int] = None
+
+
+@dataclass(kw_only=True)
+class SegmentRow(TextSegment):
+    """A page or section of a document (``document_segments``), whether its text goes downstream."""
+
+    text_document: bool
+    parent: str
 
 
 @dataclass
@@ -159,12 +157,6 @@ class ElementRow(_Boxed):
     char_offset: Optional[int] = None
     char_length: Optional[int] = None
     page_number: Optional[int] = None
-    left: Optional[float] = None
-    top: Optional[float] = None
-    right: Optional[float] = None
-    bottom: Optional[float] = None
-    page_width: Optional[float] = None
-    page_height: Optional[float] = None
 
 
 @dataclass
@@ -182,13 +174,6 @@ class TextElement(_Boxed):
     text: Optional[str] = None
     page_number: Optional[int] = None
     heading_depth: Optional[int] = None
-    left: Optional[float] = None
-    top: Optional[float] = None
-    right: Optional[float] = None
-    bottom: Optional[float] = None
-    page_width: Optional[float] = None
-    page_height: Optional[float] = None
-    coordinate_system: Optional[str] = None
     sheet_name: Optional[str] = None
 
 
@@ -231,16 +216,7 @@ class ChunkInfo:
 
 
 @dataclass
-class DocumentChunk:
-    document: str
-    chunk: str
-    chunk_index: int
-    segment: str
-    char_offset: int
-    char_length: int
-    prefix_length: int
-    token_count: int
-    sha256: str
+class DocumentChunk(ChunkInfo):
     heading_path: Optional[str] = None
 
 
@@ -250,13 +226,6 @@ class AnchorRow(_Boxed):
     chunk: str
     page_number: int
     page: Optional[str] = None
-    left: Optional[float] = None
-    top: Optional[float] = None
-    right: Optional[float] = None
-    bottom: Optional[float] = None
-    page_width: Optional[float] = None
-    page_height: Optional[float] = None
-    coordinate_system: Optional[str] = None
 
 
 @dataclass
@@ -310,7 +279,6 @@ class EntityCount:
 
 
 _IMAGE_FIELDS = {"image": "iri", "pixel_width": "width", "pixel_height": "height"}
-
 
 
 class GraphReads:

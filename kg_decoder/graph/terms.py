@@ -32,6 +32,8 @@ def is_iri(value: object) -> bool:
     except ValueError:
         return False
     return True
+
+
 _FILE_FORMATS = {".ttl": RdfFormat.TURTLE, ".nt": RdfFormat.N_TRIPLES, ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 

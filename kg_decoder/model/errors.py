@@ -7,11 +7,14 @@ as is and the HTTP API returns it in a JSON body.
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 
 class KgDecoderError(Exception):
     """The root of kg-decoder's errors: a stable code, an HTTP status, a one-line message.
+
+    A class's code is its name in kebab case unless it says otherwise.
 
     >>> error = UnknownEntity("no chunk urn:chunk:x in the store")
     >>> (error.code, error.http_status, error.to_json()["message"])
@@ -20,6 +23,11 @@ class KgDecoderError(Exception):
 
     code = "error"
     http_status = 400
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" not in cls.__dict__:
+            cls.code = re.sub(r"(?<!^)(?=[A-Z])", "-", cls.__name__).lower()
 
     def __init__(self, message: str):
         super().__init__(" ".join(str(message).split()))
@@ -38,137 +46,98 @@ class KgDecoderError(Exception):
 class DecodeError(KgDecoderError):
     """Base class of every error a decode can end in. Nothing of the document is stored."""
 
-    code = "decode-error"
     http_status = 422
 
 
 class UnsupportedFormat(DecodeError):
     """The bytes are of a type kg-decoder does not decode."""
 
-    code = "unsupported-format"
-
 
 class EmptyDocument(DecodeError):
     """The file has no bytes, or no text and nothing OCR could read."""
-
-    code = "empty-document"
 
 
 class CorruptDocument(DecodeError):
     """The file claims a format but its bytes cannot be parsed as it."""
 
-    code = "corrupt-document"
-
 
 class EncryptedDocument(DecodeError):
     """The document is password-protected and no (right) password was given."""
-
-    code = "encrypted-document"
 
 
 class UnsafeDocument(DecodeError):
     """The document would expand past safe limits (for example a ZIP bomb)."""
 
-    code = "unsafe-document"
-
 
 class DocumentTooLarge(DecodeError):
     """The file is larger than the configured byte limit."""
-
-    code = "document-too-large"
 
 
 class DecodeTimeout(DecodeError):
     """Partitioning took longer than the per-document time limit."""
 
-    code = "decode-timeout"
-
 
 class ModelUnavailable(DecodeError):
     """A strategy needs a model that is not present on this machine (no network to fetch it)."""
-
-    code = "model-unavailable"
 
 
 class FetchFailed(DecodeError):
     """A web page could not be fetched: an HTTP error after the retries, a redirect loop, no connection."""
 
-    code = "fetch-failed"
-
 
 class InvalidOption(DecodeError):
     """An option given to decode is not valid."""
-
-    code = "invalid-option"
 
 
 class StoreError(KgDecoderError):
     """The store cannot be opened, read or written."""
 
-    code = "store-error"
     http_status = 503
 
 
 class StoreLocked(StoreError):
     """Another process holds the store for writing (a running ``kg-decoder serve``, another decode)."""
 
-    code = "store-locked"
-
 
 class ProvenanceError(KgDecoderError):
     """Base class of the errors of chunking, facts and trace requests. Nothing is stored."""
 
-    code = "provenance-error"
     http_status = 422
 
 
 class UnknownEntity(ProvenanceError):
     """An IRI given by the caller (a document, chunk, page or section) is not in the store."""
 
-    code = "unknown-entity"
     http_status = 404
 
 
 class InvalidFact(ProvenanceError):
     """A triple is malformed, or a fact file does not parse."""
 
-    code = "invalid-fact"
-
 
 class InvalidSpan(ProvenanceError):
     """A span lies outside its text, or a quote cannot be resolved to exactly one place."""
-
-    code = "invalid-span"
 
 
 class QueryError(KgDecoderError):
     """A SPARQL query or update that cannot be run as given."""
 
-    code = "query-error"
-
 
 class MalformedQuery(QueryError):
     """The query or update does not parse."""
-
-    code = "malformed-query"
 
 
 class MalformedUpdate(MalformedQuery):
     """The SPARQL Update does not parse."""
 
-    code = "malformed-update"
-
 
 class ServiceNotAllowed(QueryError):
     """The query calls a remote endpoint (SERVICE) that the operator has not allowed."""
-
-    code = "service-not-allowed"
 
 
 class TooManyRows(QueryError):
     """The answer has more rows (or triples) than the server gives at once."""
 
-    code = "too-many-rows"
     http_status = 413
 
     @classmethod
@@ -179,7 +148,6 @@ class TooManyRows(QueryError):
 class QueryTimeout(QueryError):
     """The query ran past the time limit."""
 
-    code = "query-timeout"
     http_status = 503
 
 
@@ -211,26 +179,22 @@ class RequestError(KgDecoderError):
 class Forbidden(RequestError):
     """Writing needs the server's write token."""
 
-    code = "forbidden"
     http_status = 403
 
 
 class NotAcceptable(RequestError):
     """None of the media types the client accepts is offered for this answer."""
 
-    code = "not-acceptable"
     http_status = 406
 
 
 class NotFound(RequestError):
     """No such page, route or resource."""
 
-    code = "not-found"
     http_status = 404
 
 
 class WorkerUnavailable(KgDecoderError):
     """The decoding worker process could not be started (a broken installation)."""
 
-    code = "worker-unavailable"
     http_status = 503

@@ -161,16 +161,22 @@ class EmbeddedResult(JsonResult):
 # ---------------------------------------------------------------- chunks and facts
 
 
-@dataclass
-class ChunkAnchor(JsonResult):
-    """A page a chunk can be cited on, with the union box of its elements there."""
+@dataclass(kw_only=True)
+class Placed(JsonResult):
+    """A box on a page, in the coordinate system and page size it is measured in (each may be missing)."""
 
-    page_number: int
-    page: Optional[str] = None
     bbox: Optional[BBox] = None
     page_width: Optional[float] = None
     page_height: Optional[float] = None
     coordinate_system: Optional[str] = None
+
+
+@dataclass
+class ChunkAnchor(Placed):
+    """A page a chunk can be cited on, with the union box of its elements there."""
+
+    page_number: int
+    page: Optional[str] = None
 
 
 @dataclass
@@ -294,7 +300,7 @@ class TraceSource(JsonResult):
 
 
 @dataclass
-class ImageInfo(JsonResult):
+class ImageInfo(Placed):
     """A stored image of a document, in reading order."""
 
     iri: str
@@ -302,10 +308,6 @@ class ImageInfo(JsonResult):
     segment: str
     page_number: Optional[int] = None
     sheet_name: Optional[str] = None
-    bbox: Optional[BBox] = None
-    page_width: Optional[float] = None
-    page_height: Optional[float] = None
-    coordinate_system: Optional[str] = None
     width: Optional[int] = None
     height: Optional[int] = None
     mime_type: Optional[str] = None

@@ -6,24 +6,16 @@ become paths or header lines."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
 
 import kg_decoder
-from conftest import run_cli
+from conftest import run_cli, serve_process
 
 TOKEN = "in-use-token"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -31,16 +23,7 @@ def serving(tmp_path_factory, generated):
     folder = tmp_path_factory.mktemp("in-use")
     store = folder / "store"
     assert run_cli("decode", generated["generated.md"].path, "--store", store, "--no-progress").returncode == 0
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "kg_decoder.cli", "serve", "--store", str(store), "--port",
-                               str(port), "--write-token", TOKEN, "--no-pin-worker"], stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(base + "/api/openapi.json", timeout=5).read()
-            break
-        except OSError:
-            time.sleep(0.1)
+    base, server = serve_process(store, "--write-token", TOKEN, "--no-pin-worker")
     yield {"store": store, "base": base, "folder": folder}
     server.terminate()
     server.wait(timeout=30)

@@ -444,7 +444,6 @@ def test_re_decoding_keeps_fact_subgraphs_and_the_audit_finds_them(one_chunk, ge
 # ---------------------------------------------------------------- the command line
 
 
-
 def test_cli_decode_chunk_facts_and_trace(tmp_path):
     make_placed_pdf(tmp_path / "placed.pdf")
     store = tmp_path / "store"

@@ -11,7 +11,6 @@ import kg_decoder
 from conftest import run_cli
 
 
-
 @pytest.fixture
 def mixed_folder(tmp_path, generated):
     folder = tmp_path / "in"

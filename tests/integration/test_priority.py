@@ -67,26 +67,13 @@ def test_a_failed_commit_on_that_thread_is_the_callers_error_and_its_blobs_go(tm
 
 def test_serve_gives_the_worker_the_last_cpu_and_the_requests_the_others(tmp_path):
     import json
-    import socket
-    import subprocess
-    import sys
-    import time
     import urllib.parse
     import urllib.request
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "kg_decoder.cli", "serve", "--store", str(tmp_path / "store"),
-                               "--port", str(port), "--write-token", "t"], stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    from conftest import serve_process
+
+    base, server = serve_process(tmp_path / "store", "--write-token", "t")
     try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "/api/openapi.json", timeout=5).read()
-                break
-            except OSError:
-                time.sleep(0.1)
         cpus = sorted(os.sched_getaffinity(0))
         [worker] = [int(pid) for pid in open(f"/proc/{server.pid}/task/{server.pid}/children").read().split()]
         assert os.sched_getscheduler(worker) == os.SCHED_IDLE

@@ -117,8 +117,6 @@ def test_tables_are_html_and_images_are_left_out():
     assert "alt words" not in segment.text
 
 
-
-
 def test_detection_uses_bytes_and_extension_only_for_ties(generated):
     docx = generated["generated.docx"].path.read_bytes()
     assert detect_format(docx, "renamed.pdf").name == "docx"

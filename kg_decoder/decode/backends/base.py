@@ -36,11 +36,21 @@ class Backend:
 
     family: str = ""
     formats: tuple[Format, ...] = ()
+    # unstructured's partitioner of each format: format name -> (module, function).
+    partitioners: dict[str, tuple[str, str]] = {}
 
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
-        """The document's text elements and pages (images are found by :meth:`images`)."""
-        raise NotImplementedError
+        """The document's text elements and pages (images are found by :meth:`images`); by default
+        unstructured's partitioner of the format, given :meth:`partition_arguments`."""
+        from .unstructured_glue import partition_file
+
+        return partition_file(fmt.name, *self.partitioners[fmt.name], data, [],
+                              **self.partition_arguments(fmt, options))
+
+    def partition_arguments(self, fmt: Format, options: DecodeOptions) -> dict:
+        """Keyword arguments for unstructured's partitioner beyond the file."""
+        return {}
 
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         """``elements`` with the document's pictures merged in reading order."""
@@ -61,3 +71,7 @@ class Backend:
 
     def warm_up(self) -> None:
         """Import what the backend needs (in the worker, before the first document)."""
+        import importlib
+
+        for module, _ in self.partitioners.values():
+            importlib.import_module(module)

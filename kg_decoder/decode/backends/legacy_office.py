@@ -9,8 +9,8 @@ from typing import Optional
 
 from ...model import DecodeOptions, Page, Partitioned, ProgressCallback
 from ...model.errors import CorruptDocument, UnsupportedFormat
-from .base import Backend, Format, PdfConverter
-from .office import locate_sheet_tables, render_through_pdf
+from .base import Format
+from .office import OfficeBackend, locate_sheet_tables
 from .unstructured_glue import partition_file
 
 _PARTITIONERS = {"doc": ("unstructured.partition.doc", "partition_doc"),
@@ -21,7 +21,8 @@ _PARTITIONERS = {"doc": ("unstructured.partition.doc", "partition_doc"),
 _NEEDS_LIBREOFFICE = {"doc", "ppt"}
 
 
-class LegacyOfficeBackend(Backend):
+class LegacyOfficeBackend(OfficeBackend):
+    partitioners = _PARTITIONERS
     family = "legacy-office"
     formats = (
         Format("doc", "application/msword", ("doc",)),
@@ -43,19 +44,6 @@ class LegacyOfficeBackend(Backend):
         if fmt.name == "xls":
             locate_sheet_tables(data, partitioned.elements)
         return partitioned
-
-    def renders_pages(self, fmt: Format) -> bool:
-        return True
-
-    def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
-                    scale: float) -> Optional[bytes]:
-        return render_through_pdf(data, fmt, page_number, as_pdf, scale)
-
-    def warm_up(self) -> None:
-        import importlib
-
-        for module, _ in _PARTITIONERS.values():
-            importlib.import_module(module)
 
 
 def _sheets(data: bytes) -> list[Page]:

@@ -6,38 +6,29 @@ from __future__ import annotations
 import email
 import email.policy
 import io
-from typing import Optional
 
-from ...model import DecodeOptions, Partitioned, ProgressCallback
+from ...model import DecodeOptions
 from ..embedded import EmbeddedFile, budgeted, clean_name
 from .base import Backend, Format
-from .unstructured_glue import partition_file
 
 _PARTITIONERS = {"eml": ("unstructured.partition.email", "partition_email"),
                  "msg": ("unstructured.partition.msg", "partition_msg")}
 
 
 class EmailBackend(Backend):
+    partitioners = _PARTITIONERS
     family = "email"
     formats = (
         Format("eml", "message/rfc822", ("eml",), text_based=True),
         Format("msg", "application/vnd.ms-outlook", ("msg",)),
     )
 
-    def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
-                  progress: Optional[ProgressCallback] = None) -> Partitioned:
-        # An e-mail's attachments are documents of their own, not part of its text.
-        return partition_file(fmt.name, *_PARTITIONERS[fmt.name], data, [], process_attachments=False)
+    def partition_arguments(self, fmt: Format, options: DecodeOptions) -> dict:
+        return {"process_attachments": False}  # attachments are documents of their own, not the message's text
 
     def embedded_files(self, data: bytes, fmt: Format, budget: int) -> list[EmbeddedFile]:
         found = _email_attachments(data) if fmt.name == "eml" else _outlook_attachments(data)
         return budgeted(found, budget)
-
-    def warm_up(self) -> None:
-        import importlib
-
-        for module, _ in _PARTITIONERS.values():
-            importlib.import_module(module)
 
 
 def _email_attachments(data: bytes) -> list[EmbeddedFile]:

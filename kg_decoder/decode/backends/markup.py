@@ -9,13 +9,11 @@ import posixpath
 import re
 import zipfile
 from dataclasses import replace
-from typing import Optional
 from urllib.parse import unquote
 
-from ...model import DecodeOptions, Element, Page, Partitioned, ProgressCallback
+from ...model import DecodeOptions, Element, Page
 from ..images import decode_markup, image_from_src, img_tags, match_in_order
 from .base import Backend, Format
-from .unstructured_glue import partition_file
 
 _PARTITIONERS = {"html": ("unstructured.partition.html", "partition_html"),
                  "xml": ("unstructured.partition.xml", "partition_xml"),
@@ -27,6 +25,7 @@ _TAKES_ENCODING = {"html", "xml", "markdown"}
 
 
 class MarkupBackend(Backend):
+    partitioners = _PARTITIONERS
     family = "markup"
     formats = (
         Format("html", "text/html", ("html", "htm", "xhtml"), text_based=True, aliases=("application/xhtml+xml",)),
@@ -37,20 +36,12 @@ class MarkupBackend(Backend):
         Format("epub", "application/epub+zip", ("epub",)),
     )
 
-    def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
-                  progress: Optional[ProgressCallback] = None) -> Partitioned:
-        extra = {"encoding": options.encoding} if options.encoding and fmt.name in _TAKES_ENCODING else {}
-        return partition_file(fmt.name, *_PARTITIONERS[fmt.name], data, [], **extra)
+    def partition_arguments(self, fmt: Format, options: DecodeOptions) -> dict:
+        return {"encoding": options.encoding} if options.encoding and fmt.name in _TAKES_ENCODING else {}
 
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         finder = {"html": _html_images, "markdown": _markdown_images, "epub": _epub_images}.get(fmt.name)
         return finder(data, elements, pages) if finder else elements
-
-    def warm_up(self) -> None:
-        import importlib
-
-        for module, _ in _PARTITIONERS.values():
-            importlib.import_module(module)
 
 
 def _html_images(data: bytes, elements: list[Element], pages: list[Page]) -> list[Element]:

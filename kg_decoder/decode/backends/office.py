@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from ...model import Element
-from .base import Format, PdfConverter
+from .base import Backend, Format, PdfConverter
 from .pdf import render_pdf_page
 
 
@@ -45,10 +45,16 @@ def locate_sheet_tables(data: bytes, elements: list[Element]) -> None:
                 table.table_origin = origin
 
 
-def render_through_pdf(data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
-                       scale: float) -> Optional[bytes]:
-    converted = as_pdf(data, fmt.name)
-    return render_pdf_page(converted, page_number, scale) if converted is not None else None
+class OfficeBackend(Backend):
+    """What the Office families share: pages drawn through LibreOffice's PDF."""
+
+    def renders_pages(self, fmt: Format) -> bool:
+        return True
+
+    def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
+                    scale: float) -> Optional[bytes]:
+        converted = as_pdf(data, fmt.name)
+        return render_pdf_page(converted, page_number, scale) if converted is not None else None
 
 
 def libreoffice_pdf(data: bytes, format_name: str, timeout: float = 180.0) -> Optional[bytes]:

@@ -16,8 +16,8 @@ from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, Prog
 from ...model.errors import CorruptDocument
 from ..embedded import OLE_MAGIC, EmbeddedFile, over_budget, unpack_ole
 from ..images import EMU_PER_POINT, describe_image, merge_after_text
-from .base import Backend, Format, PdfConverter
-from .office import locate_sheet_tables, render_through_pdf
+from .base import Format
+from .office import OfficeBackend, locate_sheet_tables
 from .unstructured_glue import partition_file
 
 DOCX = Format("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", ("docx",))
@@ -33,7 +33,8 @@ _EMBEDDING_FOLDERS = {"docx": "word/embeddings/", "xlsx": "xl/embeddings/", "ppt
 _RELS_NS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 
 
-class OoxmlBackend(Backend):
+class OoxmlBackend(OfficeBackend):
+    partitioners = _PARTITIONERS
     family = "ooxml"
     formats = (DOCX, PPTX, XLSX)
 
@@ -50,19 +51,6 @@ class OoxmlBackend(Backend):
 
     def embedded_files(self, data: bytes, fmt: Format, budget: int) -> list[EmbeddedFile]:
         return _ooxml_embeddings(data, fmt.name, budget)
-
-    def renders_pages(self, fmt: Format) -> bool:
-        return True
-
-    def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
-                    scale: float) -> Optional[bytes]:
-        return render_through_pdf(data, fmt, page_number, as_pdf, scale)
-
-    def warm_up(self) -> None:
-        import importlib
-
-        for module, _ in _PARTITIONERS.values():
-            importlib.import_module(module)
 
 
 def _pages(data: bytes, format_name: str) -> list[Page]:

@@ -3,11 +3,8 @@ where one is given (else detected)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
-from ...model import DecodeOptions, Partitioned, ProgressCallback
+from ...model import DecodeOptions
 from .base import Backend, Format
-from .unstructured_glue import partition_file
 
 _PARTITIONERS = {"text": ("unstructured.partition.text", "partition_text"),
                  "csv": ("unstructured.partition.csv", "partition_csv"),
@@ -15,6 +12,7 @@ _PARTITIONERS = {"text": ("unstructured.partition.text", "partition_text"),
 
 
 class TextBackend(Backend):
+    partitioners = _PARTITIONERS
     family = "text"
     formats = (
         Format("csv", "text/csv", ("csv",), text_based=True),
@@ -22,13 +20,5 @@ class TextBackend(Backend):
         Format("text", "text/plain", ("txt", "text", "log"), text_based=True),
     )
 
-    def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
-                  progress: Optional[ProgressCallback] = None) -> Partitioned:
-        extra = {"encoding": options.encoding} if options.encoding else {}
-        return partition_file(fmt.name, *_PARTITIONERS[fmt.name], data, [], **extra)
-
-    def warm_up(self) -> None:
-        import importlib
-
-        for module, _ in _PARTITIONERS.values():
-            importlib.import_module(module)
+    def partition_arguments(self, fmt: Format, options: DecodeOptions) -> dict:
+        return {"encoding": options.encoding} if options.encoding else {}
