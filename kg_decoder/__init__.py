@@ -19,7 +19,7 @@ from .graph.store import KgStore, open_store
 from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView, CrawledPage,
                     CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, DecodeResult, DecodeStatus, DocumentRef,
                     ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Progress,
-                    Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Violation,
+                    QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Violation,
                     to_jsonable)
 from .model.errors import (CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
                            EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan,
@@ -39,7 +39,7 @@ __all__ = [
     "Audit", "Box", "ChunkAnchor", "ChunkOptions", "ChunkResult", "ChunkStatus", "ChunkView", "CrawlOptions",
     "CrawlResult", "CrawlStatus", "CrawledPage", "DecodeOptions", "DecodeResult", "DecodeStatus", "DocumentRef",
     "ElementOffset", "EmbeddedResult", "FactsResult", "FactsStatus", "ImageInfo", "KgStore", "PartitionSource",
-    "Progress", "Rows", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
+    "Progress", "QuotePiece", "Rows", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
     "Violation",
     # errors
     "CorruptDocument", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..graph.identifiers import derived_iri
-from ..model import Box, TraceSource
+from ..model import Box, QuotePiece, TraceSource
 from ..model.errors import InvalidSpan
 
 ANNOTATION_CONTEXT = "http://www.w3.org/ns/anno.jsonld"
@@ -30,13 +30,15 @@ def web_annotations(sources: list[TraceSource]) -> dict:
         raise InvalidSpan("web_annotations takes the list of sources that trace() returns")
     items = []
     for source in sources:
+        # A quote in pieces (a table row stored down its columns) targets each piece, in the quote's order.
+        pieces = source.pieces or [QuotePiece(source.start, source.end, source.quote)]
         targets: list[dict] = [{
             "source": source.segment,
             "selector": [
-                {"type": "TextPositionSelector", "start": source.start, "end": source.end},
-                {"type": "TextQuoteSelector", "exact": source.quote},
+                {"type": "TextPositionSelector", "start": piece.start, "end": piece.end},
+                {"type": "TextQuoteSelector", "exact": piece.text},
             ],
-        }]
+        } for piece in pieces]
         for box in source.boxes:
             targets.append({"source": source.document.iri,
                             "selector": _region_selector(box, source.document.mime_type)})

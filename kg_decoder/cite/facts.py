@@ -11,7 +11,6 @@ resolve stores nothing.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timezone
 from typing import Any, Iterable, Optional, Sequence, Union
 
@@ -20,6 +19,7 @@ from ..graph.store import KgStore, StorePath, open_store
 from ..graph.terms import SpanLike, TripleLike, read_facts, to_triple
 from ..model import FactsResult, FactsStatus, software_versions
 from ..model.errors import InvalidFact, InvalidSpan, UnknownEntity
+from .quotes import find_quote
 
 
 def add_facts(chunk: str, triples: Iterable[TripleLike], spans: Optional[Sequence[SpanLike]] = None, *,
@@ -109,19 +109,10 @@ def resolve_span(text: str, span: SpanLike, number: int = 1) -> Optional[tuple[i
     return start, end
 
 
-def quote_pattern(quote: str) -> re.Pattern:
-    """A quote as a pattern in which any run of whitespace matches any run of whitespace.
-
-    >>> quote_pattern("a  b").fullmatch("a\\n b") is not None
-    True
-    """
-    return re.compile(r"\s+".join(re.escape(word) for word in quote.split()))
-
-
 def _find_quote(text: str, quote: Any, number: int) -> tuple[int, int]:
     if not isinstance(quote, str) or not quote.strip():
         raise InvalidSpan(f"fact {number}: a quote must be non-empty text")
-    matches = [(m.start(), m.end()) for m in quote_pattern(quote).finditer(text)]
+    matches = find_quote(text, quote)
     if not matches:
         raise InvalidSpan(f"fact {number}: the quote {quote!r:.60} does not occur in the chunk")
     if len(matches) > 1:

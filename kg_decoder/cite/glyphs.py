@@ -1,19 +1,26 @@
-"""Tight boxes of exact characters on a PDF page, from the PDF's own text layer (PDFium).
+"""Boxes of exact characters on a PDF page, from the PDF's own text layer (PDFium).
 
 Knows nothing of RDF. Given an element's text and its box on the page, it aligns
 the element's characters with the PDF's characters inside that box and returns,
-for a range of the element's text, one box per line in PDF points with the origin
-at the top-left of the page (the coordinate system of every kg-decoder box).
+for a range of the element's text, one box per line on the displayed page (origin
+at its top-left, the coordinate system of every kg-decoder box). A line's box spans
+its characters' advances and the font's height, as a PDF viewer's selection does;
+the glyphs' tight outlines only decide which characters lie inside an element.
 """
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import unicodedata
 from collections import OrderedDict
-from dataclasses import dataclass
 from threading import Lock
 from typing import Optional
+
+from ..decode.backends.pdf_fonts import declared_heights
+from ..decode.backends.pdf_text_layer import PageText
+from ..decode.backends.pdf_text_layer import page_text as _page_text
+from .quotes import find_quote
 
 BBox = tuple[float, float, float, float]
 
@@ -21,29 +28,23 @@ _TOLERANCE = 2.0  # points: element boxes from pdfminer and PDFium glyph boxes d
 _CACHE_SIZE = 16
 
 
-@dataclass(frozen=True)
-class PdfChar:
-    char: str
-    box: BBox  # left, top, right, bottom; top-left origin
-
-
 class _PageCache:
-    """The characters of recently traced pages, keyed by (document sha256, page number)."""
+    """The text layers of recently traced pages, keyed by (document sha256, page number)."""
 
     def __init__(self) -> None:
-        self._pages: OrderedDict[tuple[str, int], list[PdfChar]] = OrderedDict()
+        self._pages: OrderedDict[tuple[str, int], PageText] = OrderedDict()
         self._lock = Lock()
 
-    def get(self, key: tuple[str, int]) -> Optional[list[PdfChar]]:
+    def get(self, key: tuple[str, int]) -> Optional[PageText]:
         with self._lock:
             if key in self._pages:
                 self._pages.move_to_end(key)
                 return self._pages[key]
         return None
 
-    def put(self, key: tuple[str, int], chars: list[PdfChar]) -> None:
+    def put(self, key: tuple[str, int], page: PageText) -> None:
         with self._lock:
-            self._pages[key] = chars
+            self._pages[key] = page
             while len(self._pages) > _CACHE_SIZE:
                 self._pages.popitem(last=False)
 
@@ -51,50 +52,36 @@ class _PageCache:
 _CACHE = _PageCache()
 
 
-def page_characters(data: bytes, page_number: int, key: Optional[str] = None) -> list[PdfChar]:
-    """Every character of a page's text layer with its glyph box (empty for a page without one).
-
-    An encrypted or unreadable PDF, or a page number out of range, gives no characters.
+def page_characters(data: bytes, page_number: int, key: Optional[str] = None) -> PageText:
+    """A page's text layer: its characters with their boxes, its text line by line (empty for a page
+    without one). An encrypted or unreadable PDF, or a page number out of range, gives nothing.
     """
     if key is not None:
         cached = _CACHE.get((key, page_number))
         if cached is not None:
             return cached
-    chars = _read_characters(data, page_number)
+    page = _read_page(data, page_number, key)
     if key is not None:
-        _CACHE.put((key, page_number), chars)
-    return chars
+        _CACHE.put((key, page_number), page)
+    return page
 
 
-def _read_characters(data: bytes, page_number: int) -> list[PdfChar]:
+def _read_page(data: bytes, page_number: int, key: Optional[str]) -> PageText:
     import pypdfium2 as pdfium
-    import pypdfium2.raw as pdfium_c
 
     try:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError:
-        return []
+        return PageText.empty()
     try:
         if not 1 <= page_number <= len(pdf):
-            return []
-        page = pdf[page_number - 1]
-        left_edge, _, _, top_edge = page.get_bbox()
-        textpage = page.get_textpage()
-        chars = []
-        for index in range(textpage.count_chars()):
-            code = pdfium_c.FPDFText_GetUnicode(textpage.raw, index)
-            if not code or code in (0xFFFE, 0xFFFF):
-                continue
-            left, bottom, right, top = textpage.get_charbox(index)
-            if right <= left or top <= bottom:
-                continue  # generated spaces and line breaks have no glyph
-            chars.append(PdfChar(chr(code), (left - left_edge, top_edge - top, right - left_edge, top_edge - bottom)))
-        return chars
+            return PageText.empty()
+        return _page_text(pdf[page_number - 1], declared_heights(data, page_number, key))
     finally:
         pdf.close()
 
 
-def span_line_boxes(chars: list[PdfChar], region: BBox, text: str, start: int, end: int,
+def span_line_boxes(page: PageText, region: BBox, text: str, start: int, end: int,
                     key: Optional[tuple] = None) -> list[BBox]:
     """Boxes, one per line, of ``text[start:end]`` where ``text`` is what sits in ``region`` on the page.
 
@@ -104,45 +91,112 @@ def span_line_boxes(chars: list[PdfChar], region: BBox, text: str, start: int, e
     """
     if start >= end:
         return []
-    glyphs = _aligned(chars, region, text, key)
-    return _lines([box for index in range(start, min(end, len(glyphs))) for box in glyphs[index]])
+    aligned = aligned_characters(page, region, text, key)
+    return line_boxes(page, [index for position in range(start, min(end, len(aligned)))
+                             for index in aligned[position]])
+
+
+def line_boxes(page: PageText, indices: list[int]) -> list[BBox]:
+    """The boxes, one per line, of the page's characters at ``indices`` (in reading order)."""
+    boxes: list[BBox] = []
+    for index in indices:
+        box = page.chars[index].line_box
+        if not boxes or boxes[-1] != box:
+            boxes.append(box)
+    return _lines(boxes)
+
+
+def quotes_in_layer(page: PageText, quote: str) -> list[list[int]]:
+    """Each place ``quote`` occurs in the page's text as PDFium reads it, or row by row across the page
+    (the orders a viewer's selection copies, which may differ from the stored reading order in
+    tables and columns): the indices of the characters it covers, once for each place."""
+    found: dict[tuple[int, ...], None] = {}
+    for reading in (page.stream, page.rows):
+        order = sorted(range(len(page.chars)), key=lambda index: reading.positions[index])
+        placed = [reading.positions[index] for index in order]
+        for start, end in find_quote(reading.text, quote):
+            covered = order[bisect.bisect_left(placed, start):bisect.bisect_left(placed, end)]
+            if covered:
+                found.setdefault(tuple(covered), None)
+    return [list(indices) for indices in found]
 
 
 _ALIGNED: OrderedDict = OrderedDict()
 _ALIGNED_SIZE = 512
 
 
-def _aligned(chars: list[PdfChar], region: BBox, text: str, key: Optional[tuple]) -> list[list[BBox]]:
-    """For each character of ``text``, the glyph boxes it matched on the page (often none for spaces)."""
+def aligned_characters(page: PageText, region: BBox, text: str, key: Optional[tuple]) -> list[list[int]]:
+    """For each character of ``text``, the indices of the page's characters it matched (often none for spaces)."""
     cache_key = (key, region, text) if key is not None else None
     if cache_key is not None:
         with _CACHE._lock:
             if cache_key in _ALIGNED:
                 _ALIGNED.move_to_end(cache_key)
                 return _ALIGNED[cache_key]
-    inside = [c for c in chars if _centre_in(c.box, region)]
+    inside = [index for index, char in enumerate(page.chars) if _centre_in(char.box, region)]
     wanted = [(i, letter) for i, ch in enumerate(text) for letter in _fold(ch) if not letter.isspace()]
-    pdf_letters = [(position, letter) for position, char in enumerate(inside)
-                   for letter in _fold(char.char) if not letter.isspace()]
-    glyphs: list[list[BBox]] = [[] for _ in text]
+    pdf_letters = [(index, letter) for index in inside
+                   for letter in _fold(page.chars[index].char) if not letter.isspace()]
+    aligned: list[list[int]] = [[] for _ in text]
     left_string = "".join(letter for _, letter in wanted)
     right_string = "".join(letter for _, letter in pdf_letters)
-    if left_string == right_string:  # the usual case: same letters, same order
-        pairs = zip(range(len(wanted)), range(len(pdf_letters)))
-    else:
-        matcher = difflib.SequenceMatcher(None, left_string, right_string, autojunk=False)
-        pairs = ((block.a + k, block.b + k) for block in matcher.get_matching_blocks() for k in range(block.size))
-    for a, b in pairs:
-        box = inside[pdf_letters[b][0]].box
-        target = glyphs[wanted[a][0]]
-        if not target or target[-1] != box:
-            target.append(box)
+    for a, b in sorted(_letter_pairs(left_string, right_string)):
+        index = pdf_letters[b][0]
+        target = aligned[wanted[a][0]]
+        if not target or target[-1] != index:
+            target.append(index)
     if cache_key is not None:
         with _CACHE._lock:
-            _ALIGNED[cache_key] = glyphs
+            _ALIGNED[cache_key] = aligned
             while len(_ALIGNED) > _ALIGNED_SIZE:
                 _ALIGNED.popitem(last=False)
-    return glyphs
+    return aligned
+
+
+_MIN_MOVE = 4  # letters: a shorter run found elsewhere on the page is more likely chance than a moved block
+_MAX_MOVES = 64
+_TAKEN = "\uffff"  # a letter already paired; PDFium never reports it as text
+
+
+def _letter_pairs(left: str, right: str) -> list[tuple[int, int]]:
+    """Which letter of ``left`` (the stored text) is which letter of ``right`` (the page's, in PDFium's
+    order): the longest common subsequence, then blocks the two orders put in different places
+    (pdfminer and PDFium may order a page's blocks differently), longest first."""
+    if left == right:  # the usual case: same letters, same order
+        return list(zip(range(len(left)), range(len(right))))
+    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    pairs = [(block.a + k, block.b + k) for block in matcher.get_matching_blocks() for k in range(block.size)]
+    paired_left = {a for a, _ in pairs}
+    remaining = list(right)
+    for _, b in pairs:
+        remaining[b] = _TAKEN
+    for _ in range(_MAX_MOVES):
+        runs = [run for run in _unpaired_runs(len(left), paired_left) if run[1] - run[0] >= _MIN_MOVE]
+        if not runs:
+            break
+        start, end = max(runs, key=lambda run: run[1] - run[0])
+        rest = "".join(remaining)
+        block = difflib.SequenceMatcher(None, left[start:end], rest, autojunk=False).find_longest_match(
+            0, end - start, 0, len(rest))
+        if block.size < _MIN_MOVE:
+            paired_left.update(range(start, end))  # nothing of it elsewhere: do not try it again
+            continue
+        for k in range(block.size):
+            pairs.append((start + block.a + k, block.b + k))
+            paired_left.add(start + block.a + k)
+            remaining[block.b + k] = _TAKEN
+    return pairs
+
+
+def _unpaired_runs(length: int, paired: set[int]) -> list[tuple[int, int]]:
+    runs, start = [], None
+    for index in range(length + 1):
+        if index < length and index not in paired:
+            start = index if start is None else start
+        elif start is not None:
+            runs.append((start, index))
+            start = None
+    return runs
 
 
 def _fold(char: str) -> str:

@@ -15,10 +15,10 @@ from typing import Optional, Sequence, Union
 from ..graph.reads import SegmentInfo, TextElement
 from ..graph.store import KgStore, StorePath, open_store
 from ..graph.terms import to_triple
-from ..model import Box, DocumentRef, TracedCell, TracedElement, TraceSource
+from ..model import Box, DocumentRef, QuotePiece, TracedCell, TracedElement, TraceSource
 from ..model.errors import InvalidSpan, UnknownEntity
-from .facts import quote_pattern
-from .glyphs import page_characters, span_line_boxes
+from .glyphs import PageText, aligned_characters, line_boxes, page_characters, quotes_in_layer, span_line_boxes
+from .quotes import as_written, find_quote, holds_words
 
 
 def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quote: Optional[str] = None,
@@ -27,7 +27,9 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
 
     ``fact`` is ``(s, p, o)`` (terms, or strings as :func:`kg_decoder.graph.terms.to_triple`
     reads them); ``span`` is ``(segment_or_chunk_iri, start, end)``; ``quote`` is text
-    searched in ``document`` (an IRI) or, without one, in every document. A fact no
+    searched in ``document`` (an IRI) or, without one, in every document, as an extractor
+    writes it (ligatures, hyphenation, quotes and whitespace folded: see
+    :mod:`kg_decoder.cite.quotes`); places that hold it as written come first. A fact no
     subgraph contains and a quote found nowhere give an empty list. Reads only.
 
     >>> import kg_decoder
@@ -89,13 +91,81 @@ class _Tracer:
             raise InvalidSpan("a quote must be non-empty text")
         if document is not None and not self.store.has_document(document):
             raise UnknownEntity(f"no document {str(document):.200} in the store")
-        pattern = quote_pattern(quote)
         sources = []
         for segment in self.store.text_segments(document):
             text = self.store.text(segment.sha256, segment.segment)
-            for match in pattern.finditer(text):
-                sources.append(self._segment_span(segment.segment, match.start(), match.end(), text=text))
+            for start, end in find_quote(text, quote):
+                sources.append(self._segment_span(segment.segment, start, end, text=text))
+        sources.sort(key=lambda source: not as_written(source.quote, quote))  # stable: then in document order
+        if not sources and document is not None:
+            sources = self._quote_as_laid_out(quote, document)
         return sources
+
+    def _quote_as_laid_out(self, quote: str, document: str) -> list[TraceSource]:
+        """A quote in a PDF's text as its pages lay it out, line by line (the order a viewer's
+        selection copies): for a quote the stored text does not hold in one run, as where a table's
+        row is stored cell by cell down its columns. Each match is mapped back, character by
+        character, to the segment text that holds it."""
+        about = self.store.document_info(document)
+        pdf = self._pdf_bytes(about.sha256) if about.format == "pdf" else None
+        if pdf is None:
+            return []
+        sources = []
+        for segment in self.store.text_segments(document):
+            rows = [row for row in self.store.segment_text_elements(segment.segment)
+                    if row.bbox is not None and row.page_number is not None and row.text]
+            text = None
+            for number in sorted({row.page_number for row in rows}):
+                if not holds_words(" ".join(row.text for row in rows if row.page_number == number), quote):
+                    continue  # the page's own text lacks a word of the quote: no need to read the page
+                page = page_characters(pdf[1], number, key=pdf[0])
+                matches = quotes_in_layer(page, quote)
+                if not matches:
+                    continue
+                owner: dict[int, tuple[TextElement, int]] = {}  # page character → (element, segment offset)
+                for row in rows:
+                    if row.page_number == number:
+                        aligned = aligned_characters(page, row.bbox, row.text, key=(pdf[0], number))
+                        for local, indices in enumerate(aligned):
+                            for index in indices:
+                                owner.setdefault(index, (row, row.char_offset + local))
+                text = text if text is not None else self.store.text(segment.sha256, segment.segment)
+                for indices in matches:
+                    if all(index in owner for index in indices):  # else part of it is in another segment
+                        sources.append(self._pieces_source(segment.segment, text, page, indices, owner))
+        return sources
+
+    def _pieces_source(self, segment: str, text: str, page: PageText, indices: list[int],
+                       owner: dict[int, tuple[TextElement, int]]) -> TraceSource:
+        """The source of a quote found on the page at the characters ``indices``: one span of the
+        segment's text if they hold it in one run, else its pieces, each with its boxes."""
+        pieces: list[list[int]] = []
+        for index in indices:
+            offset = owner[index][1]
+            if pieces and pieces[-1][0] <= offset and not text[pieces[-1][1]:offset].strip():
+                pieces[-1][1] = max(pieces[-1][1], offset + 1)  # the same run, or whitespace before it
+            else:
+                pieces.append([offset, offset + 1])
+        spans = [(start, end) for start, end in pieces]
+        source = self._segment_span(segment, min(start for start, _ in spans), max(end for _, end in spans),
+                                    text=text)
+        if len(spans) == 1:
+            return source
+        def touches(start: int, end: int) -> bool:
+            return any(start < piece_end and end > piece_start for piece_start, piece_end in spans)
+
+        source.pieces = [QuotePiece(start, end, text[start:end]) for start, end in spans]
+        source.quote = " ".join(piece.text for piece in source.pieces)
+        source.elements = [e for e in source.elements if touches(e.char_offset, e.char_offset + e.char_length)]
+        source.chunks = [row.chunk for row in self.store.segment_chunks(segment)
+                         if touches(row.char_offset, row.char_offset + row.char_length)]
+        by_element: dict[str, tuple[TextElement, list[int]]] = {}
+        for index in indices:
+            element = owner[index][0]
+            by_element.setdefault(element.element, (element, []))[1].append(index)
+        source.boxes = [box for element, mine in by_element.values()
+                        for box in _placed(element, element.page_number, line_boxes(page, mine), "characters")]
+        return source
 
     # ---------------------------------------------------------------- chunks
 
@@ -203,17 +273,23 @@ class _Tracer:
         if region is None:
             return []
         page_number = element.page_number or info.page_number
-        common = dict(page_number=page_number, page_width=element.page_width, page_height=element.page_height,
-                      coordinate_system=element.coordinate_system, element=element.element)
         if pdf is not None and page_number is not None and element.category != "Table":
-            chars = page_characters(pdf[1], page_number, key=pdf[0])
+            page = page_characters(pdf[1], page_number, key=pdf[0])
             local_start = max(start, element.char_offset) - element.char_offset
             local_end = min(end, element.char_offset + element.char_length) - element.char_offset
-            lines = span_line_boxes(chars, region, element.text or "", local_start, local_end,
+            lines = span_line_boxes(page, region, element.text or "", local_start, local_end,
                                     key=(pdf[0], page_number))
             if lines:
-                return [Box(left=l, top=t, right=r, bottom=b, source="characters", **common) for l, t, r, b in lines]
-        return [Box(left=region[0], top=region[1], right=region[2], bottom=region[3], source="element", **common)]
+                return _placed(element, page_number, lines, "characters")
+        return _placed(element, page_number, [region], "element")
+
+
+def _placed(element: TextElement, page_number: Optional[int], rectangles: list, source: str) -> list[Box]:
+    """Rectangles on an element's page as boxes that name the element and the page's size."""
+    return [Box(left=left, top=top, right=right, bottom=bottom, source=source, page_number=page_number,
+                page_width=element.page_width, page_height=element.page_height,
+                coordinate_system=element.coordinate_system, element=element.element)
+            for left, top, right, bottom in rectangles]
 
 
 __all__ = ["trace"]

@@ -58,16 +58,16 @@ def merge_by_position(elements: list[Element], images: list[Element]) -> list[El
     text = [e for e in elements if not e.is_image]
     merged = list(text)
     for image in sorted(images, key=lambda i: (i.page_number or 0, i.bbox[1] if i.bbox else 0)):
-        position = None
+        page = image.page_number or 0
+        page_start = 0  # after the last element of the pages before the image's
+        after_above = None  # after the last element of its page that starts above it
         for k, element in enumerate(merged):
-            if element.page_number == image.page_number and not element.is_image:
-                if element.bbox is None or image.bbox is None or element.bbox[1] <= image.bbox[1]:
-                    position = k + 1
-            elif position is None and (element.page_number or 0) < (image.page_number or 0):
-                position = k + 1
-        if position is None:
-            position = next((k for k, e in enumerate(merged) if (e.page_number or 0) > (image.page_number or 0)),
-                            len(merged))
+            if (element.page_number or 0) < page:
+                page_start = k + 1
+            elif element.page_number == image.page_number and (
+                    element.bbox is None or image.bbox is None or element.bbox[1] <= image.bbox[1]):
+                after_above = k + 1
+        position = after_above if after_above is not None else page_start
         merged.insert(position, image)
     return merged
 

@@ -21,7 +21,8 @@ from typing import Optional
 from ..model import DecodeOptions, Partitioned
 
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
-_FORMAT = b"kg-decoder-partition-cache-2\n"  # 2: Partitioned.warnings, Element.table
+# 2: Partitioned.warnings, Element.table; 3: PDF boxes on the displayed page, the text-layer fallback.
+_FORMAT = b"kg-decoder-partition-cache-3\n"
 
 
 class PartitionCache:

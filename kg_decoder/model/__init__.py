@@ -15,6 +15,6 @@ from .options import (SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, C
 from .progress import Progress, ProgressCallback, report
 from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
                       CrawlStatus, DecodeResult, DecodeStatus, DocumentRef, ElementOffset, EmbeddedResult,
-                      FactsResult, FactsStatus, ImageInfo, JsonResult, PartitionSource, Rows, TextDocument,
-                      TracedCell, TracedElement, TraceSource, ValidationReport, Violation, to_jsonable)
+                      FactsResult, FactsStatus, ImageInfo, JsonResult, PartitionSource, QuotePiece, Rows,
+                      TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Violation, to_jsonable)
 from .versions import software_versions

@@ -275,8 +275,23 @@ class TracedElement(JsonResult):
 
 
 @dataclass
+class QuotePiece(JsonResult):
+    """A run of a segment's text that holds part of a quote."""
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass
 class TraceSource(JsonResult):
-    """One place a fact or span comes from. ``start``/``end`` are offsets in the segment's text."""
+    """One place a fact or span comes from. ``start``/``end`` are offsets in the segment's text.
+
+    ``pieces`` is set where a quote runs across text the stored reading order does not keep
+    together (a table row read cell by cell down its columns, a line split between two blocks):
+    the spans of the segment's text that hold it, in the quote's order; ``start``/``end`` then
+    bound them, and ``quote`` is the pieces' text joined by a space.
+    """
 
     document: DocumentRef
     segment: str
@@ -294,6 +309,7 @@ class TraceSource(JsonResult):
     fact: Optional[str] = None
     elements: list[TracedElement] = field(default_factory=list)
     boxes: list[Box] = field(default_factory=list)
+    pieces: Optional[list[QuotePiece]] = None
 
 
 # ---------------------------------------------------------------- images

@@ -67,9 +67,7 @@ class BoxView:
 @dataclass
 class TraceView:
     source: TraceSource
-    before: str
-    span: str
-    after: str
+    parts: list[tuple[str, bool]]  # the segment's text in runs, each marked when the trace holds it
     boxes: list[BoxView]
     page_image: bool
 
@@ -81,8 +79,15 @@ def trace_view(store: KgStore, source: TraceSource) -> TraceView:
                      width=100 * (box.right - box.left) / box.page_width,
                      height=100 * (box.bottom - box.top) / box.page_height, page=box.page_number, source=box.source)
              for box in source.boxes if box.page_width and box.page_height]
-    return TraceView(source=source, before=text[:source.start], span=text[source.start:source.end],
-                     after=text[source.end:], boxes=boxes,
+    marked = sorted((piece.start, piece.end) for piece in source.pieces) if source.pieces else \
+        [(source.start, source.end)]
+    parts: list[tuple[str, bool]] = []
+    position = 0
+    for start, end in marked:
+        parts += [(text[position:start], False), (text[start:end], True)]
+        position = end
+    parts.append((text[position:], False))
+    return TraceView(source=source, parts=parts, boxes=boxes,
                      page_image=source.page is not None and renders_pages(source.document.format))
 
 

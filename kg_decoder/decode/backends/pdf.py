@@ -1,16 +1,26 @@
 """PDF: the text layer with unstructured's ``fast`` where a page has one, OCR (tesseract) page by page
-where it has none; image objects with their placement (PDFium); pages drawn with PDFium."""
+where it has none; image objects with their placement (PDFium); pages drawn with PDFium.
+
+A page whose text layer ``fast`` returns nothing for (unstructured refuses a whole document it
+finds too complex, a page pdfminer cannot lay out) is read from the same text layer through
+PDFium instead: a PDF whose text any engine can read is never refused as empty. Every box is on
+the displayed page (see ``pdf_geometry``).
+"""
 
 from __future__ import annotations
 
 import io
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Optional
 
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
+from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
+from .pdf_geometry import PageGeometry
+from .pdf_text_layer import text_layer_elements
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
@@ -22,7 +32,7 @@ class PdfBackend(Backend):
 
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
-        pdf, pages, needs_ocr = _inspect_pdf(data, options.password)
+        pdf, pages, geometries, with_text, needs_ocr = _inspect_pdf(data, options.password)
         languages = ocr_languages(options)
         strategy = options.strategy
         if strategy == "hi_res":
@@ -31,36 +41,48 @@ class PdfBackend(Backend):
             require_ocr_languages(languages)
         from unstructured.partition.pdf import partition_pdf
 
+        pdf_fonts.install()
+
         def run(strategy_name: str, payload: bytes, password: Optional[str]) -> list:
             return call("pdf", partition_pdf, file=io.BytesIO(payload), strategy=strategy_name, languages=languages,
                         password=password)
 
+        by_number = {p.number: p for p in pages}
         warnings: list[str] = []
+        found: list[Element] = []  # elements of every source, each source in reading order
         if strategy == "ocr_only":
-            raw = _ocr_pages(pdf, [p.number for p in pages], run, warnings, progress)
-            for page in pages:
-                page.strategy = strategy
-            used = strategy
-        elif strategy in ("fast", "hi_res"):
+            ocr_numbers = [p.number for p in pages]
+        elif strategy == "hi_res":
             with _pages_reported(progress, len(pages)):
-                raw = run(strategy, data, options.password)
+                found = convert_all(run(strategy, data, options.password), by_number, page_based=True)
+            ocr_numbers = []
+        else:  # fast, or auto: the text layer where there is one, OCR (auto) for the pages that have none
+            ocr_numbers = sorted(needs_ocr) if strategy == "auto" else []
+            text_numbers = [p.number for p in pages if p.number not in ocr_numbers]
+            if with_text:
+                with _pages_reported(progress, len(pages)):
+                    raw = run("fast", data, options.password)
+                found = _on_displayed_page(convert_all(raw, _displayed_media_pages(geometries), page_based=True),
+                                           geometries)
+            read = {e.page_number for e in found}
+            unread = [number for number in text_numbers if number in with_text and number not in read]
+            if unread:  # fast read nothing there although the page has a text layer
+                found += text_layer_elements(data, pdf, unread)
+            for number in text_numbers:
+                by_number[number].strategy = "text_layer" if number in unread else "fast"
+        for number in ocr_numbers:
+            by_number[number].strategy = "ocr_only"
+        if strategy == "hi_res":
             for page in pages:
-                page.strategy = strategy
-            used = strategy
-        else:  # auto: the text layer where there is one, OCR for the pages that have none
-            text_pages = [p.number for p in pages if p.number not in needs_ocr]
-            with _pages_reported(progress, len(pages)):
-                raw = run("fast", data, options.password) if text_pages else []
-            for page in pages:
-                page.strategy = "ocr_only" if page.number in needs_ocr else "fast"
-            if needs_ocr:
-                raw = _merge_by_page(raw, _ocr_pages(pdf, sorted(needs_ocr), run, warnings, progress))
-            used = "fast" if not needs_ocr else ("ocr_only" if not text_pages else "fast+ocr_only")
+                page.strategy = "hi_res"
+        if ocr_numbers:
+            found += convert_all(_ocr_pages(pdf, ocr_numbers, run, warnings, progress), by_number, page_based=True)
         pdf.close()
-        elements = convert_all(raw, {p.number: p for p in pages}, page_based=True)
+        elements = _in_page_order(found)
         if not elements:
             raise EmptyDocument("the PDF has no text layer and OCR found no text on any page")
-        return Partitioned(format="pdf", elements=elements, pages=pages, strategy=used, warnings=warnings)
+        return Partitioned(format="pdf", elements=elements, pages=pages, strategy=_strategy_used(pages),
+                           warnings=warnings)
 
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         """Image objects with their placement on the page (JPEG streams kept byte for byte)."""
@@ -72,9 +94,9 @@ class PdfBackend(Backend):
         try:
             for number in range(1, len(pdf) + 1):
                 page = pdf[number - 1]
-                left_edge, _, _, top_edge = page.get_bbox()
+                geometry = PageGeometry.of(page)
                 for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
-                    left, bottom, right, top = obj.get_bounds()
+                    box = geometry.clip(geometry.box(obj.get_bounds()))
                     width, height = obj.get_px_size()
                     buffer = io.BytesIO()
                     try:
@@ -84,8 +106,7 @@ class PdfBackend(Backend):
                         payload = None
                     mime = describe_image(payload)[0] if payload else None
                     found.append(Element(0, "Image", "", page_number=number,
-                                         bbox=(round(left - left_edge, 3), round(top_edge - top, 3),
-                                               round(right - left_edge, 3), round(top_edge - bottom, 3)),
+                                         bbox=_rounded(box),
                                          image_data=payload, image_mime=mime, image_width=width,
                                          image_height=height))
         finally:
@@ -123,7 +144,8 @@ def render_pdf_page(data: bytes, page_number: int, scale: float) -> Optional[byt
 
 
 def _inspect_pdf(data: bytes, password: Optional[str]):
-    """Open the PDF with PDFium: page sizes, and which pages have no text layer but content to OCR."""
+    """Open the PDF with PDFium: each page's size and geometry, the pages with a text layer, and the
+    pages without one but with pictures to OCR."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
@@ -138,19 +160,59 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
     if len(pdf) == 0:
         raise CorruptDocument("the PDF has no pages")
     pages: list[Page] = []
+    geometries: dict[int, PageGeometry] = {}
+    with_text: set[int] = set()
     needs_ocr: set[int] = set()
     for index in range(len(pdf)):
         page = pdf[index]
-        width, height = page.get_size()
+        geometry = geometries[index + 1] = PageGeometry.of(page)
+        width, height = geometry.size
         pages.append(Page(number=index + 1, width=round(width, 3), height=round(height, 3),
                           coordinate_system=PDF_POINTS))
-        textpage = page.get_textpage()
-        has_text = bool(textpage.get_text_bounded().strip())
-        if not has_text:
-            has_image = next(page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3), None)
-            if has_image is not None:
-                needs_ocr.add(index + 1)
-    return pdf, pages, needs_ocr
+        if page.get_textpage().get_text_bounded().strip():
+            with_text.add(index + 1)
+        elif next(page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3), None) is not None:
+            needs_ocr.add(index + 1)
+    return pdf, pages, geometries, with_text, needs_ocr
+
+
+def _displayed_media_pages(geometries: dict[int, PageGeometry]) -> dict[int, Page]:
+    """Pages the size of the displayed MediaBox: the space pdfminer measures element boxes in."""
+    pages = {}
+    for number, geometry in geometries.items():
+        media = PageGeometry.create(geometry.media, rotation=geometry.rotation)
+        pages[number] = Page(number=number, width=media.size[0], height=media.size[1])
+    return pages
+
+
+def _on_displayed_page(elements: list[Element], geometries: dict[int, PageGeometry]) -> list[Element]:
+    """Element boxes moved from the displayed MediaBox onto the displayed visible area (and clipped
+    to it: an element outside it keeps its text and has no box)."""
+    moved = []
+    for element in elements:
+        geometry = geometries.get(element.page_number) if element.page_number is not None else None
+        if element.bbox is not None and geometry is not None:
+            element = replace(element, bbox=_rounded(geometry.clip(geometry.from_displayed_media(element.bbox))))
+        moved.append(element)
+    return moved
+
+
+def _rounded(box):
+    return tuple(round(v, 3) for v in box) if box is not None else None
+
+
+def _in_page_order(elements: list[Element]) -> list[Element]:
+    """Elements of several sources (text layer, PDFium, OCR) in page order, each source's order kept
+    within a page, numbered afresh."""
+    ordered = sorted(enumerate(elements), key=lambda pair: (pair[1].page_number or 0, pair[0]))
+    return [replace(element, index=index) for index, (_, element) in enumerate(ordered)]
+
+
+def _strategy_used(pages: list[Page]) -> str:
+    """The strategies the pages were read with, in a fixed order: ``fast``, ``fast+ocr_only``, …"""
+    used = {page.strategy for page in pages if page.strategy}
+    order = ("fast", "text_layer", "hi_res", "ocr_only")
+    return "+".join(name for name in order if name in used) or "fast"
 
 
 def _ocr_pages(pdf, numbers: list[int], run, warnings: list[str],
@@ -206,9 +268,3 @@ def _pages_reported(progress: Optional[ProgressCallback], total: int):
         yield
     finally:
         unstructured_pdf.open_pdfminer_pages_generator = original
-
-
-def _merge_by_page(first: list, second: list) -> list:
-    """Merge two element lists in page order, keeping each list's order within a page."""
-    merged = sorted(enumerate(first + second), key=lambda pair: ((pair[1].metadata.page_number or 0), pair[0]))
-    return [element for _, element in merged]

@@ -1,0 +1,286 @@
+"""A PDF page's text layer as PDFium reads it: every character with its boxes on the displayed page,
+and (where unstructured's ``fast`` reads nothing) the page's text as elements, line by line.
+
+Two boxes per character: ``box`` is the glyph's own outline, tight; ``line_box`` spans the
+character's advance and the font's height, as a PDF viewer's selection does; what a reader sees
+as "the box on the words".
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from dataclasses import dataclass
+from typing import Iterator, Optional, Union
+
+from ...model import Element
+from .pdf_fonts import declared_heights
+from .pdf_geometry import BBox, PageGeometry
+
+_LINE_GAP = 0.8  # lines further apart than this many line heights start a new block
+_SIZE_RATIO = 1.3  # lines whose heights differ more than this start a new block
+_WORD_GAP = 0.12  # a gap wider than this many line heights between two characters of a row is a space
+
+
+@dataclass(frozen=True)
+class PdfChar:
+    char: str
+    box: BBox  # the glyph's outline: left, top, right, bottom on the displayed page
+    line_box: BBox  # the glyph's advance × the font's height
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A page's text read in one order; ``positions[i]`` is where the page's character ``i`` stands in it."""
+
+    text: str
+    positions: list[int]
+
+
+@dataclass(frozen=True)
+class PageText:
+    """A page's text layer: the drawn characters, read two ways. ``stream`` is PDFium's order (the
+    content stream's, lines broken where PDFium breaks them); ``rows`` puts every character on
+    the row it sits on across the whole page, left to right, rows top to bottom: the order in
+    which poppler and a viewer's selection read a table's row across its cells."""
+
+    chars: list[PdfChar]
+    stream: Reading
+    rows: Reading
+
+    @classmethod
+    def empty(cls) -> "PageText":
+        return cls([], Reading("", []), Reading("", []))
+
+
+def page_text(page, heights: dict[str, tuple[float, float]]) -> PageText:
+    """The text layer of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``)."""
+    chars: list[PdfChar] = []
+    pieces: list[str] = []
+    positions: list[int] = []
+    for char in _characters(page, heights):
+        if isinstance(char, PdfChar):
+            positions.append(len(pieces))
+            chars.append(char)
+            pieces.append(char.char)
+        else:
+            pieces.append(char)
+    return PageText(chars, Reading("".join(pieces), positions), _rows(chars))
+
+
+def _rows(chars: list[PdfChar]) -> Reading:
+    """The characters row by row: a character joins the row whose middle its own middle is near."""
+    rows: list[tuple[float, float, list[int]]] = []  # middle, height, characters
+    for index in sorted(range(len(chars)), key=lambda i: _middle(chars[i].line_box)):
+        box = chars[index].line_box
+        middle, height = _middle(box), box[3] - box[1]
+        if rows and abs(middle - rows[-1][0]) <= 0.4 * min(height, rows[-1][1]):
+            rows[-1][2].append(index)
+        else:
+            rows.append((middle, height, [index]))
+    pieces: list[str] = []
+    positions = [0] * len(chars)
+    for _, _, members in rows:
+        members.sort(key=lambda i: chars[i].line_box[0])
+        previous = None
+        for index in members:
+            box = chars[index].line_box
+            height = box[3] - box[1] if previous is None else min(box[3] - box[1], previous[3] - previous[1])
+            if previous is not None and box[0] - previous[2] > _WORD_GAP * height:
+                pieces.append(" ")
+            positions[index] = len(pieces)
+            pieces.append(chars[index].char)
+            previous = box
+        pieces.append("\n")
+    return Reading("".join(pieces), positions)
+
+
+def _middle(box: BBox) -> float:
+    return (box[1] + box[3]) / 2
+
+
+def _characters(page, heights: dict[str, tuple[float, float]]) -> Iterator[Union[PdfChar, str]]:
+    """Each character of the page's text layer: drawn ones with their boxes, else ``" "`` for a space
+    (drawn or put in by PDFium between words) and ``"\n"`` for a line break. ``heights`` are the
+    ascent and descent the page's fonts declare (see ``pdf_fonts.declared_heights``)."""
+    import pypdfium2.raw as pdfium_c
+
+    geometry = PageGeometry.of(page)
+    textpage = page.get_textpage()
+    raw = textpage.raw
+    fonts = _FontHeights(textpage, heights)
+    edges = [ctypes.c_double() for _ in range(4)]  # left, right, bottom, top: PDFium's order
+    left, right, bottom, top = (ctypes.byref(edge) for edge in edges)
+    rect = pdfium_c.FS_RECTF()
+    for index in range(textpage.count_chars()):
+        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+        if code in (0x0A, 0x0D):
+            yield "\n"
+            continue
+        hyphen = code == 0x02  # PDFium's code for a hyphen that ends a line (it joins the lines)
+        if not code or code in (0xFFFE, 0xFFFF):
+            continue
+        if chr(code).isspace():
+            yield " "
+            continue
+        if pdfium_c.FPDFText_IsGenerated(raw, index) == 1:
+            continue
+        if not pdfium_c.FPDFText_GetCharBox(raw, index, left, right, bottom, top) or \
+                not pdfium_c.FPDFText_GetLooseCharBox(raw, index, rect):
+            continue  # PDFium has no box for it: it is not drawn
+        tight = (edges[0].value, edges[2].value, edges[1].value, edges[3].value)
+        loose = (rect.left, rect.bottom, rect.right, rect.top)
+        if tight[2] <= tight[0] or tight[3] <= tight[1]:
+            continue  # blanks draw nothing
+        box = geometry.box(tight)
+        line = fonts.line(index, loose) if loose[2] > loose[0] else None
+        line_box = geometry.box(line) if line is not None else (
+            geometry.box(loose) if loose[2] > loose[0] and loose[3] > loose[1] else box)
+        yield PdfChar("-" if hyphen else chr(code), box, _around(line_box, box))
+        if hyphen:
+            yield "\n"
+
+
+class _FontHeights:
+    """A character's line box in user space: its advance along its baseline, its font's declared
+    ascent to descent across it (for text turned any way; PDFium's loose box serves mirrored text
+    and fonts with no declared heights)."""
+
+    def __init__(self, textpage, heights: dict[str, tuple[float, float]]) -> None:
+        import pypdfium2.raw as pdfium_c
+
+        self._pdfium = pdfium_c
+        self._raw = textpage.raw
+        self._heights = heights
+        self._by_font: dict[int, Optional[tuple[float, float]]] = {}
+        self._matrix = pdfium_c.FS_MATRIX()
+        self._x, self._y = ctypes.c_double(), ctypes.c_double()
+        self._object: Optional[int] = None  # the text object the frame below is of
+        self._frame: Optional[tuple] = None
+
+    def line(self, index: int, loose: tuple[float, float, float, float]):
+        if not self._heights:
+            return None
+        frame = self._frame_of(index)
+        x, y = self._x, self._y
+        if frame is None or not self._pdfium.FPDFText_GetCharOrigin(self._raw, index, ctypes.byref(x),
+                                                                     ctypes.byref(y)):
+            return None
+        unit, up, low, high = frame
+        if unit == (1.0, 0.0) and up == (0.0, 1.0):  # upright text, the usual case
+            return (loose[0], y.value + low, loose[2], y.value + high)
+        # The advance: the loose box's extent along the baseline, from the origin.
+        projected = [(corner_x - x.value) * unit[0] + (corner_y - y.value) * unit[1]
+                     for corner_x in (loose[0], loose[2]) for corner_y in (loose[1], loose[3])]
+        corners = [(x.value + s * unit[0] + t * up[0], y.value + s * unit[1] + t * up[1])
+                   for s in (min(projected), max(projected)) for t in (low, high)]
+        xs = [corner[0] for corner in corners]
+        ys = [corner[1] for corner in corners]
+        return (min(xs), min(ys), max(xs), max(ys))
+
+    def _frame_of(self, index: int) -> Optional[tuple]:
+        """The baseline's direction, the glyphs' up, and the descent and ascent in user space, of the
+        character's text object (one font, one size, one matrix for all its characters)."""
+        pdfium_c = self._pdfium
+        text_object = pdfium_c.FPDFText_GetTextObject(self._raw, index)
+        key = ctypes.cast(text_object, ctypes.c_void_p).value
+        if key is not None and key == self._object:
+            return self._frame
+        self._object, self._frame = key, None
+        matrix = self._matrix
+        if not text_object or not pdfium_c.FPDFText_GetMatrix(self._raw, index, matrix) or \
+                matrix.a * matrix.d - matrix.b * matrix.c <= 0:
+            return None  # mirrored or flat text
+        heights = self._font_heights(text_object)
+        if heights is None:
+            return None
+        along, across = math.hypot(matrix.a, matrix.b), math.hypot(matrix.c, matrix.d)
+        size = pdfium_c.FPDFText_GetFontSize(self._raw, index) * across
+        self._frame = ((matrix.a / along, matrix.b / along), (matrix.c / across, matrix.d / across),
+                       heights[1] * size, heights[0] * size)
+        return self._frame
+
+    def _font_heights(self, text_object) -> Optional[tuple[float, float]]:
+        pdfium_c = self._pdfium
+        font = pdfium_c.FPDFTextObj_GetFont(text_object)
+        if not font:
+            return None
+        key = ctypes.cast(font, ctypes.c_void_p).value or 0
+        if key not in self._by_font:
+            length = pdfium_c.FPDFFont_GetBaseFontName(font, None, 0)
+            name = ctypes.create_string_buffer(max(length, 1))
+            pdfium_c.FPDFFont_GetBaseFontName(font, name, length)
+            self._by_font[key] = self._heights.get(name.value.decode("latin-1"))
+        return self._by_font[key]
+
+
+def _around(outer: BBox, inner: BBox) -> BBox:
+    return (min(outer[0], inner[0]), min(outer[1], inner[1]), max(outer[2], inner[2]), max(outer[3], inner[3]))
+
+
+def text_layer_elements(data: bytes, pdf, numbers: list[int]) -> list[Element]:
+    """The text of the given pages (numbers from 1) of a PDF (its bytes, and open in pypdfium2), one
+    element per block of lines, with each block's box on the displayed page."""
+    elements: list[Element] = []
+    for number in numbers:
+        page = pdf[number - 1]
+        geometry = PageGeometry.of(page)
+        for text, box in _blocks(_lines(page, declared_heights(data, number))):
+            shown = geometry.clip(box)
+            elements.append(Element(len(elements), "NarrativeText", text, page_number=number,
+                                    bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
+    return elements
+
+
+@dataclass
+class _Line:
+    text: str
+    box: BBox
+
+
+def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
+    """The page's lines as PDFium breaks them, with the spaces it reads or puts between words."""
+    lines: list[_Line] = []
+    text: list[str] = []
+    boxes: list[BBox] = []
+    for char in _characters(page, heights):
+        if char == "\n":
+            if boxes:
+                lines.append(_Line(" ".join("".join(text).split()), _union(boxes)))
+            text, boxes = [], []
+        elif isinstance(char, str):
+            text.append(char)
+        else:
+            text.append(char.char)
+            boxes.append(char.line_box)
+    if boxes:
+        lines.append(_Line(" ".join("".join(text).split()), _union(boxes)))
+    return lines
+
+
+def _blocks(lines: list[_Line]) -> list[tuple[str, BBox]]:
+    blocks: list[list[_Line]] = []
+    for line in lines:
+        if blocks and _continues(blocks[-1][-1], line):
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return [("\n".join(line.text for line in block), _union([line.box for line in block])) for block in blocks]
+
+
+def _continues(previous: _Line, line: _Line) -> bool:
+    """Whether ``line`` goes on the block ``previous`` ends: close below it, overlapping it across, of a like size."""
+    height_before = previous.box[3] - previous.box[1]
+    height = line.box[3] - line.box[1]
+    if min(height, height_before) <= 0 or max(height, height_before) / min(height, height_before) > _SIZE_RATIO:
+        return False
+    gap = line.box[1] - previous.box[3]
+    overlap = min(line.box[2], previous.box[2]) - max(line.box[0], previous.box[0])
+    return -0.5 * height <= gap <= _LINE_GAP * height and overlap > 0
+
+
+def _union(boxes: list[BBox]) -> BBox:
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+__all__ = ["PageText", "PdfChar", "Reading", "page_text", "text_layer_elements"]

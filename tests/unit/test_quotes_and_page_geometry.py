@@ -1,0 +1,126 @@
+"""Pure parts of tracing a quote to the words on a PDF page: folding a quote as an extractor writes
+it, where a point of user space shows on the displayed page, aligning stored and drawn letters,
+and placing pictures among a page's elements."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg_decoder.cite.glyphs import _letter_pairs
+from kg_decoder.cite.quotes import as_written, find_quote
+from kg_decoder.decode.backends.pdf_geometry import PageGeometry
+from kg_decoder.decode.images import merge_by_position
+from kg_decoder.model import Element
+
+
+@pytest.mark.parametrize("stored, quote, found", [
+    ("A uni\ufb01ed toolkit", "unified toolkit", "uni\ufb01ed toolkit"),  # ligature glyph
+    ("the o\ufb03ce sta\ufb00", "office staff", "o\ufb03ce sta\ufb00"),
+    ("some \ufb01", "fi", "\ufb01"),  # a match inside a ligature covers the whole glyph
+    ("\uff21\uff22\uff23 rose", "ABC rose", "\uff21\uff22\uff23 rose"),  # full-width letters
+    ("the docu-\nment was", "document was", "docu-\nment was"),  # hyphenated at a line end
+    ("the docu- ment was", "document was", "docu- ment was"),
+    ("a well-\nknown fact", "well-known fact", "well-\nknown fact"),
+    ("pre- and post-war", "pre- and post-war", "pre- and post-war"),
+    ("co\u00adoperate now", "cooperate now", "co\u00adoperate now"),  # soft hyphen
+    ("it\u2019s \u201cfine\u201d \u2013 really", "it's \"fine\" - really", "it\u2019s \u201cfine\u201d \u2013 really"),
+    ("cafe\u0301 au lait", "café au", "cafe\u0301 au"),  # a base letter and its combining accent
+    ("café au lait", "cafe\u0301 au", "café au"),
+    ("end of one.\n\nNext element", "one. Next", "one.\n\nNext"),  # across two elements
+    ("x\u00a0\u2009 y", "x y", "x\u00a0\u2009 y"),  # no-break and thin spaces
+])
+def test_a_quote_is_found_as_an_extractor_writes_it_with_exact_offsets(stored, quote, found):
+    [(start, end)] = find_quote(stored, quote)
+    assert stored[start:end] == found
+
+
+@pytest.mark.parametrize("stored, quote", [
+    ("the document", "docu ment"),  # a space the text does not have
+    ("a well-known fact", "wellknown"),  # a hyphen inside a line is part of the word
+    ("co-operate", "co\u00adoperate now"),
+    ("di\x00culties", "diculties"),  # an unknown glyph is not a line-break hyphen
+    ("Revenue", "revenue"),  # case is kept
+    ("", "x"),
+])
+def test_what_is_not_the_quote_is_not_found(stored, quote):
+    assert find_quote(stored, quote) == []
+
+
+def test_every_occurrence_is_found_and_whether_it_is_written_as_quoted():
+    stored = "Net uni\ufb01ed result. Net unified result."
+    spans = find_quote(stored, "unified result")
+    assert [stored[s:e] for s, e in spans] == ["uni\ufb01ed result", "unified result"]
+    assert [as_written(stored[s:e], "unified result") for s, e in spans] == [False, True]
+
+
+# ---------------------------------------------------------------- page geometry
+
+MEDIA = (0.0, 0.0, 600.0, 800.0)
+CROP = (50.0, 100.0, 550.0, 700.0)  # 500 wide, 600 high
+
+
+@pytest.mark.parametrize("rotation, size, point", [
+    # Where the user-space point (150, 600) shows: 100 right of the crop's left edge, 100 below its top.
+    (0, (500, 600), (100, 100)),
+    (90, (600, 500), (500, 100)),  # turned clockwise: the crop's bottom edge is now on the left
+    (180, (500, 600), (400, 500)),
+    (270, (600, 500), (100, 400)),
+])
+def test_a_user_space_point_shows_where_a_viewer_shows_it(rotation, size, point):
+    geometry = PageGeometry.create(MEDIA, CROP, rotation)
+    assert geometry.size == size
+    assert geometry.point(150, 600) == point
+
+
+def test_boxes_from_user_space_and_from_the_displayed_mediabox_agree():
+    for rotation in (0, 90, 180, 270, -90, 450):
+        geometry = PageGeometry.create(MEDIA, CROP, rotation)
+        media = PageGeometry.create(MEDIA, None, rotation)
+        rect = (150.0, 580.0, 230.0, 600.0)
+        assert geometry.from_displayed_media(media.box(rect)) == pytest.approx(geometry.box(rect))
+
+
+def test_what_lies_outside_the_visible_area_is_clipped_away():
+    geometry = PageGeometry.create(MEDIA, CROP, 90)  # shown 600 wide, 500 high
+    assert geometry.clip((-20, 10, 40, 30)) == (0, 10, 40, 30)
+    assert geometry.clip((590, 480, 640, 520)) == (590, 480, 600, 500)
+    assert geometry.clip((-50, 10, -5, 30)) is None  # in the text layer, but no one sees it
+
+
+def test_odd_boxes_are_normalised():
+    geometry = PageGeometry.create((600, 800, 0, 0), (-50, -50, 700, 900), 0)  # corners reversed, crop outside
+    assert geometry.visible == (0, 0, 600, 800) and geometry.size == (600, 800)
+    negative = PageGeometry.create((-300, -400, 312, 392))
+    assert negative.point(-300, 392) == (0, 0) and negative.point(0, 0) == (300, 392)
+
+
+# ---------------------------------------------------------------- aligning stored and drawn letters
+
+
+def test_letters_pair_up_even_where_the_two_orders_move_a_block():
+    stored, drawn = "projectionsareconsistent" + "censusbureau", "censusbureau" + "projectionsareconsistent"
+    pairs = dict(_letter_pairs(stored, drawn))
+    assert len(pairs) == len(stored)
+    assert all(stored[a] == drawn[b] for a, b in pairs.items())
+    assert pairs[0] == len("censusbureau")  # the moved block found where the page has it
+
+
+def test_letters_the_page_does_not_have_stay_unpaired():
+    pairs = dict(_letter_pairs("abcXYZdef", "abcdef"))
+    assert sorted(pairs) == [0, 1, 2, 6, 7, 8]
+
+
+# ---------------------------------------------------------------- pictures among a page's elements
+
+
+def test_a_picture_at_the_top_of_a_later_page_goes_first_on_that_page():
+    text = [Element(0, "Title", "one", page_number=1, bbox=(0, 10, 10, 20)),
+            Element(1, "NarrativeText", "one more", page_number=1, bbox=(0, 30, 10, 40)),
+            Element(2, "NarrativeText", "three", page_number=3, bbox=(0, 300, 10, 310))]
+    pictures = [Element(0, "Image", "", page_number=3, bbox=(0, 5, 10, 8)),
+                Element(0, "Image", "", page_number=3, bbox=(0, 50, 10, 60)),
+                Element(0, "Image", "", page_number=2, bbox=(0, 5, 10, 8))]
+    merged = merge_by_position(text, pictures)
+    assert [(e.page_number, e.category) for e in merged] == [
+        (1, "Title"), (1, "NarrativeText"), (2, "Image"), (3, "Image"), (3, "Image"), (3, "NarrativeText")]
+    assert [e.bbox[1] for e in merged if e.page_number == 3] == [5, 50, 300]
