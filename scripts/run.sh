@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The main job: set up, then decode and chunk the real-world corpus into the embedded store ./kg-store
-# and print the summary table. Two corpus files fail on purpose with typed errors
-# (password.pdf is encrypted, empty.txt is empty); the exit code is then 1.
+# The main job: set up, then decode and chunk the real-world corpus into the embedded store ./kg-store,
+# print the summary table and what to do next. Two corpus files are refused as inputs with typed errors
+# (password.pdf is encrypted, empty.txt is empty), as they should be; the job exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

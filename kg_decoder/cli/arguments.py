@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--progress-jsonl", action="store_true",
                      help="print each progress report as a JSON line on stderr (for programs driving the CLI)")
     run.add_argument("--chunk", action="store_true", help="chunk each decoded document as well")
+    run.add_argument("--fail-on-error", action="store_true",
+                     help="exit 1 when any file is not decoded, refused inputs (encrypted, empty, damaged...) "
+                          "included; without it only a job that could not do its work exits 1")
     run.add_argument("--no-partition-cache", action="store_true",
                      help="partition again even when the same bytes were partitioned the same way before")
     run.add_argument("--no-record-failures", action="store_true",

@@ -27,14 +27,14 @@ from ..graph.queries import query_file, shipped_queries
 from ..graph.resources import resource_dir
 from ..graph.store import KgStore, open_store
 from ..graph.terms import read_facts
-from ..model import CrawlOptions
+from ..model import CrawlOptions, DecodeResult
 from ..model.errors import KgDecoderError, RequestError, StoreError, StoreLocked, UnknownEntity
 from ..quality.audits import run_audits
 from ..quality.validation import validate
 from ..sources.crawl import crawl
 from . import remote
 from .arguments import build_parser, chunk_options, decode_options
-from .output import decoded_row, describe_sources, embedded_row, emit_jsonl, short, table
+from .output import decoded_row, describe_sources, embedded_row, emit_jsonl, next_steps, short, table
 
 
 class UsageError(RequestError):
@@ -89,11 +89,13 @@ def _decode(args: argparse.Namespace) -> int:
     if not files:
         raise UsageError("no files to decode")
     if args.server:
-        return remote.upload(files, args.server, args.token, options, chunking, args.emit)
+        return remote.upload(files, args.server, args.token, options, chunking, args.emit, args.fail_on_error)
     store = open_store(args.store)
     report = sys.stderr if args.emit else sys.stdout
     rows: list[list[str]] = []
-    failures = 0
+    refused: list[str] = []  # files refused for what they are (encrypted, empty...): the job did its work
+    failures = 0  # files the job could not do its work on (a missing model...)
+    decoded: list[tuple[Path, DecodeResult]] = []
     from tqdm import tqdm
 
     progress = tqdm(files, unit="file", file=sys.stderr, disable=args.no_progress or args.progress_jsonl or None,
@@ -115,10 +117,15 @@ def _decode(args: argparse.Namespace) -> int:
                 for document in result.documents():
                     chunk_document(document, store=store, options=chunking, progress=show)
         except KgDecoderError as exc:
-            failures += 1
+            if exc.refuses_input:
+                refused.append(type(exc).__name__)
+            else:
+                failures += 1
             progress.write(f"kg-decoder: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            rows.append([str(path), "-", "-", "-", "-", "-", f"failed: {type(exc).__name__}"])
+            verdict = "refused" if exc.refuses_input else "failed"
+            rows.append([str(path), "-", "-", "-", "-", "-", f"{verdict}: {type(exc).__name__}"])
             continue
+        decoded.append((path, result))
         rows.append(decoded_row(path, result))
         rows.extend(embedded_row(path, child) for child in children)
         for child in children:
@@ -132,9 +139,16 @@ def _decode(args: argparse.Namespace) -> int:
     progress.close()
     store.flush()
     print(table(["file", "format", "pages/sections", "elements", "tables", "images", "status"], rows), file=report)
-    print(f"{len(files) - failures} of {len(files)} files decoded into {args.store} "
-          f"({len(store)} quads in the store)", file=report)
-    return 1 if failures else 0
+    summary = (f"{len(decoded)} of {len(files)} files decoded into {args.store} "
+               f"({len(store)} quads in the store)")
+    if refused:
+        summary += f"; {len(refused)} refused as inputs ({', '.join(sorted(set(refused)))})"
+    if failures:
+        summary += f"; {failures} failed"
+    print(summary, file=report)
+    if decoded:
+        print(next_steps(args.store, decoded), file=report)
+    return 1 if failures or (args.fail_on_error and refused) else 0
 
 
 def _crawl(args: argparse.Namespace) -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Iterable
@@ -52,6 +54,47 @@ def embedded_row(parent: Path, embedded: EmbeddedResult) -> list[str]:
     if embedded.result is None:
         return [where, "-", "-", "-", "-", "-", f"not decoded: {type(embedded.error).__name__}"]
     return [where] + decoded_row(parent, embedded.result)[1:]
+
+
+def next_steps(store: str, decoded: list[tuple[Path, DecodeResult]]) -> str:
+    """What to do after a decode: serve the store, trace a quote from a decoded file, audit."""
+    program = command_name()
+    lines = ["", "Next:",
+             f"  browse and query it:  {program} serve --store {shlex.quote(str(store))}   "
+             f"(then open http://127.0.0.1:8000/)"]
+    # A PDF shows a trace best (the page and the boxes of the words), then any format with pages.
+    ranked = sorted(decoded, key=lambda pair: (pair[1].format != "pdf", not pair[1].pages))
+    example = next(((path, quote) for path, result in ranked for quote in [_quotable(result)] if quote), None)
+    if example is not None:
+        path, quote = example
+        lines.append(f"  trace a quote:        {program} trace --store {shlex.quote(str(store))} "
+                     f"--quote {shlex.quote(quote)} --document {shlex.quote(str(path))}")
+    lines.append(f"  audit its coverage:   {program} audit --store {shlex.quote(str(store))}")
+    return "\n".join(lines)
+
+
+def command_name() -> str:
+    """kg-decoder as the user ran it, to print commands they can paste."""
+    invoked = Path(sys.argv[0])
+    if invoked.name == "__main__.py":
+        return f"{shlex.quote(sys.executable)} -m kg_decoder"
+    found = shutil.which(invoked.name)
+    if found and Path(found).resolve() == invoked.resolve():
+        return invoked.name
+    try:
+        return shlex.quote(str(invoked.resolve().relative_to(Path.cwd().resolve())))
+    except ValueError:
+        return shlex.quote(str(invoked))
+
+
+def _quotable(result: DecodeResult) -> str:
+    """Four words of a decoded file that make a quote (a line of plain words), or ''."""
+    for text_document in result.text_documents:
+        for line in text_document.text.splitlines():
+            words = line.split()
+            if len(words) >= 4 and all(word.isalpha() for word in words[:4]):
+                return " ".join(words[:4])
+    return ""
 
 
 def _count(number: int, noun: str) -> str:

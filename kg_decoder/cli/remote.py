@@ -14,7 +14,7 @@ from urllib import request as url_request
 from urllib.parse import urlsplit
 
 from ..model import ChunkOptions, DecodeOptions
-from ..model.errors import FetchFailed, Forbidden, RequestError
+from ..model.errors import FetchFailed, Forbidden, RequestError, refuses_input
 from .output import emit_jsonl, table
 
 _SENT_OPTIONS = ("strategy", "ocr_languages", "section_strategy", "section_element_count", "section_max_size",
@@ -22,8 +22,9 @@ _SENT_OPTIONS = ("strategy", "ocr_languages", "section_strategy", "section_eleme
 
 
 def upload(files: list[Path], server: str, token: Optional[str], options: DecodeOptions,
-           chunking: Optional[ChunkOptions], emit: Optional[str]) -> int:
-    """Upload each file (one request each), print the summary table; 1 when any file failed."""
+           chunking: Optional[ChunkOptions], emit: Optional[str], fail_on_error: bool = False) -> int:
+    """Upload each file (one request each), print the summary table; 1 when any file failed (or, with
+    ``fail_on_error``, was refused as an input), as a local decode does."""
     if not token:
         raise Forbidden("uploading to a server needs its write token: --token or $KG_DECODER_WRITE_TOKEN")
     if urlsplit(server).scheme not in ("http", "https"):
@@ -34,16 +35,18 @@ def upload(files: list[Path], server: str, token: Optional[str], options: Decode
         fields_sent |= {f.name: getattr(chunking, f.name) for f in fields(chunking)
                         if getattr(chunking, f.name) is not None}
     endpoint = server.rstrip("/") + "/api/documents"
-    rows, failures = [], 0
+    rows, failures, refused = [], 0, 0
     for path in files:
         try:
             answer = _post_file(endpoint, token, path, fields_sent)
         except (RequestError, FetchFailed) as exc:
             if isinstance(exc, Forbidden):
                 raise
-            failures += 1
+            refusal = refuses_input(exc.code)
+            refused += refusal
+            failures += not refusal
             print(f"kg-decoder: {path}: {exc.code}: {exc.message}", file=sys.stderr)
-            rows.append([str(path), "-", "-", "-", "-", "-", f"failed: {exc.code}"])
+            rows.append([str(path), "-", "-", "-", "-", "-", f"{'refused' if refusal else 'failed'}: {exc.code}"])
             continue
         pages, sections = len(answer.get("pages", [])), len(answer.get("sections", []))
         layout = ", ".join(part for part in (f"{pages} pages" if pages else "", f"{sections} sections"
@@ -55,8 +58,10 @@ def upload(files: list[Path], server: str, token: Optional[str], options: Decode
                          "sections": answer.get("sections")}])
     print(table(["file", "format", "pages/sections", "elements", "tables", "images", "status"], rows),
           file=sys.stderr if emit else sys.stdout)
-    print(f"{len(files) - failures} of {len(files)} files sent to {server}", file=sys.stderr if emit else sys.stdout)
-    return 1 if failures else 0
+    print(f"{len(files) - failures - refused} of {len(files)} files sent to {server} and decoded"
+          + (f"; {refused} refused as inputs" if refused else "") + (f"; {failures} failed" if failures else ""),
+          file=sys.stderr if emit else sys.stdout)
+    return 1 if failures or (fail_on_error and refused) else 0
 
 
 def _post_file(endpoint: str, token: str, path: Path, values: dict) -> dict:

@@ -14,7 +14,9 @@ from typing import Optional
 class KgDecoderError(Exception):
     """The root of kg-decoder's errors: a stable code, an HTTP status, a one-line message.
 
-    A class's code is its name in kebab case unless it says otherwise.
+    A class's code is its name in kebab case unless it says otherwise. ``refuses_input`` marks the
+    errors that say what is wrong with a document itself (encrypted, empty, damaged, too large...):
+    the decode worked as it should by refusing it. The others say a job could not do its work.
 
     >>> error = UnknownEntity("no chunk urn:chunk:x in the store")
     >>> (error.code, error.http_status, error.to_json()["message"])
@@ -23,6 +25,7 @@ class KgDecoderError(Exception):
 
     code = "error"
     http_status = 400
+    refuses_input = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -52,29 +55,43 @@ class DecodeError(KgDecoderError):
 class UnsupportedFormat(DecodeError):
     """The bytes are of a type kg-decoder does not decode."""
 
+    refuses_input = True
+
 
 class EmptyDocument(DecodeError):
     """The file has no bytes, or no text and nothing OCR could read."""
+
+    refuses_input = True
 
 
 class CorruptDocument(DecodeError):
     """The file claims a format but its bytes cannot be parsed as it."""
 
+    refuses_input = True
+
 
 class EncryptedDocument(DecodeError):
     """The document is password-protected and no (right) password was given."""
+
+    refuses_input = True
 
 
 class UnsafeDocument(DecodeError):
     """The document would expand past safe limits (for example a ZIP bomb)."""
 
+    refuses_input = True
+
 
 class DocumentTooLarge(DecodeError):
     """The file is larger than the configured byte limit."""
 
+    refuses_input = True
+
 
 class DecodeTimeout(DecodeError):
     """Partitioning took longer than the per-document time limit."""
+
+    refuses_input = True
 
 
 class ModelUnavailable(DecodeError):
@@ -198,3 +215,18 @@ class WorkerUnavailable(KgDecoderError):
     """The decoding worker process could not be started (a broken installation)."""
 
     http_status = 503
+
+
+def refuses_input(code: str) -> bool:
+    """Whether the error with this code (as a server answers it) refuses an input.
+
+    >>> refuses_input("encrypted-document"), refuses_input("model-unavailable"), refuses_input("nonsense")
+    (True, False, False)
+    """
+    pending = [KgDecoderError]
+    while pending:
+        error = pending.pop()
+        if error.code == code:
+            return error.refuses_input
+        pending.extend(error.__subclasses__())
+    return False

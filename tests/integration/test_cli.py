@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 
 import pytest
@@ -22,21 +23,52 @@ def mixed_folder(tmp_path, generated):
     return folder
 
 
-def test_decode_a_folder_with_bad_files_reports_each_and_exits_non_zero(mixed_folder, tmp_path):
+def test_decode_a_folder_reports_refused_files_and_ends_well_with_what_to_do_next(mixed_folder, tmp_path):
     store = tmp_path / "store"
     done = run_cli("decode", mixed_folder, "--store", store, "--no-progress")
-    assert done.returncode == 1
+    assert done.returncode == 0, done.stderr  # refusing an empty or damaged file is the job done right
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["file", "format", "pages/sections", "elements", "tables", "images", "status"]
-    rows = {line.split()[0].rsplit("/", 1)[-1]: line for line in lines[2:-1]}
+    summary = next(i for i, line in enumerate(lines) if " files decoded into " in line)
+    rows = {line.split()[0].rsplit("/", 1)[-1]: line for line in lines[2:summary]}
     assert set(rows) == {"notes.md", "paper.pdf", "empty.txt", "broken.pdf"}
-    assert "failed: EmptyDocument" in rows["empty.txt"] and "failed: CorruptDocument" in rows["broken.pdf"]
+    assert "refused: EmptyDocument" in rows["empty.txt"] and "refused: CorruptDocument" in rows["broken.pdf"]
     assert "3 pages" in rows["paper.pdf"] and rows["paper.pdf"].rstrip().endswith("decoded")
-    assert "2 of 4 files decoded" in lines[-1]
+    assert lines[summary].startswith("2 of 4 files decoded")
+    assert "2 refused as inputs (CorruptDocument, EmptyDocument)" in lines[summary]
     errors = [line for line in done.stderr.splitlines() if line.startswith("kg-decoder:")]
     assert len(errors) == 2 and all(len(line) < 300 for line in errors)
     with kg_decoder.open_store(store) as reopened:
         assert {r.file_name for r in reopened.document_summaries()} == {"notes.md", "paper.pdf"}
+    # What to do next: serve, a trace that works as printed (on the PDF), the audit.
+    steps = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].split("(then")[0].strip()
+             for line in lines[lines.index("Next:") + 1:]}
+    assert set(steps) == {"browse and query it", "trace a quote", "audit its coverage"}
+
+    def command(step: str) -> list[str]:  # the words after the program (run here as python -m kg_decoder)
+        words = shlex.split(steps[step])
+        return words[next(i for i, word in enumerate(words) if word in ("serve", "trace", "audit")):]
+
+    assert command("browse and query it") == ["serve", "--store", str(store)]
+    trace = command("trace a quote")
+    assert trace[-1].endswith("paper.pdf")
+    traced = run_cli(*trace, "--format", "json")
+    assert traced.returncode == 0, traced.stderr
+    assert json.loads(traced.stdout)[0]["page_number"] >= 1
+    assert run_cli(*command("audit its coverage")).returncode == 0
+
+
+def test_fail_on_error_makes_any_file_not_decoded_fail_the_job(mixed_folder, tmp_path):
+    done = run_cli("decode", mixed_folder, "--store", tmp_path / "store", "--no-progress", "--fail-on-error")
+    assert done.returncode == 1 and "2 of 4 files decoded" in done.stdout
+
+
+def test_a_job_that_cannot_do_its_work_exits_non_zero(generated, tmp_path):
+    """hi_res needs a layout model this machine does not have: that is the job failing, not the input."""
+    done = run_cli("decode", generated["generated.pdf"].path, "--store", tmp_path / "store", "--no-progress",
+                   "--strategy", "hi_res")
+    assert done.returncode == 1
+    assert "failed: ModelUnavailable" in done.stdout and "1 failed" in done.stdout
 
 
 def test_emit_jsonl_prints_one_text_document_per_page(generated, tmp_path):
