@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..graph.identifiers import derived_iri
-from ..model import Box, QuotePiece, TraceSource
+from ..model import RENDERED_PDF_POINTS, Box, QuotePiece, TraceSource
 from ..model.errors import InvalidSpan
 
 ANNOTATION_CONTEXT = "http://www.w3.org/ns/anno.jsonld"
@@ -40,8 +40,13 @@ def web_annotations(sources: list[TraceSource]) -> dict:
             ],
         } for piece in pieces]
         for box in source.boxes:
-            targets.append({"source": source.document.iri,
-                            "selector": _region_selector(box, source.document.mime_type)})
+            if box.coordinate_system == RENDERED_PDF_POINTS:  # a page of the document as its renderer drew it
+                targets.append({"source": source.document.iri,
+                                "renderedVia": {"type": "Software", "name": source.rendered_by or "a renderer"},
+                                "selector": _region_selector(box, "application/pdf")})
+            else:
+                targets.append({"source": source.document.iri,
+                                "selector": _region_selector(box, source.document.mime_type)})
         annotation = {
             "id": derived_iri("annotation", source.segment, source.start, source.end, source.subgraph or ""),
             "type": "Annotation",

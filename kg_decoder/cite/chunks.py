@@ -190,17 +190,23 @@ def _open_headings(headings: list[Heading]) -> list[Heading]:
 
 def _anchors(chunk: Chunk, elements: list[TextElement], pages: dict[int, PageInfo],
              segment_page: Optional[int]) -> list[Anchor]:
-    """Each page the chunk's body touches, with the union box of its elements on that page."""
+    """Each page the chunk's body touches, with the union box of its elements on that page; where
+    the boxes come from the document's rendering, each page of the rendering they are on."""
     boxes: dict[int, Optional[BBox]] = {}
+    rendered: dict[int, tuple[Optional[BBox], TextElement]] = {}
     for element in elements:
         start, end = element.char_offset, element.char_offset + element.char_length
         if end <= chunk.start or start >= chunk.end:
+            continue
+        if element.rendered_page_number is not None:
+            number = element.rendered_page_number
+            rendered[number] = (_union(rendered.get(number, (None,))[0], element.bbox), element)
             continue
         number = element.page_number if element.page_number is not None else segment_page
         if number is None:
             continue
         boxes[number] = _union(boxes.get(number), element.bbox)
-    if not boxes and segment_page is not None:
+    if not boxes and not rendered and segment_page is not None:
         boxes[segment_page] = None
     anchors = []
     for number in sorted(boxes):
@@ -209,6 +215,12 @@ def _anchors(chunk: Chunk, elements: list[TextElement], pages: dict[int, PageInf
                               page_width=page.page_width if page else None,
                               page_height=page.page_height if page else None,
                               coordinate_system=page.coordinate_system if page else None))
+    for number in sorted(rendered):
+        box, element = rendered[number]
+        same = pages.get(number) if element.page_number == number else None  # a slide is its rendered page
+        anchors.append(Anchor(page_number=number, page_iri=same.page if same else None, bbox=box,
+                              page_width=element.page_width, page_height=element.page_height,
+                              coordinate_system=element.coordinate_system))
     return anchors
 
 

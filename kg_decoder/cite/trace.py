@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, Union
 
-from ..graph.reads import SegmentInfo, TextElement
+from ..decode.renders import rendering
+from ..graph.reads import DocumentInfo, SegmentInfo, TextElement
 from ..graph.store import KgStore, StorePath, open_store
 from ..graph.terms import to_triple
-from ..model import Box, DocumentRef, QuotePiece, TracedCell, TracedElement, TraceSource
+from ..model import RENDERED_PDF_POINTS, Box, DocumentRef, QuotePiece, TracedCell, TracedElement, TraceSource
 from ..model.errors import InvalidSpan, UnknownEntity
 from .glyphs import PageText, aligned_characters, line_boxes, page_characters, quotes_in_layer, span_line_boxes
 from .quotes import as_written, find_quote, holds_words
@@ -58,6 +59,7 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
 class _Tracer:
     def __init__(self, store: KgStore) -> None:
         self.store = store
+        self._renderings: dict[str, Optional[tuple[str, bytes]]] = {}
 
     # ---------------------------------------------------------------- entry points
 
@@ -227,7 +229,6 @@ class _Tracer:
                          if row.char_offset < end and row.char_offset + row.char_length > start]
         elements = [row for row in self.store.segment_text_elements(segment)
                     if row.char_offset < end and row.char_offset + row.char_length > start]
-        pdf = self._pdf_bytes(about.sha256) if about.format == "pdf" else None
         for row in elements:
             traced = TracedElement(iri=row.element, category=row.category, text=row.text or "",
                                    char_offset=row.char_offset, char_length=row.char_length,
@@ -235,10 +236,13 @@ class _Tracer:
             if row.category == "Table":
                 traced.cells = self._cells(row, start, end)
             source.elements.append(traced)
-            source.boxes.extend(self._boxes(row, start, end, pdf, info))
+            source.boxes.extend(self._boxes(row, start, end, self._drawn_page(about, row, info)))
         if source.page_number is None:
             numbers = sorted({e.page_number for e in source.elements if e.page_number is not None})
             source.page_number = numbers[0] if numbers else None
+        if any(box.coordinate_system == RENDERED_PDF_POINTS for box in source.boxes):
+            run = self.store.rendering_run(info.document)
+            source.rendered_by = run.renderer if run else None
         return source
 
     def _page_of(self, info: SegmentInfo) -> Optional[str]:
@@ -267,12 +271,29 @@ class _Tracer:
             return None
         return sha256, self.store.blob(sha256)
 
-    def _boxes(self, element: TextElement, start: int, end: int, pdf: Optional[tuple[str, bytes]],
-               info: SegmentInfo) -> list[Box]:
+    def _drawn_page(self, about: DocumentInfo, element: TextElement,
+                    info: SegmentInfo) -> tuple[Optional[int], Optional[tuple[str, bytes]]]:
+        """The page an element's box is on, and the PDF (key, bytes) whose characters are drawn there: a
+        PDF's own, or the rendering of a document its elements were placed on."""
+        if element.rendered_page_number is not None:
+            return element.rendered_page_number, self._rendering(about)
+        page_number = element.page_number or info.page_number
+        return page_number, self._pdf_bytes(about.sha256) if about.format == "pdf" else None
+
+    def _rendering(self, about: DocumentInfo) -> Optional[tuple[str, bytes]]:
+        if about.sha256 not in self._renderings:
+            pdf = None
+            if about.sha256 in self.store.library:
+                pdf = rendering(self.store, about.sha256, self.store.blob(about.sha256), about.format)
+            self._renderings[about.sha256] = (f"{about.sha256}/rendering", pdf) if pdf is not None else None
+        return self._renderings[about.sha256]
+
+    def _boxes(self, element: TextElement, start: int, end: int,
+               drawn: tuple[Optional[int], Optional[tuple[str, bytes]]]) -> list[Box]:
         region = element.bbox
         if region is None:
             return []
-        page_number = element.page_number or info.page_number
+        page_number, pdf = drawn
         if pdf is not None and page_number is not None and element.category != "Table":
             page = page_characters(pdf[1], page_number, key=pdf[0])
             local_start = max(start, element.char_offset) - element.char_offset

@@ -26,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--section-max-size", type=int, default=4000)
     run.add_argument("--section-within-pages", action="store_true",
                      help="apply the section strategy inside each page of page-based formats")
+    run.add_argument("--no-rendered-positions", dest="rendered_positions", action="store_false",
+                     help="do not place DOCX, ODT, RTF, DOC and slide text on a LibreOffice rendering "
+                          "(faster; their elements then have no page box)")
     run.add_argument("--password", help="password of encrypted PDFs")
     run.add_argument("--mime-type", help="decode as this MIME type instead of detecting it")
     run.add_argument("--encoding", help="character set of text-based files (HTML, text, CSV...), e.g. windows-1251; "
@@ -168,4 +171,4 @@ def decode_options(args: argparse.Namespace) -> DecodeOptions:
                          section_max_size=args.section_max_size, section_within_pages=args.section_within_pages,
                          password=args.password, mime_type=args.mime_type, encoding=args.encoding,
                          max_bytes=args.max_bytes, timeout_seconds=args.timeout, embedded_depth=args.embedded_depth,
-                         max_embedded_bytes=args.max_embedded_bytes)
+                         max_embedded_bytes=args.max_embedded_bytes, rendered_positions=args.rendered_positions)

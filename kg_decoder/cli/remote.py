@@ -18,7 +18,8 @@ from ..model.errors import FetchFailed, Forbidden, RequestError, refuses_input
 from .output import emit_jsonl, table
 
 _SENT_OPTIONS = ("strategy", "ocr_languages", "section_strategy", "section_element_count", "section_max_size",
-                 "section_within_pages", "password", "mime_type", "encoding", "embedded_depth")
+                 "section_within_pages", "password", "mime_type", "encoding", "embedded_depth",
+                 "rendered_positions")
 
 
 def upload(files: list[Path], server: str, token: Optional[str], options: DecodeOptions,

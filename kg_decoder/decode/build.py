@@ -45,6 +45,8 @@ class BuiltDocument:
     # The library's new content (page/section texts, images); the original bytes are the caller's.
     blobs: dict[str, bytes]
     result: DecodeResult
+    # The PDF the document was rendered to for its elements' positions (kept beside the store).
+    rendering: Optional[bytes] = None
 
 
 def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCallback] = None,
@@ -53,14 +55,19 @@ def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCa
     started = datetime.now(timezone.utc)
     fmt, options = FORMATS[job.format_name], job.options
     partitioned, source = _partitioned(plain, job, progress, partition)
-    pages = complete_pages(partitioned.elements, partitioned.pages) if fmt.page_based else []
+    # A format that is not page-based groups by the pages its file knows (a DOCX's last recorded
+    # layout) when sections are asked for within pages.
+    page_based = fmt.page_based or (options.section_within_pages and partitioned.page_numbers_from is not None)
+    if partitioned.page_numbers_from is not None:
+        _carry_page_numbers(partitioned.elements)
+    pages = complete_pages(partitioned.elements, partitioned.pages) if page_based else []
     report(progress, "partition", 1, 1, f"{len(partitioned.elements)} elements"
            + (f" on {len(pages)} pages" if pages else "")
            + (", from the parse cache" if source == PartitionSource.PARSE_CACHE else ", partitioned"))
     for element in partitioned.elements:
         if element.is_table:
             element.table = table_matrix(element, element_text(element))
-    segments = group(partitioned.elements, pages, fmt.page_based, options)
+    segments = group(partitioned.elements, pages, page_based, options)
     report(progress, "group", 1, 1, f"{len(segments)} pages and sections")
     document_text = assemble(segments, partitioned.elements)
     segment_bytes = [s.text.encode("utf-8") for s in segments]
@@ -84,8 +91,10 @@ def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCa
         started=started,
         ended=datetime.now(timezone.utc),
         versions=job.versions,
-        page_based=fmt.page_based,
+        page_based=page_based,
         warnings=list(partitioned.warnings),
+        rendering=partitioned.rendering,
+        page_numbers_from=partitioned.page_numbers_from,
     )
     image_blobs = _image_blobs(record, options)
     quads = document_quads(record) + (origin_quads(iri, job.origin) if job.origin else [])
@@ -93,7 +102,20 @@ def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCa
     result = _result(record, partitioned, len(quads))
     result.partition_source = source
     return BuiltDocument(nquads=as_nquads(quads), quad_count=len(quads),
-                         blobs=dict(zip(segment_sha256, segment_bytes)) | image_blobs, result=result)
+                         blobs=dict(zip(segment_sha256, segment_bytes)) | image_blobs, result=result,
+                         rendering=partitioned.rendering.pdf if partitioned.rendering else None)
+
+
+def _carry_page_numbers(elements: list[Element]) -> None:
+    """Elements the partitioner gave no page (pictures, found apart from the text) are on the page of
+    the element before them, or of the first element with a page."""
+    first = next((e.page_number for e in elements if e.page_number is not None), None)
+    current = first
+    for element in elements:
+        if element.page_number is None:
+            element.page_number = current
+        else:
+            current = element.page_number
 
 
 def _partitioned(plain: bytes, job: DocumentJob, progress: Optional[ProgressCallback],

@@ -21,8 +21,9 @@ from typing import Optional
 from ..model import DecodeOptions, Partitioned
 
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
-# 2: Partitioned.warnings, Element.table; 3: PDF boxes on the displayed page, the text-layer fallback.
-_FORMAT = b"kg-decoder-partition-cache-3\n"
+# 2: Partitioned.warnings, Element.table; 3: PDF boxes on the displayed page, the text-layer fallback;
+# 4: elements placed on a rendering (Element.rendered_page, Partitioned.rendering and page_numbers_from).
+_FORMAT = b"kg-decoder-partition-cache-4\n"
 
 
 class PartitionCache:

@@ -24,6 +24,7 @@ from .backends import FORMATS, Format, embedded_files
 from .build import DocumentJob
 from .embedded import over_budget
 from .formats import decrypt_office, detect_format
+from .renders import keep_rendering
 from .worker import PartitionWorker, shared_worker
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO]
@@ -247,6 +248,8 @@ def _decode_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name
     earlier_failure = store.document_failure(iri) is not None
     report(progress, "write quads", 0, built.quad_count, f"write {built.quad_count} quads in one transaction")
     store.write_document(iri, built.nquads, {sha256: data} | built.blobs, replace=bool(states) or earlier_failure)
+    if built.rendering is not None:
+        keep_rendering(store, sha256, built.rendering)
     report(progress, "write quads", built.quad_count, built.quad_count, f"wrote {built.quad_count} quads")
     report(progress, "done", 1, 1, "decoded")
     return built.result

@@ -13,8 +13,8 @@ from typing import Optional
 
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, serialize
 
-from ..model import (HEADING_SEPARATOR, TOKENIZER, Anchor, Chunk, ChunkOptions, DecodeOptions, Element, ElementSpan,
-                     Page, Segment)
+from ..model import (HEADING_SEPARATOR, RENDERED_PDF_POINTS, TOKENIZER, Anchor, Chunk, ChunkOptions, DecodeOptions,
+                     Element, ElementSpan, Page, Rendering, Segment)
 from .identifiers import derived_iri
 from .vocabulary import (
     RDF_TYPE,
@@ -59,6 +59,10 @@ class DocumentRecord:
     image_skipped: dict[int, str] = field(default_factory=dict)
     # Partial failures that did not fail the decode (unreadable pictures, a page OCR failed on).
     warnings: list[str] = field(default_factory=list)
+    # The rendering elements were placed on, for formats that state no positions.
+    rendering: Optional[Rendering] = None
+    # Where the elements' page numbers come from, when not from pages the format draws itself.
+    page_numbers_from: Optional[str] = None
 
     def __post_init__(self):
         settings = self.options.settings_key()
@@ -75,6 +79,11 @@ class DocumentRecord:
     @property
     def activity_iri(self) -> str:
         return activity_iri(self.sha256, self.options, self.versions)
+
+    @property
+    def rendering_iri(self) -> str:
+        return derived_iri("rendering", self.sha256, self.options.settings_key(),
+                           self.rendering.renderer if self.rendering else "")
 
 
 def activity_iri(sha256: str, options: DecodeOptions, versions: dict[str, str]) -> str:
@@ -127,6 +136,8 @@ def document_quads(record: DocumentRecord) -> list[Quad]:
     activity = NamedNode(record.activity_iri)
     _describe_document(out, record, document)
     _describe_activity(out, record, activity, document)
+    if record.rendering is not None:
+        _describe_rendering(out, record, activity, document)
     for segment in record.segments:
         _describe_segment(out, record, segment, document, activity)
     links = _ElementLinks.of(record)
@@ -178,6 +189,7 @@ def _describe_document(out: _Writer, record: DocumentRecord, document: NamedNode
     pages = [s for s in record.segments if s.kind == "page"]
     if record.page_based:
         out.add(document, tg("pageCount"), _int(len(pages)))
+    out.add_optional(document, tg("pageNumbersFrom"), record.page_numbers_from, _text)
     out.add(document, tg("sectionCount"), _int(sum(1 for s in record.segments if s.kind == "section")))
     out.add(document, tg("elementCount"), _int(sum(1 for e in record.elements if not e.is_image)))
     out.add(document, tg("tableCount"), _int(sum(1 for e in record.elements if e.is_table)))
@@ -214,6 +226,17 @@ def _describe_activity(out: _Writer, record: DocumentRecord, activity: NamedNode
     out.add(activity, tg("maxImagePixels"), _int(options.max_image_pixels))
     for warning in record.warnings:
         out.add(activity, tg("warning"), _text(warning))
+
+
+def _describe_rendering(out: _Writer, record: DocumentRecord, activity: NamedNode, document: NamedNode) -> None:
+    """The rendering the decode placed elements on: a run of its own, which informed the decode."""
+    node = NamedNode(record.rendering_iri)
+    out.add(node, RDF_TYPE, prov("Activity"))
+    out.add(node, RDF_TYPE, tg("Rendering"))
+    out.add(node, prov("used"), document)
+    out.add(node, tg("renderer"), _text(record.rendering.renderer))
+    out.add(node, tg("renderedPageCount"), _int(len(record.rendering.page_sizes)))
+    out.add(activity, prov("wasInformedBy"), node)
 
 
 def _describe_segment(out: _Writer, record: DocumentRecord, segment: Segment, document: NamedNode,
@@ -289,7 +312,12 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
     if record.format in ("pptx", "ppt"):
         out.add_optional(node, tg("slideNumber"), element.page_number, _int)
     out.add_optional(node, tg("sheetName"), element.page_name, _text)
-    if element.bbox is not None:
+    if element.bbox is not None and element.rendered_page is not None and record.rendering is not None:
+        width, height = record.rendering.page_sizes[element.rendered_page - 1]
+        out.add(node, tg("renderedPageNumber"), _int(element.rendered_page))
+        out.add(node, tg("positionFrom"), NamedNode(record.rendering_iri))
+        _describe_box(out, node, element.bbox, width, height, RENDERED_PDF_POINTS)
+    elif element.bbox is not None:
         page = record.pages.get(element.page_number) or Page(number=element.page_number or 0)
         _describe_box(out, node, element.bbox, page.width, page.height, page.coordinate_system)
 

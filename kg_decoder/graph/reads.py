@@ -28,7 +28,8 @@ def snake(name: str) -> str:
 
 @dataclass(kw_only=True)
 class _Boxed:
-    """A box on a page with the page's size and coordinate system (each may be missing)."""
+    """A box on a page with the page's size and coordinate system (each may be missing); for a box on
+    the document's rendering (coordinate system ``rendered-pdf-points-top-left``), its rendered page."""
 
     left: Optional[float] = None
     top: Optional[float] = None
@@ -37,12 +38,22 @@ class _Boxed:
     page_width: Optional[float] = None
     page_height: Optional[float] = None
     coordinate_system: Optional[str] = None
+    rendered_page_number: Optional[int] = None
 
     @property
     def bbox(self) -> Optional[BBox]:
         if self.left is None or self.top is None or self.right is None or self.bottom is None:
             return None
         return (self.left, self.top, self.right, self.bottom)
+
+
+@dataclass
+class RenderingRun:
+    """The rendering a document's elements were placed on (``document_rendering``)."""
+
+    rendering: str
+    renderer: str
+    rendered_page_count: int
 
 
 @dataclass
@@ -325,6 +336,10 @@ class GraphReads:
         run = DecodeRun(**{k: v for k, v in rows[0].items() if k in names})
         run.versions = sorted({row["version"] for row in rows if "version" in row})
         return run
+
+    def rendering_run(self, document: str) -> Optional[RenderingRun]:
+        """The rendering the document's elements were placed on, if any."""
+        return self._one("document_rendering", RenderingRun, document=document)
 
     def document_pages(self, document: str) -> list[PageInfo]:
         return self._read("document_pages", PageInfo, document=document)

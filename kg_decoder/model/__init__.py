@@ -3,8 +3,8 @@
 Plain dataclasses and enums; no RDF, no store, no I/O. Every other stage imports from here.
 """
 
-from .document import (HEADING_SEPARATOR, PDF_POINTS, PIXELS, Anchor, BBox, Cell, Chunk, Element, ElementSpan,
-                       Matrix, Page, Partitioned, Segment)
+from .document import (HEADING_SEPARATOR, PDF_POINTS, PIXELS, RENDERED_PDF_POINTS, Anchor, BBox, Cell, Chunk,
+                       Element, ElementSpan, Matrix, Page, Partitioned, Rendering, Segment)
 from .errors import (CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument, EncryptedDocument,
                      FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan, KgDecoderError, MalformedQuery,
                      MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound, ProvenanceError, QueryError,

@@ -3,7 +3,11 @@ dataclasses, no RDF, no I/O.
 
 Coordinates: a bounding box is ``(left, top, right, bottom)`` in the page's
 coordinate system, origin at the top-left corner. PDF pages use PDF points
-(1/72 inch); image pages use pixels. ``Page.coordinate_system`` names it.
+(1/72 inch); image pages use pixels. ``Page.coordinate_system`` names it. An
+element of a format that states no positions (DOCX, ODT, slides' text...) may be
+placed on a rendering of its document (``Element.rendered_page``): its box is then
+in the rendered PDF's points (``RENDERED_PDF_POINTS``), a position derived by the
+renderer, not one the file states.
 Character offsets count Unicode code points (Python ``str`` indices).
 """
 
@@ -14,6 +18,7 @@ from typing import Optional
 
 PDF_POINTS = "pdf-points-top-left"
 PIXELS = "pixels-top-left"
+RENDERED_PDF_POINTS = "rendered-pdf-points-top-left"
 HEADING_SEPARATOR = " > "
 
 BBox = tuple[float, float, float, float]
@@ -47,6 +52,8 @@ class Element:
     anchor_cell: Optional[str] = None
     # Where a JSON element sits in its document (RFC 6901 JSON Pointer; JSON lines: "/<line>/...").
     json_pointer: Optional[str] = None
+    # The page of the document's rendering its ``bbox`` is on, when the box comes from a rendering.
+    rendered_page: Optional[int] = None
 
     @property
     def is_image(self) -> bool:
@@ -70,6 +77,16 @@ class Page:
 
 
 @dataclass
+class Rendering:
+    """A document drawn as PDF by a renderer (LibreOffice), which placed its elements on pages."""
+
+    renderer: str  # name and version, e.g. "LibreOffice 7.6.4.1"
+    page_sizes: list[tuple[float, float]]  # width and height of each rendered page, in PDF points
+    pdf: bytes  # what the renderer drew (kept beside the store, so traces align with the same pages)
+    placed: int = 0  # elements given a page and a box
+
+
+@dataclass
 class Partitioned:
     """What partitioning one document gives: elements plus what is known of its pages."""
 
@@ -79,6 +96,9 @@ class Partitioned:
     strategy: Optional[str] = None
     # What went wrong in part without failing the document (pictures unreadable, a page OCR failed on).
     warnings: list[str] = field(default_factory=list)
+    rendering: Optional[Rendering] = None
+    # Where the elements' page numbers come from, when not from pages the format draws itself.
+    page_numbers_from: Optional[str] = None
 
 
 @dataclass

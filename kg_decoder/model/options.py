@@ -87,6 +87,9 @@ class DecodeOptions:
     # graph does not change with them.
     embedded_depth: int = 3
     max_embedded_bytes: int = 100 * 1024 * 1024
+    # Place the elements of formats that state no positions (DOCX, ODT, RTF, DOC, slides' text) on
+    # their document rendered by LibreOffice: a page and a box each, marked as rendered.
+    rendered_positions: bool = True
 
     def __post_init__(self):
         _require(self.strategy in STRATEGIES,
@@ -97,6 +100,7 @@ class DecodeOptions:
                      "max_image_pixels", "embedded_depth", "max_embedded_bytes"):
             _require(_is_int(getattr(self, name)), f"{name.replace('_', ' ')} must be an integer")
         _require(isinstance(self.section_within_pages, bool), "section within pages must be true or false")
+        _require(isinstance(self.rendered_positions, bool), "rendered positions must be true or false")
         for name in ("password", "mime_type", "encoding"):
             _require(getattr(self, name) is None or isinstance(getattr(self, name), str),
                      f"{name.replace('_', ' ')} must be text")
@@ -132,6 +136,7 @@ class DecodeOptions:
                 f"image-limits={self.max_image_bytes},{self.max_image_pixels}",
             ]
             + ([f"encoding={self.encoding.lower()}"] if self.encoding else [])
+            + ([] if self.rendered_positions else ["rendered-positions=off"])
         )
 
 

@@ -310,6 +310,8 @@ class TraceSource(JsonResult):
     elements: list[TracedElement] = field(default_factory=list)
     boxes: list[Box] = field(default_factory=list)
     pieces: Optional[list[QuotePiece]] = None
+    # For boxes on a rendering of the document (coordinate system rendered-pdf-points-top-left): its renderer.
+    rendered_by: Optional[str] = None
 
 
 # ---------------------------------------------------------------- images

@@ -4,16 +4,13 @@ cached in ``<store>/renders/``). Offline."""
 
 from __future__ import annotations
 
-import threading
-from typing import Optional
-
 from ..decode.backends import render_page, renders_pages
-from ..decode.backends.office import libreoffice_pdf
+from ..decode.backends.pdf import render_pdf_page
+from ..decode.renders import rendering
 from ..graph.store import KgStore
 from ..model.errors import NotFound, UnknownEntity
 
 RENDER_SCALE = 2.0  # pixels per PDF point: sharp enough to read, small enough to send
-_CONVERSIONS = threading.Lock()
 
 
 def page_image(store: KgStore, page: str) -> bytes:
@@ -35,22 +32,24 @@ def page_image(store: KgStore, page: str) -> bytes:
         raise NotFound(f"pages of {document.format.upper()} documents cannot be drawn", code="no-rendering")
     data = store.blob(document.sha256, info.document)
     png = render_page(data, document.format, info.page_number or 1,
-                      lambda raw, format_name: _converted(store, document.sha256, raw, format_name), RENDER_SCALE)
+                      lambda raw, format_name: rendering(store, document.sha256, raw, format_name), RENDER_SCALE)
     if png is None:
         raise NotFound(f"page {info.page_number} of {info.document} could not be drawn", code="no-rendering")
     return png
 
 
-def _converted(store: KgStore, sha256: str, data: bytes, format_name: str) -> Optional[bytes]:
-    """The document as PDF (LibreOffice), from ``<store>/renders/`` when it was converted before."""
-    cache = store.path / "renders" / f"{sha256}.pdf" if store.path is not None else None
-    if cache is not None and cache.is_file():
-        return cache.read_bytes()
-    with _CONVERSIONS:  # one LibreOffice at a time
-        converted = libreoffice_pdf(data, format_name)
-    if converted is not None and cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cache.with_name(f".{cache.name}.incoming")
-        temporary.write_bytes(converted)
-        temporary.replace(cache)
-    return converted
+def rendered_page_image(store: KgStore, document: str, page_number: int) -> bytes:
+    """A PNG of a page of the rendering a document's elements were placed on (UnknownEntity for no
+    such document, NotFound when it has no rendering or no such page)."""
+    about = store.document_info(document) if isinstance(document, str) and ":" in document else None
+    if about is None:
+        raise UnknownEntity(f"no document {str(document):.200} in the store")
+    run = store.rendering_run(document)
+    if run is None or not 1 <= page_number <= run.rendered_page_count:
+        raise NotFound(f"{document} has no rendered page {page_number}", code="no-rendering")
+    pdf = rendering(store, about.sha256, store.blob(about.sha256, document), about.format)
+    png = render_pdf_page(pdf, page_number, RENDER_SCALE) if pdf is not None else None
+    if png is None:
+        raise NotFound(f"page {page_number} of the rendering of {document} could not be drawn", code="no-rendering")
+    return png
+

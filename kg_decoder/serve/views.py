@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
+from urllib.parse import quote
 
 from ..decode.backends import renders_pages
 from ..graph.reads import DecodeRun, DocumentSummary, ElementRow, SegmentRow, TableCellRow
 from ..graph.store import KgStore
-from ..model import DecodeResult, EmbeddedResult, ImageInfo, JsonResult, TextDocument, TraceSource, to_jsonable
+from ..model import (RENDERED_PDF_POINTS, DecodeResult, EmbeddedResult, ImageInfo, JsonResult, TextDocument,
+                     TraceSource, to_jsonable)
 from ..model.errors import RequestError, UnknownEntity
 from ..quality.audits import audit_definitions
 from ..graph.queries import query_file
@@ -65,20 +67,26 @@ class BoxView:
 
 
 @dataclass
+class Drawing:
+    """The picture of the page a trace's boxes are on: the document's own page, or a page of the
+    rendering its elements were placed on (then ``caption`` says so)."""
+
+    url: str
+    page_number: int
+    caption: str
+    boxes: list[BoxView]
+
+
+@dataclass
 class TraceView:
     source: TraceSource
     parts: list[tuple[str, bool]]  # the segment's text in runs, each marked when the trace holds it
-    boxes: list[BoxView]
-    page_image: bool
+    drawing: Optional[Drawing]
 
 
 def trace_view(store: KgStore, source: TraceSource) -> TraceView:
     info = store.segment_info(source.segment)
     text = store.text(info.sha256, source.segment)
-    boxes = [BoxView(left=100 * box.left / box.page_width, top=100 * box.top / box.page_height,
-                     width=100 * (box.right - box.left) / box.page_width,
-                     height=100 * (box.bottom - box.top) / box.page_height, page=box.page_number, source=box.source)
-             for box in source.boxes if box.page_width and box.page_height]
     marked = sorted((piece.start, piece.end) for piece in source.pieces) if source.pieces else \
         [(source.start, source.end)]
     parts: list[tuple[str, bool]] = []
@@ -87,8 +95,31 @@ def trace_view(store: KgStore, source: TraceSource) -> TraceView:
         parts += [(text[position:start], False), (text[start:end], True)]
         position = end
     parts.append((text[position:], False))
-    return TraceView(source=source, parts=parts, boxes=boxes,
-                     page_image=source.page is not None and renders_pages(source.document.format))
+    return TraceView(source=source, parts=parts, drawing=_drawing(store, source))
+
+
+def _drawing(store: KgStore, source: TraceSource) -> Optional[Drawing]:
+    if not renders_pages(source.document.format):
+        return None
+    rendered = [box for box in source.boxes if box.coordinate_system == RENDERED_PDF_POINTS]
+    if rendered:  # the boxes are on the rendering the decode placed the elements on
+        number = rendered[0].page_number
+        run = store.rendering_run(source.document.iri)
+        renderer = run.renderer if run else "the renderer"
+        return Drawing(url=f"/renderings/{quote(source.document.iri, safe='')}/{number}.png", page_number=number,
+                       caption=f"page {number} of the document as {renderer} draws it", boxes=_box_views(rendered))
+    if source.page is None:
+        return None
+    own = [box for box in source.boxes if box.page_number == source.page_number]
+    return Drawing(url=f"/pages/{quote(source.page, safe='')}/image.png", page_number=source.page_number or 1,
+                   caption=f"page {source.page_number}", boxes=_box_views(own))
+
+
+def _box_views(boxes) -> list[BoxView]:
+    return [BoxView(left=100 * box.left / box.page_width, top=100 * box.top / box.page_height,
+                    width=100 * (box.right - box.left) / box.page_width,
+                    height=100 * (box.bottom - box.top) / box.page_height, page=box.page_number, source=box.source)
+            for box in boxes if box.page_width and box.page_height]
 
 
 @dataclass

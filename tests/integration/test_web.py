@@ -13,6 +13,7 @@ import threading
 import time
 from urllib.parse import quote
 
+import drawn_office
 import pytest
 
 import kg_decoder
@@ -293,8 +294,9 @@ def test_sparqlwrapper_and_rdflib_query_the_live_server(live):
     assert [(str(s), str(o)) for s, o in found] == [(EX + "kilo", EX + "lima")]
 
 
-@pytest.mark.slow
-def test_chromium_draws_the_trace_box_over_the_quoted_words(live):
+def drawn_trace(url: str) -> tuple[dict, list[dict], str]:
+    """Open a trace page in headless Chromium: the page picture's rect, the character boxes' rects,
+    the marked text."""
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if not chromium or not driver_path:
         pytest.fail("chromium and chromium-driver are not installed; scripts/setup.sh installs them")
@@ -308,8 +310,8 @@ def test_chromium_draws_the_trace_box_over_the_quoted_words(live):
         options.add_argument(flag)
     browser = webdriver.Chrome(service=Service(driver_path), options=options)
     try:
-        browser.get(f"{live}/trace?s={quote(EX + 'kilo')}&p={quote(EX + 'near')}&o={quote('<' + EX + 'lima>')}")
-        deadline = time.time() + 30
+        browser.get(url)
+        deadline = time.time() + 60
         while time.time() < deadline and not browser.execute_script(
                 "var i = document.querySelector('.page-image'); return i && i.complete && i.naturalWidth > 0;"):
             time.sleep(0.2)
@@ -319,11 +321,40 @@ def test_chromium_draws_the_trace_box_over_the_quoted_words(live):
         marked = browser.execute_script("return document.getElementById('span').textContent;")
     finally:
         browser.quit()
+    return image, boxes, marked
+
+
+def assert_drawn_over(image: dict, box: dict, expected, page_size) -> None:
+    """A box drawn over the page picture sits where ``expected`` (page units, top-left) is, within 1 %."""
+    width, height = page_size
+    scale_x, scale_y = image["width"] / width, image["height"] / height
+    assert abs((box["left"] - image["left"]) / scale_x - expected[0]) <= 0.01 * width
+    assert abs((box["right"] - image["left"]) / scale_x - expected[2]) <= 0.01 * width
+    middle = ((box["top"] + box["bottom"]) / 2 - image["top"]) / scale_y
+    assert abs(middle - (expected[1] + expected[3]) / 2) <= 0.01 * height
+
+
+@pytest.mark.slow
+def test_chromium_draws_the_trace_box_over_the_quoted_words(live):
+    image, boxes, marked = drawn_trace(
+        f"{live}/trace?s={quote(EX + 'kilo')}&p={quote(EX + 'near')}&o={quote('<' + EX + 'lima>')}")
     assert " ".join(marked.split()) == "kilo lima"
     [box] = boxes
-    expected = drawn_box(1, "kilo lima")  # PDF points, top-left origin
-    scale_x, scale_y = image["width"] / 612, image["height"] / 792
-    assert abs((box["left"] - image["left"]) / scale_x - expected[0]) <= 6.12
-    assert abs((box["right"] - image["left"]) / scale_x - expected[2]) <= 6.12
-    middle = ((box["top"] + box["bottom"]) / 2 - image["top"]) / scale_y
-    assert abs(middle - (expected[1] + expected[3]) / 2) <= 7.92
+    assert_drawn_over(image, box, drawn_box(1, "kilo lima"), (612, 792))
+
+
+@pytest.mark.slow
+def test_chromium_draws_a_docx_quote_over_the_rendered_page(served, live, tmp_path):
+    path = drawn_office.make_paged_docx(tmp_path / "pages.docx")
+    with open(path, "rb") as stream:
+        response = served["client"].post("/api/documents", data={"file": (stream, "pages.docx")}, headers=AUTH)
+    assert response.status_code == 201, response.json
+    document = response.json["document"]
+    image, boxes, marked = drawn_trace(f"{live}/trace?quote={quote(drawn_office.DOCX_QUOTE)}&document={quote(document)}")
+    assert " ".join(marked.split()) == drawn_office.DOCX_QUOTE
+    [box] = boxes
+    store = served["store"]
+    rendering = store.path / "renders" / f"{store.document_info(document).sha256}.pdf"
+    page, words = drawn_office.poppler_box(rendering, drawn_office.DOCX_QUOTE)
+    assert page == 3
+    assert_drawn_over(image, box, words, (612, 792))

@@ -71,6 +71,7 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
         partitioned.warnings.append(f"the pictures could not be read: {type(exc).__name__}: {exc}"[:300])
     else:
         partitioned.elements = [replace(element, index=i) for i, element in enumerate(merged)]
+    backend.place(data, fmt, partitioned, options)
     return partitioned
 
 

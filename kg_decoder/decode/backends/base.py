@@ -56,6 +56,9 @@ class Backend:
         """``elements`` with the document's pictures merged in reading order."""
         return elements
 
+    def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions) -> None:
+        """Give elements whose format states no position a page and a box (by rendering the document)."""
+
     def embedded_files(self, data: bytes, fmt: Format, budget: int) -> list[EmbeddedFile]:
         """The files inside the document (attachments, embedded objects), reading at most ``budget`` bytes."""
         return []

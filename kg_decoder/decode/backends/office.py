@@ -4,15 +4,18 @@ their sheet, and pages drawn through LibreOffice's conversion to PDF."""
 from __future__ import annotations
 
 import io
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Optional
 
-from ...model import Element
+from ...model import DecodeOptions, Element, Partitioned
 from .base import Backend, Format, PdfConverter
 from .pdf import render_pdf_page
+from .rendered_positions import place_by_rendering
 
 
 def locate_sheet_tables(data: bytes, elements: list[Element]) -> None:
@@ -45,11 +48,23 @@ def locate_sheet_tables(data: bytes, elements: list[Element]) -> None:
                 table.table_origin = origin
 
 
+# Formats placed on LibreOffice's rendering. Spreadsheets are not: their cells' A1 addresses are
+# their place, and LibreOffice's spreadsheet component is not part of this installation.
+RENDERED_FOR_POSITIONS = ("docx", "doc", "odt", "rtf", "pptx", "ppt")
+RENDER_SECONDS = 120.0
+
+
 class OfficeBackend(Backend):
-    """What the Office families share: pages drawn through LibreOffice's PDF."""
+    """What the Office families share: pages drawn through LibreOffice's PDF, elements placed on it."""
 
     def renders_pages(self, fmt: Format) -> bool:
         return True
+
+    def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions) -> None:
+        if options.rendered_positions and fmt.name in RENDERED_FOR_POSITIONS:
+            # Half the document's time limit at most, so a renderer that hangs cannot cost the decode.
+            limit = min(RENDER_SECONDS, options.timeout_seconds / 2) if options.timeout_seconds else RENDER_SECONDS
+            place_by_rendering(data, fmt.name, partitioned, lambda raw, name: libreoffice_pdf(raw, name, limit))
 
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:
@@ -58,7 +73,10 @@ class OfficeBackend(Backend):
 
 
 def libreoffice_pdf(data: bytes, format_name: str, timeout: float = 180.0) -> Optional[bytes]:
-    """The document converted to PDF by LibreOffice (offline, in a throwaway profile), or None."""
+    """The document converted to PDF by LibreOffice (offline, in a throwaway profile), or None.
+
+    LibreOffice runs in a process group of its own, all of it killed past ``timeout`` (its launcher
+    starts the real office process as a child that outlives a plain kill)."""
     soffice = shutil.which("soffice")
     if soffice is None:
         return None
@@ -66,9 +84,17 @@ def libreoffice_pdf(data: bytes, format_name: str, timeout: float = 180.0) -> Op
         source = Path(folder) / f"document.{format_name}"
         source.write_bytes(data)
         try:
-            subprocess.run([soffice, "--headless", f"-env:UserInstallation=file://{folder}/profile", "--convert-to",
-                            "pdf", "--outdir", folder, str(source)], capture_output=True, timeout=timeout)
-        except (OSError, subprocess.TimeoutExpired):
+            process = subprocess.Popen([soffice, "--headless", f"-env:UserInstallation=file://{folder}/profile",
+                                        "--convert-to", "pdf", "--outdir", folder, str(source)],
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            return None
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
             return None
         produced = Path(folder) / "document.pdf"
         return produced.read_bytes() if produced.is_file() else None

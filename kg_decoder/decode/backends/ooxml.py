@@ -40,7 +40,12 @@ class OoxmlBackend(OfficeBackend):
 
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
-        partitioned = partition_file(fmt.name, *_PARTITIONERS[fmt.name], data, _pages(data, fmt.name))
+        # A DOCX's page numbers are those of the layout Word last recorded in the file (its rendered
+        # page breaks), where it recorded one: unstructured counts them.
+        partitioned = partition_file(fmt.name, *_PARTITIONERS[fmt.name], data, _pages(data, fmt.name),
+                                     keep_page_numbers=fmt.name == "docx")
+        if fmt.name == "docx" and any(e.page_number for e in partitioned.elements):
+            partitioned.page_numbers_from = "the layout last recorded in the file (its rendered page breaks)"
         if fmt.name == "xlsx":
             locate_sheet_tables(data, partitioned.elements)
         return partitioned

@@ -34,12 +34,14 @@ def call(format_name: str, partition: Callable[..., list], **kwargs: Any) -> lis
 
 
 def partition_file(format_name: str, module: str, function: str, data: bytes, pages: list[Page],
-                   page_based: Optional[bool] = None, **kwargs: Any) -> Partitioned:
+                   page_based: Optional[bool] = None, keep_page_numbers: bool = False,
+                   **kwargs: Any) -> Partitioned:
     """Partition ``data`` with unstructured's ``module.function``; ``pages`` known beforehand (slides,
-    sheets); ``page_based`` (default: whether there are such pages) keeps the elements' page numbers."""
+    sheets); ``page_based`` (default: whether there are such pages) keeps the elements' page numbers
+    (page 1 where one has none); ``keep_page_numbers`` keeps those the partitioner gives, and no others."""
     raw = call(format_name, partitioner(module, function), file=io.BytesIO(data), **kwargs)
     elements = convert_all(raw, {p.number: p for p in pages}, page_based=bool(pages) if page_based is None
-                           else page_based)
+                           else page_based, keep_page_numbers=keep_page_numbers)
     return checked(Partitioned(format=format_name, elements=elements, pages=pages, strategy="native"))
 
 
@@ -49,20 +51,20 @@ def checked(partitioned: Partitioned) -> Partitioned:
     return partitioned
 
 
-def convert_all(raw: list, pages: dict[int, Page], page_based: bool) -> list[Element]:
+def convert_all(raw: list, pages: dict[int, Page], page_based: bool, keep_page_numbers: bool = False) -> list[Element]:
     elements: list[Element] = []
     for item in raw:
         if item.category in _DROPPED_CATEGORIES:
             continue
-        element = convert(item, len(elements), pages, page_based)
+        element = convert(item, len(elements), pages, page_based, keep_page_numbers)
         if element.is_image or element.text.strip():
             elements.append(element)
     return elements
 
 
-def convert(item, index: int, pages: dict[int, Page], page_based: bool) -> Element:
+def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_page_numbers: bool = False) -> Element:
     metadata = item.metadata
-    page_number = metadata.page_number if page_based else None
+    page_number = metadata.page_number if page_based or keep_page_numbers else None
     if page_based and page_number is None:
         page_number = 1
     page = pages.get(page_number) if page_number is not None else None

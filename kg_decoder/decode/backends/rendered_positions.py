@@ -1,0 +1,130 @@
+"""Positions for formats whose files state none (a DOCX paragraph, a slide's text): the document is
+rendered to PDF (LibreOffice), each element's text is found among the rendered pages' characters in
+reading order, and the element gets the page it landed on and the box of its characters there.
+
+A position found so is the renderer's layout, not the file's: elements keep their own page number
+where the format knows one (slides; the page breaks Word recorded), and their box is marked as
+rendered (``RENDERED_PDF_POINTS``, ``Element.rendered_page``). The same rendering, kept beside the
+store, is what a trace later aligns the quoted characters with.
+"""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+import unicodedata
+from functools import lru_cache
+from typing import Callable, Optional
+
+from ...model import Element, Partitioned, Rendering
+from .pdf_fonts import declared_heights
+from .pdf_text_layer import PageText, page_text
+
+_FUZZY_WINDOW = 400  # letters beyond an element's length searched when its exact text is not there
+_FUZZY_SHARE = 0.8  # of an element's letters that must be found together for a fuzzy placement
+_RUNNING = {"Header", "Footer", "PageHeader", "PageFooter"}  # repeated on pages: found without moving on
+_SLIDES = ("pptx", "ppt")  # one rendered page per slide
+
+
+def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
+                       convert: Callable[[bytes, str], Optional[bytes]]) -> None:
+    """Render the document and give each text element without a box the rendered page and box it has
+    there. A document that cannot be rendered keeps its elements as they are, with a warning."""
+    pdf = convert(data, format_name)
+    if pdf is None:
+        partitioned.warnings.append("the document could not be rendered to place its elements on pages")
+        return
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(pdf)
+    except pdfium.PdfiumError:
+        partitioned.warnings.append("the rendering of the document could not be read")
+        return
+    try:
+        pages = [page_text(document[i], declared_heights(pdf, i + 1)) for i in range(len(document))]
+        sizes = [tuple(round(v, 3) for v in document[i].get_size()) for i in range(len(document))]
+    finally:
+        document.close()
+    placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
+    partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=sizes, pdf=pdf, placed=placed)
+
+
+def _place(elements: list[Element], pages: list[PageText], by_page: bool) -> int:
+    """Find each element's letters in the rendered letters, in order; ``by_page``: only on the page of
+    the element's own number (a slide is its page)."""
+    letters: list[str] = []
+    where: list[tuple[int, int]] = []  # (page index, character index) of each letter
+    starts = []
+    for page_index, page in enumerate(pages):
+        starts.append(len(letters))
+        for char_index, char in enumerate(page.chars):
+            for letter in _fold(char.char):
+                letters.append(letter)
+                where.append((page_index, char_index))
+    starts.append(len(letters))
+    stream = "".join(letters)
+    cursor = 0
+    placed = 0
+    for element in elements:
+        if element.is_image or element.bbox is not None:
+            continue
+        wanted = "".join(_fold(element.text))
+        if not wanted:
+            continue
+        if by_page:
+            if not element.page_number or element.page_number > len(pages):
+                continue
+            low, high = starts[element.page_number - 1], starts[element.page_number]
+            found = _locate(stream, wanted, low, low, high)
+        else:
+            found = _locate(stream, wanted, cursor, 0, len(stream))
+        if found is None:
+            continue
+        start, end = found
+        if not by_page and element.category not in _RUNNING:
+            cursor = max(cursor, end)
+        page_index = where[start][0]
+        on_page = [char_index for page, char_index in where[start:end] if page == page_index]
+        boxes = [pages[page_index].chars[char_index].line_box for char_index in on_page]
+        element.rendered_page = page_index + 1
+        element.bbox = tuple(round(v, 3) for v in (min(b[0] for b in boxes), min(b[1] for b in boxes),
+                                                    max(b[2] for b in boxes), max(b[3] for b in boxes)))
+        placed += 1
+    return placed
+
+
+def _locate(stream: str, wanted: str, cursor: int, low: int, high: int) -> Optional[tuple[int, int]]:
+    """Where ``wanted`` is in ``stream[low:high]``: exactly at or after ``cursor``, else exactly anywhere,
+    else most of it together near the cursor (the renderer adds list numbers, drops a field)."""
+    found = stream.find(wanted, cursor, high)
+    if found < 0:
+        found = stream.find(wanted, low, high)
+    if found >= 0:
+        return found, found + len(wanted)
+    window_end = min(high, cursor + len(wanted) + _FUZZY_WINDOW)
+    window = stream[cursor:window_end]
+    matcher = difflib.SequenceMatcher(None, wanted, window, autojunk=False)
+    blocks = [block for block in matcher.get_matching_blocks() if block.size >= 3]
+    if sum(block.size for block in blocks) < _FUZZY_SHARE * len(wanted):
+        return None
+    return cursor + blocks[0].b, cursor + blocks[-1].b + blocks[-1].size
+
+
+def _fold(text: str) -> str:
+    """The letters of ``text`` as both sides are compared: compatibility forms, case and whitespace aside."""
+    return "".join(letter for letter in unicodedata.normalize("NFKC", text).casefold() if not letter.isspace())
+
+
+@lru_cache(maxsize=1)
+def renderer_name() -> str:
+    """LibreOffice and its version, as the rendering is recorded."""
+    try:
+        answer = subprocess.run(["soffice", "--headless", "--version"], capture_output=True, text=True, timeout=60)
+        words = answer.stdout.split()
+        return " ".join(words[:2]) if len(words) >= 2 else "LibreOffice"
+    except (OSError, subprocess.TimeoutExpired):
+        return "LibreOffice"
+
+
+__all__ = ["place_by_rendering", "renderer_name"]

@@ -1,0 +1,135 @@
+"""Formats whose files state no positions cite a page and a box: a DOCX's elements carry the page
+numbers Word recorded in the file, and every element is placed on the document as LibreOffice
+renders it; a quote traces to the rendered page with a box on its words, checked against poppler's
+word boxes on the same rendering (an engine that is not ours)."""
+
+from __future__ import annotations
+
+import drawn_office
+import pytest
+
+import kg_decoder
+from invariants import check_document
+from kg_decoder.model import RENDERED_PDF_POINTS
+
+PREFIXES = "PREFIX tg: <https://trustgraph.ai/ns/> PREFIX prov: <http://www.w3.org/ns/prov#> "
+
+
+def within(got, want, page_size, share=0.02):
+    width, height = page_size
+    return all(abs(g - w) <= share * size for g, w, size in zip(got, want, (width, height, width, height)))
+
+
+@pytest.fixture(scope="module")
+def paged(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("paged")
+    store = kg_decoder.open_store(folder / "store")
+    docx = drawn_office.make_paged_docx(folder / "pages.docx")
+    pptx = drawn_office.make_placed_pptx(folder / "slides.pptx")
+    return store, kg_decoder.decode(docx, store=store), kg_decoder.decode(pptx, store=store)
+
+
+def rendered_file(store, result):
+    return store.path / "renders" / f"{store.document_info(result.document).sha256}.pdf"
+
+
+def test_docx_elements_carry_the_pages_word_recorded_and_a_box_on_the_rendering(paged):
+    store, docx, _ = paged
+    check_document(store, docx.document)
+    elements = [e for e in store.document_elements(docx.document) if e.category != "Image"]
+    assert [(" ".join(e.text.split()), e.page_number) for e in elements] == drawn_office.DOCX_PAGES
+    assert all(e.coordinate_system == RENDERED_PDF_POINTS and e.bbox and e.rendered_page_number
+               for e in elements)
+    assert [e.rendered_page_number for e in elements] == [1, 1, 2, 2, 3]  # LibreOffice lays it out alike
+    said = store.select_rows(PREFIXES + f"SELECT ?from WHERE {{ GRAPH ?g {{ <{docx.document}> tg:pageNumbersFrom ?from }} }}")
+    assert "rendered page breaks" in said.rows[0][0]
+    run = store.rendering_run(docx.document)
+    assert run.renderer.startswith("LibreOffice ") and run.rendered_page_count == 3
+    assert kg_decoder.validate(store=store, document=docx.document).conforms
+    assert store.table("audit-elements-without-position").rows == []
+
+
+def test_a_docx_quote_traces_to_its_rendered_page_and_the_words_poppler_finds_there(paged):
+    store, docx, _ = paged
+    [source] = kg_decoder.trace(quote=drawn_office.DOCX_QUOTE, document=docx.document, store=store)
+    assert source.page_number == 3  # the page Word recorded
+    [box] = source.boxes
+    assert box.source == "characters" and box.coordinate_system == RENDERED_PDF_POINTS and box.page_number == 3
+    assert source.rendered_by.startswith("LibreOffice")
+    page, words = drawn_office.poppler_box(rendered_file(store, docx), drawn_office.DOCX_QUOTE)
+    assert page == 3
+    assert within((box.left, box.top, box.right, box.bottom), words, (box.page_width, box.page_height)), (box, words)
+    annotation = kg_decoder.web_annotations([source])["first"]["items"][0]
+    [region] = [t for t in annotation["target"] if "renderedVia" in t]
+    assert region["renderedVia"]["name"] == source.rendered_by and region["selector"]["value"] == "page=3"
+
+
+def test_a_slide_quote_traces_to_its_slide_with_a_box_on_its_words(paged):
+    store, _, pptx = paged
+    [source] = kg_decoder.trace(quote=drawn_office.PPTX_QUOTE, document=pptx.document, store=store)
+    assert source.page_number == 2 and source.page is not None  # the slide is the page
+    [box] = source.boxes
+    assert box.page_number == 2 and box.coordinate_system == RENDERED_PDF_POINTS
+    page, words = drawn_office.poppler_box(rendered_file(store, pptx), drawn_office.PPTX_QUOTE)
+    assert page == 2
+    assert within((box.left, box.top, box.right, box.bottom), words, (box.page_width, box.page_height)), (box, words)
+    # The text box was put 4 inches from the left and 5 from the top of a 10 x 7.5 inch slide, 5 x 1 inches.
+    assert 4 * 72 < box.left < box.right < 9 * 72 and 5 * 72 < box.top < box.bottom < 6 * 72
+
+
+def test_chunk_anchors_cite_the_rendered_pages(paged, tmp_path):
+    store, docx, _ = paged
+    kg_decoder.chunk_document(docx.document, store=store, chunk_size=16, min_chunk_tokens=2)
+    anchors = [a for chunk in kg_decoder.document_chunks(docx.document, store=store) for a in chunk.anchors]
+    assert {a.page_number for a in anchors} == {1, 2, 3}
+    assert all(a.coordinate_system == RENDERED_PDF_POINTS and a.bbox for a in anchors)
+
+
+def test_sections_within_the_pages_word_recorded(paged, tmp_path):
+    store, docx, _ = paged
+    with kg_decoder.open_store(tmp_path / "within") as other:
+        path = tmp_path / "pages.docx"
+        path.write_bytes(store.blob(store.document_info(docx.document).sha256))
+        result = kg_decoder.decode(path, store=other, section_within_pages=True, section_strategy="element-type")
+        pages = other.document_pages(result.document)
+        assert [p.page_number for p in pages] == [1, 2, 3]
+        assert result.pages == 3 and result.sections >= 3
+        check_document(other, result.document)
+
+
+def test_without_rendered_positions_elements_have_no_box_and_nothing_says_otherwise(paged, tmp_path):
+    store, docx, _ = paged
+    with kg_decoder.open_store(tmp_path / "plain") as other:
+        path = tmp_path / "pages.docx"
+        path.write_bytes(store.blob(store.document_info(docx.document).sha256))
+        result = kg_decoder.decode(path, store=other, rendered_positions=False)
+        assert all(e.bbox is None for e in other.document_elements(result.document))
+        assert other.rendering_run(result.document) is None
+        [source] = kg_decoder.trace(quote=drawn_office.DOCX_QUOTE, document=result.document, store=other)
+        assert source.boxes == [] and source.page_number == 3
+
+
+def test_decoding_again_changes_nothing(paged):
+    store, docx, _ = paged
+    before = store.quads()
+    assert kg_decoder.decode(store.blob(store.document_info(docx.document).sha256), store=store,
+                             file_name="pages.docx").status == "unchanged"
+    assert store.quads() == before
+
+
+def test_the_web_app_draws_the_rendered_pages_and_lists_them_per_element(paged):
+    from urllib.parse import quote
+
+    from kg_decoder.cli import load_web_app
+
+    store, docx, _ = paged
+    client = load_web_app().create_app(store).test_client()
+    page = client.get(f"/renderings/{quote(docx.document, safe='')}/3.png")
+    assert page.status_code == 200 and page.data.startswith(b"\x89PNG")
+    assert client.get(f"/renderings/{quote(docx.document, safe='')}/9.png").status_code == 404
+    assert client.get("/renderings/urn:document:nothing/1.png").status_code == 404
+    listing = client.get(f"/documents/{quote(docx.document, safe='')}").get_data(as_text=True)
+    assert listing.count("rendered p. ") == 5
+    traced = client.get("/trace", query_string={"quote": drawn_office.DOCX_QUOTE, "document": docx.document})
+    html = traced.get_data(as_text=True)
+    assert "/3.png" in html and "as LibreOffice" in html and 'class="box characters"' in html
