@@ -19,7 +19,7 @@ from ..cite.chunks import chunk_document, document_chunks
 from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.trace import trace
-from ..decode.pipeline import decode
+from ..decode.pipeline import decode, render_files_ahead
 from ..decode.worker import shared_worker
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
@@ -82,6 +82,10 @@ def _reading_store(path: str) -> KgStore:
         return open_store(path, read_only=True)
 
 
+def _json_progress(report) -> None:
+    print(json.dumps(report.to_json(), ensure_ascii=False), file=sys.stderr, flush=True)
+
+
 def _decode(args: argparse.Namespace) -> int:
     options = decode_options(args)  # a bad option fails once, before any file
     chunking = chunk_options(args) if args.chunk else None
@@ -92,6 +96,8 @@ def _decode(args: argparse.Namespace) -> int:
         return remote.upload(files, args.server, args.token, options, chunking, args.emit, args.fail_on_error)
     store = open_store(args.store)
     report = sys.stderr if args.emit else sys.stdout
+    if len(files) > 1:  # Office files placed on a rendering: many to one LibreOffice run, then decoded one by one
+        render_files_ahead(files, store, options, progress=_json_progress if args.progress_jsonl else None)
     rows: list[list[str]] = []
     refused: list[str] = []  # files refused for what they are (encrypted, empty...): the job did its work
     failures = 0  # files the job could not do its work on (a missing model...)

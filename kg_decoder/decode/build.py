@@ -9,6 +9,7 @@ queries never wait behind a decode's Python work.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from datetime import datetime, timezone
 from typing import Callable, Optional, Union
 
@@ -36,6 +37,8 @@ class DocumentJob:
     versions: dict[str, str]
     cache_folder: Optional[str]  # None: partition without the cache
     origin: Union[EmbeddingLink, WebFetch, None] = None
+    # The document's rendering when one was made ahead (see ``renders.render_ahead``), else None.
+    rendered: Optional[str] = None
 
 
 @dataclass
@@ -127,7 +130,8 @@ def _partitioned(plain: bytes, job: DocumentJob, progress: Optional[ProgressCall
         return found, PartitionSource.PARSE_CACHE
     report(progress, "partition", 0, 1, f"partition the {job.format_name.upper()} file")
     if partition is None:
-        partitioned = partition_document(plain, job.format_name, job.options, progress)
+        rendered = Path(job.rendered).read_bytes() if job.rendered and Path(job.rendered).is_file() else None
+        partitioned = partition_document(plain, job.format_name, job.options, progress, rendered)
     else:
         partitioned = partition(plain, job.format_name, job.options)
     if cache:

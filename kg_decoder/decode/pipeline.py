@@ -21,13 +21,15 @@ from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, E
                      TextDocument, options_from, report, software_versions)
 from ..model.errors import CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
 from .backends import FORMATS, Format, embedded_files
+from .backends.office import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
 from .embedded import over_budget
 from .formats import decrypt_office, detect_format
-from .renders import keep_rendering
+from .renders import keep_rendering, kept_rendering, render_ahead
 from .worker import PartitionWorker, shared_worker
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO]
+_AHEAD_BATCH = 16  # files read and rendered together ahead of their decodes
 
 
 def read_source(source: Source, max_bytes: int) -> tuple[bytes, Optional[str]]:
@@ -243,7 +245,8 @@ def _decode_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name
 
     cache = str(store.path / "partition-cache") if use_cache and store.path is not None else None
     job = DocumentJob(sha256=sha256, byte_size=len(data), format_name=fmt.name, file_name=file_name,
-                      options=options, versions=versions, cache_folder=cache, origin=origin)
+                      options=options, versions=versions, cache_folder=cache, origin=origin,
+                      rendered=kept_rendering(store, sha256) if options.rendered_positions else None)
     built = worker.build_document(plain, job, progress)
     earlier_failure = store.document_failure(iri) is not None
     report(progress, "write quads", 0, built.quad_count, f"write {built.quad_count} quads in one transaction")
@@ -253,6 +256,32 @@ def _decode_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name
     report(progress, "write quads", built.quad_count, built.quad_count, f"wrote {built.quad_count} quads")
     report(progress, "done", 1, 1, "decoded")
     return built.result
+
+
+def render_files_ahead(paths: list[Path], store: KgStore, options: DecodeOptions,
+                       progress: Optional[ProgressCallback] = None) -> int:
+    """Render the files of the formats placed on a rendering (DOCX, ODT, slides...) many to one
+    LibreOffice run before they are decoded one by one: most of a small document's rendering is
+    LibreOffice starting. Files that cannot be read or identified are left to their decode."""
+    if not options.rendered_positions or options.password:
+        return 0
+    found: list[tuple[str, bytes, str]] = []
+    rendered = 0
+    for path in paths:
+        try:
+            data, _ = read_source(path, options.max_bytes)
+            fmt = _detect(data, path.name, options.mime_type)
+        except (DecodeError, OSError):
+            continue
+        if fmt.name in RENDERED_FOR_POSITIONS:
+            found.append((sha256_hex(data), data, fmt.name))
+        if len(found) >= _AHEAD_BATCH:
+            rendered += render_ahead(store, found)
+            found = []
+    rendered += render_ahead(store, found)
+    report(progress, "render ahead", rendered, rendered,
+           f"rendered {rendered} Office documents ahead, many to one LibreOffice run")
+    return rendered
 
 
 def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> DecodeResult:
@@ -284,4 +313,4 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
     )
 
 
-__all__ = ["DecodeResult", "EmbeddedResult", "decode", "read_source", "stored_result"]
+__all__ = ["DecodeResult", "EmbeddedResult", "decode", "read_source", "render_files_ahead", "stored_result"]

@@ -10,9 +10,11 @@ import threading
 from typing import Optional
 
 from ..graph.store import KgStore
-from .backends.office import libreoffice_pdf
+from .backends.office import libreoffice_pdf, libreoffice_pdfs
 
 _CONVERSIONS = threading.Lock()  # one LibreOffice at a time
+_BATCH = 16  # documents per LibreOffice run when rendering ahead
+_BATCH_SECONDS, _SECONDS_PER_DOCUMENT = 60.0, 30.0
 
 
 def keep_rendering(store: KgStore, sha256: str, pdf: bytes) -> None:
@@ -24,6 +26,29 @@ def keep_rendering(store: KgStore, sha256: str, pdf: bytes) -> None:
     incoming = path.with_name(f".{path.name}.incoming")
     incoming.write_bytes(pdf)
     incoming.replace(path)
+
+
+def kept_rendering(store: KgStore, sha256: str) -> Optional[str]:
+    """Where the rendering of the document with this content hash is kept, if it is."""
+    path = _path(store, sha256)
+    return str(path) if path is not None and path.is_file() else None
+
+
+def render_ahead(store: KgStore, documents: list[tuple[str, bytes, str]]) -> int:
+    """Render documents (sha256, bytes, format name) not yet kept, many to one LibreOffice run, and
+    keep each rendering for the decode that follows; how many were rendered."""
+    wanted = [(sha256, data, name) for sha256, data, name in documents if kept_rendering(store, sha256) is None]
+    rendered = 0
+    for start in range(0, len(wanted), _BATCH):
+        batch = wanted[start:start + _BATCH]
+        with _CONVERSIONS:
+            pdfs = libreoffice_pdfs([(data, name) for _, data, name in batch],
+                                    timeout=_BATCH_SECONDS + _SECONDS_PER_DOCUMENT * len(batch))
+        for (sha256, _, _), pdf in zip(batch, pdfs):
+            if pdf is not None:
+                keep_rendering(store, sha256, pdf)
+                rendered += 1
+    return rendered
 
 
 def rendering(store: KgStore, sha256: str, data: bytes, format_name: str) -> Optional[bytes]:
@@ -42,4 +67,4 @@ def _path(store: KgStore, sha256: str):
     return store.path / "renders" / f"{sha256}.pdf" if store.path is not None else None
 
 
-__all__ = ["keep_rendering", "rendering"]
+__all__ = ["keep_rendering", "kept_rendering", "render_ahead", "rendering"]

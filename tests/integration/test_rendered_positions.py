@@ -5,6 +5,8 @@ word boxes on the same rendering (an engine that is not ours)."""
 
 from __future__ import annotations
 
+import json
+
 import drawn_office
 import pytest
 
@@ -133,3 +135,23 @@ def test_the_web_app_draws_the_rendered_pages_and_lists_them_per_element(paged):
     traced = client.get("/trace", query_string={"quote": drawn_office.DOCX_QUOTE, "document": docx.document})
     html = traced.get_data(as_text=True)
     assert "/3.png" in html and "as LibreOffice" in html and 'class="box characters"' in html
+
+
+def test_the_command_line_renders_a_folder_ahead_in_one_run_with_the_same_positions(paged, tmp_path):
+    from conftest import run_cli
+
+    store, docx, pptx = paged
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for result, name in ((docx, "pages.docx"), (pptx, "slides.pptx")):
+        (folder / name).write_bytes(store.blob(store.document_info(result.document).sha256))
+    done = run_cli("decode", folder, "--store", tmp_path / "cli-store", "--progress-jsonl")
+    assert done.returncode == 0, done.stderr
+    reports = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    assert [r["current"] for r in reports if r["stage"] == "render ahead"] == [2]  # both in one run, ahead
+    with kg_decoder.open_store(tmp_path / "cli-store") as other:
+        assert len(list((tmp_path / "cli-store" / "renders").iterdir())) == 2
+        for result in (docx, pptx):
+            mine = [(e.element, e.bbox, e.rendered_page_number) for e in store.document_elements(result.document)]
+            theirs = [(e.element, e.bbox, e.rendered_page_number) for e in other.document_elements(result.document)]
+            assert mine == theirs

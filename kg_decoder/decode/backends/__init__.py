@@ -56,11 +56,12 @@ def format_for_mime(mime: str) -> Format:
 
 
 def partition_document(data: bytes, format_name: str, options: DecodeOptions,
-                       progress: Optional[ProgressCallback] = None) -> Partitioned:
+                       progress: Optional[ProgressCallback] = None, rendered: Optional[bytes] = None) -> Partitioned:
     """Partition ``data`` (already known to be ``format_name``) into elements, pictures included.
 
     A picture that cannot be read must not cost the document its text: a failure of the
     picture finder leaves the text elements as they are and is recorded as a warning.
+    ``rendered``: the document's rendering, made ahead, for the formats placed on one.
     """
     fmt = FORMATS[format_name]
     backend = backend_for(format_name)
@@ -71,7 +72,7 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
         partitioned.warnings.append(f"the pictures could not be read: {type(exc).__name__}: {exc}"[:300])
     else:
         partitioned.elements = [replace(element, index=i) for i, element in enumerate(merged)]
-    backend.place(data, fmt, partitioned, options)
+    backend.place(data, fmt, partitioned, options, rendered)
     return partitioned
 
 

@@ -56,8 +56,10 @@ class Backend:
         """``elements`` with the document's pictures merged in reading order."""
         return elements
 
-    def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions) -> None:
-        """Give elements whose format states no position a page and a box (by rendering the document)."""
+    def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions,
+              rendered: Optional[bytes] = None) -> None:
+        """Give elements whose format states no position a page and a box (by rendering the document,
+        or on ``rendered``, its rendering made ahead)."""
 
     def embedded_files(self, data: bytes, fmt: Format, budget: int) -> list[EmbeddedFile]:
         """The files inside the document (attachments, embedded objects), reading at most ``budget`` bytes."""

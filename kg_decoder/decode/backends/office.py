@@ -60,11 +60,16 @@ class OfficeBackend(Backend):
     def renders_pages(self, fmt: Format) -> bool:
         return True
 
-    def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions) -> None:
-        if options.rendered_positions and fmt.name in RENDERED_FOR_POSITIONS:
-            # Half the document's time limit at most, so a renderer that hangs cannot cost the decode.
-            limit = min(RENDER_SECONDS, options.timeout_seconds / 2) if options.timeout_seconds else RENDER_SECONDS
-            place_by_rendering(data, fmt.name, partitioned, lambda raw, name: libreoffice_pdf(raw, name, limit))
+    def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions,
+              rendered: Optional[bytes] = None) -> None:
+        if not options.rendered_positions or fmt.name not in RENDERED_FOR_POSITIONS:
+            return
+        if rendered is not None:  # rendered ahead, with other documents in one LibreOffice run
+            place_by_rendering(data, fmt.name, partitioned, lambda raw, name: rendered)
+            return
+        # Half the document's time limit at most, so a renderer that hangs cannot cost the decode.
+        limit = min(RENDER_SECONDS, options.timeout_seconds / 2) if options.timeout_seconds else RENDER_SECONDS
+        place_by_rendering(data, fmt.name, partitioned, lambda raw, name: libreoffice_pdf(raw, name, limit))
 
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:
@@ -73,28 +78,36 @@ class OfficeBackend(Backend):
 
 
 def libreoffice_pdf(data: bytes, format_name: str, timeout: float = 180.0) -> Optional[bytes]:
-    """The document converted to PDF by LibreOffice (offline, in a throwaway profile), or None.
+    """The document converted to PDF by LibreOffice (offline, in a throwaway profile), or None."""
+    return libreoffice_pdfs([(data, format_name)], timeout)[0]
 
-    LibreOffice runs in a process group of its own, all of it killed past ``timeout`` (its launcher
-    starts the real office process as a child that outlives a plain kill)."""
+
+def libreoffice_pdfs(documents: list[tuple[bytes, str]], timeout: float = 180.0) -> list[Optional[bytes]]:
+    """Documents (bytes, format name) converted to PDF by one LibreOffice run, each or None.
+
+    One run for many documents pays LibreOffice's start-up (most of a small document's
+    conversion) once. LibreOffice runs in a process group of its own, all of it killed past
+    ``timeout`` (its launcher starts the real office process as a child that outlives a plain kill)."""
     soffice = shutil.which("soffice")
-    if soffice is None:
-        return None
+    if soffice is None or not documents:
+        return [None] * len(documents)
     with tempfile.TemporaryDirectory() as folder:
-        source = Path(folder) / f"document.{format_name}"
-        source.write_bytes(data)
+        sources = []
+        for number, (data, format_name) in enumerate(documents):
+            source = Path(folder) / f"document-{number}.{format_name}"
+            source.write_bytes(data)
+            sources.append(str(source))
         try:
             process = subprocess.Popen([soffice, "--headless", f"-env:UserInstallation=file://{folder}/profile",
-                                        "--convert-to", "pdf", "--outdir", folder, str(source)],
+                                        "--convert-to", "pdf", "--outdir", folder, *sources],
                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError:
-            return None
+            return [None] * len(documents)
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-            return None
-        produced = Path(folder) / "document.pdf"
-        return produced.read_bytes() if produced.is_file() else None
+        produced = [Path(folder) / f"document-{number}.pdf" for number in range(len(documents))]
+        return [path.read_bytes() if path.is_file() else None for path in produced]
