@@ -26,7 +26,7 @@ BUILD_CHUNKS = "kg_decoder.cite.chunks:build_chunks"
 
 @dataclass
 class ChunkText:
-    """One page or section text to chunk."""
+    """One page, section or picture's OCR text to chunk."""
 
     segment: str
     kind: str
@@ -164,9 +164,12 @@ def _chunk_segments(inputs: ChunkInputs, progress: Optional[ProgressCallback] = 
         headings = [Heading(e.char_offset, e.heading_depth or 0,
                             text[e.char_offset:e.char_offset + e.char_length].strip()[:200])
                     for e in elements if e.category == "Title"]
-        chunks = chunk_text(text, settings, tables, [Heading(-1, h.depth, h.title) for h in earlier_headings]
-                            + headings)
-        earlier_headings = _open_headings(earlier_headings + headings)
+        if item.kind == "image":  # a picture's words stand apart from the headings of the text around it
+            chunks = chunk_text(text, settings, tables, [])
+        else:
+            chunks = chunk_text(text, settings, tables, [Heading(-1, h.depth, h.title) for h in earlier_headings]
+                                + headings)
+            earlier_headings = _open_headings(earlier_headings + headings)
         anchors = [_anchors(chunk, elements, pages, item.page_number) for chunk in chunks]
         segment_hashes = []
         for chunk in chunks:

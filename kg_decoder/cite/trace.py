@@ -84,9 +84,9 @@ class _Tracer:
         kinds = self.store.entity_kinds(iri)
         if "Chunk" in kinds:
             return self._chunk_span(iri, (start, end), strict=True)
-        if kinds & {"Page", "Section"}:
+        if kinds & {"Page", "Section", "ImageText"}:
             return [self._segment_span(iri, start, end)]
-        raise UnknownEntity(f"no page, section or chunk {iri:.200} in the store")
+        raise UnknownEntity(f"no page, section, picture's text or chunk {iri:.200} in the store")
 
     def quote(self, quote: str, document: Optional[str]) -> list[TraceSource]:
         if not isinstance(quote, str) or not quote.strip():
@@ -225,6 +225,8 @@ class _Tracer:
         if info.kind == "section":
             source.section = segment
             source.heading_path = [row.title for row in self.store.section_titles(segment)]
+        if info.kind == "image":
+            source.image = info.image
         source.chunks = [row.chunk for row in self.store.segment_chunks(segment)
                          if row.char_offset < end and row.char_offset + row.char_length > start]
         elements = [row for row in self.store.segment_text_elements(segment)
@@ -246,9 +248,13 @@ class _Tracer:
         return source
 
     def _page_of(self, info: SegmentInfo) -> Optional[str]:
-        """The page a segment is, or the page a section inside a page derives from."""
+        """The page a segment is, the page a section inside a page derives from, or the page of the
+        page or section a picture whose text this is sits in."""
         if info.kind == "page":
             return info.segment
+        if info.kind == "image":
+            holder = self.store.segment_info(info.image_segment) if info.image_segment else None
+            return self._page_of(holder) if holder is not None else None
         if info.parent and "Page" in self.store.entity_kinds(info.parent):
             return info.parent
         return None
@@ -294,7 +300,7 @@ class _Tracer:
         if region is None:
             return []
         page_number, pdf = drawn
-        if pdf is not None and page_number is not None and element.category != "Table":
+        if pdf is not None and page_number is not None and element.category not in ("Table", "OcrWord"):
             page = page_characters(pdf[1], page_number, key=pdf[0])
             local_start = max(start, element.char_offset) - element.char_offset
             local_end = min(end, element.char_offset + element.char_length) - element.char_offset

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..model import SECTION_STRATEGIES, STRATEGIES, ChunkOptions, CrawlOptions, DecodeOptions, software_versions
+from ..model import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, ChunkOptions, CrawlOptions, DecodeOptions,
+                     software_versions)
 
 DESCRIPTION = "Decode documents into a knowledge graph of provenance; chunk, trace, audit and serve it."
 
@@ -29,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-rendered-positions", dest="rendered_positions", action="store_false",
                      help="do not place DOCX, ODT, RTF, DOC and slide text on a LibreOffice rendering "
                           "(faster; their elements then have no page box)")
+    run.add_argument("--image-ocr", choices=IMAGE_OCR_MODES, default=DecodeOptions.image_ocr,
+                     help="read the words in pictures with OCR (auto: not tiny or plain pictures; off: faster)")
     run.add_argument("--password", help="password of encrypted PDFs")
     run.add_argument("--mime-type", help="decode as this MIME type instead of detecting it")
     run.add_argument("--encoding", help="character set of text-based files (HTML, text, CSV...), e.g. windows-1251; "
@@ -171,4 +174,5 @@ def decode_options(args: argparse.Namespace) -> DecodeOptions:
                          section_max_size=args.section_max_size, section_within_pages=args.section_within_pages,
                          password=args.password, mime_type=args.mime_type, encoding=args.encoding,
                          max_bytes=args.max_bytes, timeout_seconds=args.timeout, embedded_depth=args.embedded_depth,
-                         max_embedded_bytes=args.max_embedded_bytes, rendered_positions=args.rendered_positions)
+                         max_embedded_bytes=args.max_embedded_bytes, rendered_positions=args.rendered_positions,
+                         image_ocr=args.image_ocr)

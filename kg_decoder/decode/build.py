@@ -99,7 +99,7 @@ def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCa
         rendering=partitioned.rendering,
         page_numbers_from=partitioned.page_numbers_from,
     )
-    image_blobs = _image_blobs(record, options)
+    image_blobs = _image_blobs(record, options) | _image_text_blobs(record)
     quads = document_quads(record) + (origin_quads(iri, job.origin) if job.origin else [])
     report(progress, "map", 1, 1, f"{len(quads)} quads")
     result = _result(record, partitioned, len(quads))
@@ -158,6 +158,17 @@ def _image_blobs(record: DocumentRecord, options: DecodeOptions) -> dict[str, by
     return blobs
 
 
+def _image_text_blobs(record: DocumentRecord) -> dict[str, bytes]:
+    """The OCR text of each picture that has one, for the library (noted on the record)."""
+    blobs: dict[str, bytes] = {}
+    for image in record.image_texts():
+        data = image.image_text.text.encode("utf-8")
+        key = sha256_hex(data)
+        record.image_text_sha256[image.index] = key
+        blobs[key] = data
+    return blobs
+
+
 def _title(elements: list[Element], file_name: Optional[str]) -> Optional[str]:
     for element in elements:
         if element.category == "Title" and element.text.strip():
@@ -180,6 +191,20 @@ def _result(record: DocumentRecord, partitioned: Partitioned, quad_count: int) -
         )
         for s in record.segments
         if s.carries_text
+    ] + [
+        TextDocument(
+            iri=record.image_text_iri(image.index),
+            document=record.iri,
+            kind="image",
+            page_number=image.page_number,
+            text=image.image_text.text,
+            char_offset=None,
+            char_length=len(image.image_text.text),
+            element_offsets=[ElementOffset(record.ocr_word_iri(image.index, k), word.start, len(word.text))
+                             for k, word in enumerate(image.image_text.words)],
+            derived_from=record.element_iris[image.index],
+        )
+        for image in record.image_texts()
     ]
     elements = partitioned.elements
     return DecodeResult(

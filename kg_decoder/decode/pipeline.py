@@ -295,7 +295,7 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
                                            page_number=segment.page_number,
                                            text=store.text(segment.sha256, segment.segment),
                                            char_offset=segment.char_offset, char_length=segment.char_length,
-                                           element_offsets=offsets))
+                                           element_offsets=offsets, derived_from=segment.derived_from))
     fmt = FORMATS.get(summary.format)
     return DecodeResult(
         document=iri,

@@ -59,6 +59,8 @@ class DocumentRecord:
     image_skipped: dict[int, str] = field(default_factory=dict)
     # Partial failures that did not fail the decode (unreadable pictures, a page OCR failed on).
     warnings: list[str] = field(default_factory=list)
+    # Pictures' OCR text in the library (element index -> sha256 of the text).
+    image_text_sha256: dict[int, str] = field(default_factory=dict)
     # The rendering elements were placed on, for formats that state no positions.
     rendering: Optional[Rendering] = None
     # Where the elements' page numbers come from, when not from pages the format draws itself.
@@ -79,6 +81,17 @@ class DocumentRecord:
     @property
     def activity_iri(self) -> str:
         return activity_iri(self.sha256, self.options, self.versions)
+
+    def image_text_iri(self, image: int) -> str:
+        """The text OCR read in a picture (a text document of its own)."""
+        return derived_iri("imagetext", self.sha256, self.options.settings_key(), image)
+
+    def ocr_word_iri(self, image: int, word: int) -> str:
+        return derived_iri("ocrword", self.sha256, self.options.settings_key(), image, word)
+
+    def image_texts(self) -> list[Element]:
+        """The pictures with OCR text, in document order (their text documents follow the segments')."""
+        return [e for e in self.elements if e.is_image and e.image_text is not None]
 
     @property
     def rendering_iri(self) -> str:
@@ -145,6 +158,8 @@ def document_quads(record: DocumentRecord) -> list[Quad]:
         _describe_element(out, record, links, element, activity)
         if element.is_table:
             _describe_cells(out, record, element, activity)
+    for position, image in enumerate(record.image_texts()):
+        _describe_image_text(out, record, links, image, len(record.segments) + position, activity)
     return out.quads
 
 
@@ -312,14 +327,20 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
     if record.format in ("pptx", "ppt"):
         out.add_optional(node, tg("slideNumber"), element.page_number, _int)
     out.add_optional(node, tg("sheetName"), element.page_name, _text)
-    if element.bbox is not None and element.rendered_page is not None and record.rendering is not None:
+    if element.bbox is not None:
+        _describe_place(out, record, node, element, element.bbox)
+
+
+def _describe_place(out: _Writer, record: DocumentRecord, node: NamedNode, element: Element, box) -> None:
+    """A box on the element's page, or on the page of the document's rendering the element is on."""
+    if element.rendered_page is not None and record.rendering is not None:
         width, height = record.rendering.page_sizes[element.rendered_page - 1]
         out.add(node, tg("renderedPageNumber"), _int(element.rendered_page))
         out.add(node, tg("positionFrom"), NamedNode(record.rendering_iri))
-        _describe_box(out, node, element.bbox, width, height, RENDERED_PDF_POINTS)
-    elif element.bbox is not None:
+        _describe_box(out, node, box, width, height, RENDERED_PDF_POINTS)
+    else:
         page = record.pages.get(element.page_number) or Page(number=element.page_number or 0)
-        _describe_box(out, node, element.bbox, page.width, page.height, page.coordinate_system)
+        _describe_box(out, node, box, page.width, page.height, page.coordinate_system)
 
 
 def _describe_image(out: _Writer, record: DocumentRecord, element: Element, node: NamedNode) -> None:
@@ -339,6 +360,52 @@ def _describe_image(out: _Writer, record: DocumentRecord, element: Element, node
     out.add_optional(node, tg("pixelWidth"), element.image_width, _int)
     out.add_optional(node, tg("pixelHeight"), element.image_height, _int)
     out.add_optional(node, tg("anchorCell"), element.anchor_cell, _text)
+    out.add_optional(node, tg("ocrSkippedReason"), element.image_text_skipped, _text)
+
+
+def _describe_image_text(out: _Writer, record: DocumentRecord, links: _ElementLinks, image: Element,
+                         segment_index: int, activity: NamedNode) -> None:
+    """A picture's OCR text: a text document derived from the picture, and each word with its
+    confidence, its box in the picture's pixels and, where the picture has a place on a page, there."""
+    found = image.image_text
+    node = NamedNode(record.image_text_iri(image.index))
+    image_node = NamedNode(record.element_iris[image.index])
+    out.add(node, RDF_TYPE, tg("ImageText"))
+    out.add(node, prov("wasDerivedFrom"), image_node)
+    out.add(node, prov("wasGeneratedBy"), activity)
+    out.add(image_node, tg("imageText"), node)
+    out.add(node, tg("segmentIndex"), _int(segment_index))
+    out.add(node, tg("charLength"), _int(len(found.text)))
+    out.add(node, tg("sha256"), _text(record.image_text_sha256[image.index]))
+    out.add(node, tg("textDocument"), _bool(True))
+    out.add(node, tg("confidence"), _double(found.confidence))
+    out.add(node, tg("ocrLanguages"), _text(found.languages))
+    out.add(node, tg("ocrEngine"), _text(found.engine))
+    out.add(node, tg("wordCount"), _int(len(found.words)))
+    page_number = image.page_number if image.page_number is not None else links.holder[image.index][0].page_number
+    out.add_optional(node, tg("pageNumber"), page_number, _int)
+    placed = image.bbox is not None and bool(image.image_width and image.image_height) and (
+        image.rendered_page is not None or page_number in record.pages)
+    for k, word in enumerate(found.words):
+        word_node = NamedNode(record.ocr_word_iri(image.index, k))
+        out.add(word_node, RDF_TYPE, tg("OcrWord"))
+        out.add(word_node, prov("wasDerivedFrom"), node)
+        out.add(word_node, prov("wasGeneratedBy"), activity)
+        out.add(word_node, tg("category"), _text("OcrWord"))
+        out.add(word_node, tg("elementIndex"), _int(k))
+        out.add(word_node, tg("charOffset"), _int(word.start))
+        out.add(word_node, tg("charLength"), _int(len(word.text)))
+        out.add(word_node, tg("text"), _text(word.text))
+        out.add(word_node, tg("confidence"), _double(word.confidence))
+        left, top, right, bottom = word.box
+        out.add(word_node, tg("pixelLeft"), _double(left))
+        out.add(word_node, tg("pixelTop"), _double(top))
+        out.add(word_node, tg("pixelRight"), _double(right))
+        out.add(word_node, tg("pixelBottom"), _double(bottom))
+        out.add_optional(word_node, tg("pageNumber"), page_number, _int)
+        if placed:
+            box = found.page_box(word, image.bbox, (image.image_width, image.image_height))
+            _describe_place(out, record, word_node, image, box)
 
 
 def _describe_cells(out: _Writer, record: DocumentRecord, table: Element, activity: NamedNode) -> None:

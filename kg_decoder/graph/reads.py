@@ -124,16 +124,20 @@ class PageInfo:
 
 @dataclass
 class TextSegment:
-    """A page or section whose text goes downstream (``text_documents``)."""
+    """A page, section or picture's OCR text whose text goes downstream (``text_documents``).
+
+    A picture's text (kind "image") is not part of the document text: no ``char_offset``;
+    ``derived_from`` is the picture."""
 
     document: str
     segment: str
     kind: str
     index: int
-    char_offset: int
     char_length: int
     sha256: str
+    char_offset: Optional[int] = None
     page_number: Optional[int] = None
+    derived_from: Optional[str] = None
 
 
 @dataclass(kw_only=True)
@@ -153,6 +157,8 @@ class SegmentInfo:
     char_length: int
     page_number: Optional[int] = None
     parent: Optional[str] = None
+    image: Optional[str] = None  # for a picture's OCR text, the picture
+    image_segment: Optional[str] = None  # and the page or section the picture is in
 
 
 @dataclass

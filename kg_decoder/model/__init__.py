@@ -3,15 +3,15 @@
 Plain dataclasses and enums; no RDF, no store, no I/O. Every other stage imports from here.
 """
 
-from .document import (HEADING_SEPARATOR, PDF_POINTS, PIXELS, RENDERED_PDF_POINTS, Anchor, BBox, Cell, Chunk,
-                       Element, ElementSpan, Matrix, Page, Partitioned, Rendering, Segment)
+from .document import (HEADING_SEPARATOR, IMAGE_PIXELS, PDF_POINTS, PIXELS, RENDERED_PDF_POINTS, Anchor, BBox, Cell,
+                       Chunk, Element, ElementSpan, ImageText, Matrix, OcrWord, Page, Partitioned, Rendering, Segment)
 from .errors import (CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument, EncryptedDocument,
                      FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan, KgDecoderError, MalformedQuery,
                      MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound, ProvenanceError, QueryError,
                      QueryTimeout, RequestError, ServerBusy, ServiceNotAllowed, StoreError, StoreLocked, TooManyRows,
                      UnknownEntity, UnsafeDocument, UnsupportedFormat, WorkerUnavailable)
-from .options import (SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, CrawlOptions, DecodeOptions,
-                      options_from)
+from .options import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, CrawlOptions,
+                      DecodeOptions, options_from)
 from .progress import Progress, ProgressCallback, report
 from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
                       CrawlStatus, DecodeResult, DecodeStatus, DocumentRef, ElementOffset, EmbeddedResult,

@@ -19,6 +19,7 @@ from typing import Optional
 PDF_POINTS = "pdf-points-top-left"
 PIXELS = "pixels-top-left"
 RENDERED_PDF_POINTS = "rendered-pdf-points-top-left"
+IMAGE_PIXELS = "image-pixels-top-left"  # a box in an image's own pixels, for an image with no place on a page
 HEADING_SEPARATOR = " > "
 
 BBox = tuple[float, float, float, float]
@@ -54,6 +55,9 @@ class Element:
     json_pointer: Optional[str] = None
     # The page of the document's rendering its ``bbox`` is on, when the box comes from a rendering.
     rendered_page: Optional[int] = None
+    # The words OCR read in an image, or why it was not read (None and None: OCR was off).
+    image_text: Optional["ImageText"] = None
+    image_text_skipped: Optional[str] = None
 
     @property
     def is_image(self) -> bool:
@@ -62,6 +66,40 @@ class Element:
     @property
     def is_table(self) -> bool:
         return self.category == "Table"
+
+
+@dataclass
+class OcrWord:
+    """A word OCR read in an image: where it starts in the image's text, its box in the image's
+    pixels (left, top, right, bottom) and the OCR engine's confidence (0..1)."""
+
+    text: str
+    start: int
+    box: BBox
+    confidence: float
+
+
+@dataclass
+class ImageText:
+    """The text OCR read in one image: words joined by spaces, lines by newlines."""
+
+    text: str
+    languages: str
+    confidence: float  # the mean of its words' confidences
+    words: list[OcrWord]
+    engine: str  # name and version, e.g. "tesseract 5.3.0"
+
+    def page_box(self, word: OcrWord, image_box: BBox, pixel_size: tuple[int, int]) -> BBox:
+        """A word's box on the page, for an image drawn into ``image_box`` there (not rotated).
+
+        >>> text = ImageText("Hi", "eng", 0.9, [OcrWord("Hi", 0, (10, 20, 30, 40), 0.9)], "tesseract")
+        >>> text.page_box(text.words[0], (100.0, 200.0, 150.0, 300.0), (100, 200))
+        (105.0, 210.0, 115.0, 220.0)
+        """
+        left, top, right, bottom = image_box
+        x_scale, y_scale = (right - left) / pixel_size[0], (bottom - top) / pixel_size[1]
+        return (round(left + word.box[0] * x_scale, 3), round(top + word.box[1] * y_scale, 3),
+                round(left + word.box[2] * x_scale, 3), round(top + word.box[3] * y_scale, 3))
 
 
 @dataclass

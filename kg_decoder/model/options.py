@@ -13,6 +13,7 @@ from .errors import InvalidOption
 from .versions import software_versions
 
 STRATEGIES = ("auto", "fast", "ocr_only", "hi_res")
+IMAGE_OCR_MODES = ("auto", "on", "off")
 SECTION_STRATEGIES = ("whole-document", "heading", "element-type", "count", "size", "structure")
 TOKENIZER = "cl100k_base"
 
@@ -90,6 +91,9 @@ class DecodeOptions:
     # Place the elements of formats that state no positions (DOCX, ODT, RTF, DOC, slides' text) on
     # their document rendered by LibreOffice: a page and a box each, marked as rendered.
     rendered_positions: bool = True
+    # Read the words in the document's pictures with OCR: "auto" skips pictures too small to hold
+    # a word and plain ones (a rule, a fill), "on" reads every picture, "off" none.
+    image_ocr: str = "auto"
 
     def __post_init__(self):
         _require(self.strategy in STRATEGIES,
@@ -101,6 +105,8 @@ class DecodeOptions:
             _require(_is_int(getattr(self, name)), f"{name.replace('_', ' ')} must be an integer")
         _require(isinstance(self.section_within_pages, bool), "section within pages must be true or false")
         _require(isinstance(self.rendered_positions, bool), "rendered positions must be true or false")
+        _require(self.image_ocr in IMAGE_OCR_MODES,
+                 f"image OCR must be one of {', '.join(IMAGE_OCR_MODES)}, not {self.image_ocr!r}")
         for name in ("password", "mime_type", "encoding"):
             _require(getattr(self, name) is None or isinstance(getattr(self, name), str),
                      f"{name.replace('_', ' ')} must be text")
@@ -137,6 +143,7 @@ class DecodeOptions:
             ]
             + ([f"encoding={self.encoding.lower()}"] if self.encoding else [])
             + ([] if self.rendered_positions else ["rendered-positions=off"])
+            + ([] if self.image_ocr == "auto" else [f"image-ocr={self.image_ocr}"])
         )
 
 

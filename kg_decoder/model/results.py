@@ -89,21 +89,27 @@ class ElementOffset(JsonResult):
 
 @dataclass
 class TextDocument(JsonResult):
-    """A page or section text as handed downstream (``--emit jsonl``)."""
+    """A page, section or picture's text as handed downstream (``--emit jsonl``).
+
+    ``kind`` is "page", "section" or "image"; an image's text (what OCR read in a picture) is not
+    part of the document text: its ``char_offset`` is None, ``derived_from`` is the picture and its
+    elements are the words OCR read."""
 
     iri: str
     document: str
     kind: str
     page_number: Optional[int]
     text: str
-    char_offset: int
+    char_offset: Optional[int]
     char_length: int
     element_offsets: list[ElementOffset] = field(default_factory=list)
+    derived_from: Optional[str] = None
 
     def to_json(self) -> dict:
         return {"iri": self.iri, "document": self.document, "kind": self.kind, "page_number": self.page_number,
                 "char_offset": self.char_offset, "char_length": self.char_length, "text": self.text,
-                "elements": to_jsonable(self.element_offsets)}
+                "elements": to_jsonable(self.element_offsets)} | (
+                    {"derived_from": self.derived_from} if self.derived_from else {})
 
 
 @dataclass
@@ -312,6 +318,8 @@ class TraceSource(JsonResult):
     pieces: Optional[list[QuotePiece]] = None
     # For boxes on a rendering of the document (coordinate system rendered-pdf-points-top-left): its renderer.
     rendered_by: Optional[str] = None
+    # For a quote from the text OCR read in a picture (segment kind "image"): the picture.
+    image: Optional[str] = None
 
 
 # ---------------------------------------------------------------- images

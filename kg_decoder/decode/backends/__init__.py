@@ -12,12 +12,14 @@ and embedded files are, and whether its pages can be drawn.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Optional
 
 from ...model import DecodeOptions, Element, Partitioned, ProgressCallback
 from ...model.errors import UnsupportedFormat
 from ..embedded import EmbeddedFile
+from ..image_text import read_image_texts
 from .base import Backend, Format, PdfConverter
 from .image import ImageBackend
 from .json_structure import JsonBackend
@@ -61,8 +63,10 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
 
     A picture that cannot be read must not cost the document its text: a failure of the
     picture finder leaves the text elements as they are and is recorded as a warning.
-    ``rendered``: the document's rendering, made ahead, for the formats placed on one.
+    ``rendered``: the document's rendering, made ahead, for the formats placed on one. Pictures
+    are then read by OCR (``options.image_ocr``), within what is left of the time limit.
     """
+    started = time.monotonic()
     fmt = FORMATS[format_name]
     backend = backend_for(format_name)
     partitioned = backend.partition(data, fmt, options, progress)
@@ -73,6 +77,7 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
     else:
         partitioned.elements = [replace(element, index=i) for i, element in enumerate(merged)]
     backend.place(data, fmt, partitioned, options, rendered)
+    read_image_texts(partitioned, options, started)
     return partitioned
 
 

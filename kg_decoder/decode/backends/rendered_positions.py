@@ -16,14 +16,16 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable, Optional
 
-from ...model import Element, Partitioned, Rendering
+from ...model import BBox, Element, Partitioned, Rendering
 from .pdf_fonts import declared_heights
+from .pdf_geometry import PageGeometry
 from .pdf_text_layer import PageText, page_text
 
 _FUZZY_WINDOW = 400  # letters beyond an element's length searched when its exact text is not there
 _FUZZY_SHARE = 0.8  # of an element's letters that must be found together for a fuzzy placement
 _RUNNING = {"Header", "Footer", "PageHeader", "PageFooter"}  # repeated on pages: found without moving on
 _SLIDES = ("pptx", "ppt")  # one rendered page per slide
+_ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their width:height agree this well
 
 
 def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
@@ -44,9 +46,11 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
     try:
         pages = [page_text(document[i], declared_heights(pdf, i + 1)) for i in range(len(document))]
         sizes = [tuple(round(v, 3) for v in document[i].get_size()) for i in range(len(document))]
+        pictures = _rendered_pictures(document)
     finally:
         document.close()
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
+    placed += _place_pictures(partitioned.elements, pictures)
     partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=sizes, pdf=pdf, placed=placed)
 
 
@@ -91,6 +95,42 @@ def _place(elements: list[Element], pages: list[PageText], by_page: bool) -> int
         element.bbox = tuple(round(v, 3) for v in (min(b[0] for b in boxes), min(b[1] for b in boxes),
                                                     max(b[2] for b in boxes), max(b[3] for b in boxes)))
         placed += 1
+    return placed
+
+
+def _rendered_pictures(document) -> list[tuple[int, BBox]]:
+    """The pictures drawn on the rendered pages, in reading order: (page number, box)."""
+    import pypdfium2.raw as pdfium_c
+
+    pictures = []
+    for index in range(len(document)):
+        page = document[index]
+        geometry = PageGeometry.of(page)
+        found = []
+        for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
+            box = geometry.clip(geometry.box(obj.get_bounds()))
+            if box is not None:
+                found.append(tuple(round(v, 3) for v in box))
+        pictures += [(index + 1, box) for box in sorted(found, key=lambda b: (round(b[1]), b[0]))]
+    return pictures
+
+
+def _place_pictures(elements: list[Element], pictures: list[tuple[int, BBox]]) -> int:
+    """Give each picture without a box the next rendered picture of its shape, in document order (the
+    renderer may draw pictures of its own, such as bullets, which are passed over)."""
+    cursor = 0
+    placed = 0
+    for element in elements:
+        if not element.is_image or element.bbox is not None or not element.image_width or not element.image_height:
+            continue
+        aspect = element.image_width / element.image_height
+        for k in range(cursor, len(pictures)):
+            number, (left, top, right, bottom) = pictures[k]
+            if bottom > top and abs((right - left) / (bottom - top) / aspect - 1) <= _ASPECT_TOLERANCE:
+                element.rendered_page, element.bbox = number, pictures[k][1]
+                cursor = k + 1
+                placed += 1
+                break
     return placed
 
 
