@@ -4,13 +4,16 @@ Runs, side by side and alternating (these machines are noisy), in fresh processe
   raw      unstructured's partition() alone over the corpus, with the strategy kg-decoder used per file;
   decode   kg-decoder decode of the same files into a new on-disk store.
 Each process warms up first (imports, spaCy model, worker start) on one small file, then times the
-corpus. Prints the medians and their ratio (target <= 1.10).
+corpus. Prints the medians and their ratio (target <= 1.10). ``--compare-image-ocr`` adds a third
+column, the decode with pictures' OCR off (``--image-ocr off``), so the ratio with it on and off
+print side by side.
 
 Then compares write throughput on the same quads: kg-decoder's transactional per-document writes
 (KgStore.write; and KgStore.write_serialized, decode's own path) against pyoxigraph's bulk_extend
 (target ratio >= 0.5).
 
-    .venv/bin/python bench/decode_overhead.py [--corpus ../shared/corpus] [--rounds 3]
+    .venv/bin/python bench/decode_overhead.py [--corpus ../shared/corpus] [--rounds 3] [--compare-image-ocr]
+        [--skip-writes]
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def run_raw(plan: list[tuple[str, str | None]]) -> float:
     return time.perf_counter() - started
 
 
-def run_decode(plan: list[tuple[str, str | None]]) -> float:
+def run_decode(plan: list[tuple[str, str | None]], image_ocr: str = "auto") -> float:
     import kg_decoder
 
     with tempfile.TemporaryDirectory() as folder:
@@ -69,7 +72,7 @@ def run_decode(plan: list[tuple[str, str | None]]) -> float:
         store = kg_decoder.open_store(Path(folder) / "store")
         started = time.perf_counter()
         for path, _ in plan:
-            kg_decoder.decode(path, store=store)
+            kg_decoder.decode(path, store=store, image_ocr=image_ocr)
         store.flush()
         return time.perf_counter() - started
 
@@ -118,28 +121,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "corpus"))
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--child", choices=["raw", "decode"], help=argparse.SUPPRESS)
+    parser.add_argument("--compare-image-ocr", action="store_true",
+                        help="also time the decode with pictures' OCR off")
+    parser.add_argument("--skip-writes", action="store_true", help="leave out the write throughput part")
+    parser.add_argument("--child", choices=["raw", "decode", "decode-no-ocr"], help=argparse.SUPPRESS)
     parser.add_argument("--plan", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         plan = json.loads(Path(args.plan).read_text())
-        print(json.dumps({"seconds": (run_raw if args.child == "raw" else run_decode)(plan)}))
+        seconds = (run_raw(plan) if args.child == "raw"
+                   else run_decode(plan, "off" if args.child == "decode-no-ocr" else "auto"))
+        print(json.dumps({"seconds": seconds}))
         return
     plan = corpus_plan(Path(args.corpus))
     plan_file = Path(tempfile.mkstemp(suffix=".json")[1])
     plan_file.write_text(json.dumps(plan))
-    times: dict[str, list[float]] = {"raw": [], "decode": []}
+    modes = ("raw", "decode") + (("decode-no-ocr",) if args.compare_image_ocr else ())
+    times: dict[str, list[float]] = {mode: [] for mode in modes}
     for round_number in range(args.rounds):
-        for mode in ("raw", "decode"):
+        for mode in modes:
             done = subprocess.run([sys.executable, __file__, "--child", mode, "--plan", str(plan_file)],
                                   capture_output=True, text=True, check=True)
             times[mode].append(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
-            print(f"round {round_number + 1} {mode:6} {times[mode][-1]:.3f} s", flush=True)
+            print(f"round {round_number + 1} {mode:13} {times[mode][-1]:.3f} s", flush=True)
     raw, decoded = statistics.median(times["raw"]), statistics.median(times["decode"])
     print(f"\nfiles: {len(plan)}  rounds: {args.rounds}")
     print(f"raw partition median   {raw:.3f} s")
     print(f"kg-decoder median      {decoded:.3f} s")
     print(f"ratio decode/raw       {decoded / raw:.3f}   (target <= 1.10)")
+    if args.compare_image_ocr:
+        plain = statistics.median(times["decode-no-ocr"])
+        print(f"kg-decoder, no picture OCR, median {plain:.3f} s: ratio {plain / raw:.3f}; pictures' OCR costs "
+              f"{decoded / plain:.3f}x")
+    if args.skip_writes:
+        return
     ours, bulk, single, total = write_throughput(plan, max(args.rounds, 3))
     print(f"\nquads written: {total}")
     print(f"kg-decoder writes      {ours:,.0f} quads/s  (one transaction per document: N-Quads loaded, the GIL"

@@ -39,6 +39,8 @@ def web_annotations(sources: list[TraceSource]) -> dict:
                 {"type": "TextQuoteSelector", "exact": piece.text},
             ],
         } for piece in pieces]
+        if source.image:  # the words were read in this picture (its OCR text is the source above)
+            targets.append({"id": source.image, "type": "Image"})
         for box in source.boxes:
             if box.coordinate_system == RENDERED_PDF_POINTS:  # a page of the document as its renderer drew it
                 targets.append({"source": source.document.iri,

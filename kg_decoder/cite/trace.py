@@ -300,7 +300,9 @@ class _Tracer:
         if region is None:
             return []
         page_number, pdf = drawn
-        if pdf is not None and page_number is not None and element.category not in ("Table", "OcrWord"):
+        if element.category == "OcrWord":  # a word OCR read in a picture: its box is the word's own
+            return _placed(element, page_number, [region], "ocr")
+        if pdf is not None and page_number is not None and element.category != "Table":
             page = page_characters(pdf[1], page_number, key=pdf[0])
             local_start = max(start, element.char_offset) - element.char_offset
             local_end = min(end, element.char_offset + element.char_length) - element.char_offset

@@ -250,7 +250,7 @@ class Box(JsonResult):
     page_width: Optional[float]
     page_height: Optional[float]
     coordinate_system: Optional[str]
-    source: str  # "characters" or "element"
+    source: str  # "characters" (of a text layer), "element" (the whole element) or "ocr" (a word OCR read in a picture)
     element: str
 
 
@@ -345,6 +345,11 @@ class ImageInfo(Placed):
     anchor_cell: Optional[str] = None
     follows: Optional[str] = None
     element_id: Optional[str] = None
+    # The text OCR read in it (a text document of its own), how sure OCR was, how many words; or why not read.
+    image_text: Optional[str] = None
+    ocr_confidence: Optional[float] = None
+    ocr_words: Optional[int] = None
+    ocr_skipped_reason: Optional[str] = None
 
 
 # ---------------------------------------------------------------- crawl

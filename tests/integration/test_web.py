@@ -14,6 +14,7 @@ import time
 from urllib.parse import quote
 
 import drawn_office
+import drawn_pictures
 import pytest
 
 import kg_decoder
@@ -294,9 +295,9 @@ def test_sparqlwrapper_and_rdflib_query_the_live_server(live):
     assert [(str(s), str(o)) for s, o in found] == [(EX + "kilo", EX + "lima")]
 
 
-def drawn_trace(url: str) -> tuple[dict, list[dict], str]:
-    """Open a trace page in headless Chromium: the page picture's rect, the character boxes' rects,
-    the marked text."""
+def drawn_trace(url: str, boxes_of: str = "characters") -> tuple[dict, list[dict], str]:
+    """Open a trace page in headless Chromium: the page picture's rect, the rects of the boxes drawn
+    from ``boxes_of`` (characters of a text layer, OCR words), the marked text."""
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if not chromium or not driver_path:
         pytest.fail("chromium and chromium-driver are not installed; scripts/setup.sh installs them")
@@ -317,7 +318,7 @@ def drawn_trace(url: str) -> tuple[dict, list[dict], str]:
             time.sleep(0.2)
         image = browser.execute_script("return document.querySelector('.page-image').getBoundingClientRect().toJSON();")
         boxes = browser.execute_script(
-            "return Array.from(document.querySelectorAll('.box.characters')).map(b => b.getBoundingClientRect().toJSON());")
+            f"return Array.from(document.querySelectorAll('.box.{boxes_of}')).map(b => b.getBoundingClientRect().toJSON());")
         marked = browser.execute_script("return document.getElementById('span').textContent;")
     finally:
         browser.quit()
@@ -358,3 +359,18 @@ def test_chromium_draws_a_docx_quote_over_the_rendered_page(served, live, tmp_pa
     page, words = drawn_office.poppler_box(rendering, drawn_office.DOCX_QUOTE)
     assert page == 3
     assert_drawn_over(image, box, words, (612, 792))
+
+
+@pytest.mark.slow
+def test_chromium_draws_a_quote_from_a_pictures_words_over_the_page(served, live, tmp_path):
+    path, picture, picture_box = drawn_pictures.pdf_with_picture(tmp_path / "figure.pdf")
+    with open(path, "rb") as stream:
+        response = served["client"].post("/api/documents", data={"file": (stream, "figure.pdf")}, headers=AUTH)
+    assert response.status_code == 201, response.json
+    quoted = "Quorum ledger 4711"
+    image, boxes, marked = drawn_trace(f"{live}/trace?quote={quote(quoted)}&document={quote(response.json['document'])}",
+                                       boxes_of="ocr")
+    assert " ".join(marked.split()) == quoted
+    assert len(boxes) == 3
+    for box, word in zip(boxes, quoted.split()):
+        assert_drawn_over(image, box, drawn_pictures.on_page(picture.words[word], picture_box), (612, 792))

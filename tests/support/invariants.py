@@ -42,6 +42,12 @@ def check_document(store, document: str) -> dict:
         if element.bbox is not None:
             assert 0 <= element.left <= element.right <= element.page_width * 1.01
             assert 0 <= element.top <= element.bottom <= element.page_height * 1.01
+    for image_text in (row for row in store.text_segments(document) if row.kind == "image"):
+        text = store.text(image_text.sha256)
+        assert image_text.char_offset is None and image_text.derived_from and len(text) == image_text.char_length
+        assert text not in document_text, "a picture's words are kept out of the page and section text"
+        for word in store.segment_text_elements(image_text.segment):
+            assert word.category == "OcrWord" and text[word.char_offset:word.char_offset + word.char_length] == word.text
     assert orphans(store) == []
     return {"segments": segments, "texts": texts, "elements": elements, "document_text": document_text}
 
