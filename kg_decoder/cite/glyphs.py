@@ -98,11 +98,11 @@ def span_line_boxes(page: PageText, region: BBox, text: str, start: int, end: in
 
 def line_boxes(page: PageText, indices: list[int]) -> list[BBox]:
     """The boxes, one per line, of the page's characters at ``indices`` (in reading order)."""
-    boxes: list[BBox] = []
+    boxes: list[tuple[BBox, bool]] = []
     for index in indices:
-        box = page.chars[index].line_box
-        if not boxes or boxes[-1] != box:
-            boxes.append(box)
+        char = page.chars[index]
+        if not boxes or boxes[-1][0] != char.line_box:
+            boxes.append((char.line_box, char.turn in (90, 270)))
     return _lines(boxes)
 
 
@@ -210,17 +210,18 @@ def _centre_in(box: BBox, region: BBox) -> bool:
             and region[1] - _TOLERANCE <= y <= region[3] + _TOLERANCE)
 
 
-def _lines(boxes: list[BBox]) -> list[BBox]:
-    """Group glyph boxes (in reading order) into lines and return each line's union box."""
+def _lines(boxes: list[tuple[BBox, bool]]) -> list[BBox]:
+    """Group glyph boxes (in reading order; each with whether its glyph is turned sideways, so its
+    line runs down the page) into lines and return each line's union box."""
     lines: list[list[float]] = []
-    for left, top, right, bottom in boxes:
+    for box, sideways in boxes:
         if lines:
             line = lines[-1]
-            overlap = min(bottom, line[3]) - max(top, line[1])
-            height = min(bottom - top, line[3] - line[1]) or 1.0
+            low, high = (0, 2) if sideways else (1, 3)  # the edges across the line, which its glyphs share
+            overlap = min(box[high], line[high]) - max(box[low], line[low])
+            height = min(box[high] - box[low], line[high] - line[low]) or 1.0
             if overlap >= 0.5 * height:
-                line[0], line[1] = min(line[0], left), min(line[1], top)
-                line[2], line[3] = max(line[2], right), max(line[3], bottom)
+                line[:] = [min(line[0], box[0]), min(line[1], box[1]), max(line[2], box[2]), max(line[3], box[3])]
                 continue
-        lines.append([left, top, right, bottom])
+        lines.append(list(box))
     return [tuple(round(v, 3) for v in line) for line in lines]

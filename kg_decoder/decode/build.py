@@ -83,7 +83,7 @@ def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCa
         format=fmt.name,
         mime_type=fmt.mime,
         file_name=job.file_name,
-        title=_title(partitioned.elements, job.file_name),
+        title=partitioned.title or _title(partitioned.elements, job.file_name),
         options=options,
         strategy=partitioned.strategy or "native",
         elements=partitioned.elements,

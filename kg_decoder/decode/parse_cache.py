@@ -23,7 +23,7 @@ from ..model import DecodeOptions, Partitioned
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # 2: Partitioned.warnings, Element.table; 3: PDF boxes on the displayed page, the text-layer fallback;
 # 4: elements placed on a rendering (Element.rendered_page, Partitioned.rendering and page_numbers_from);
-# 5: pictures' OCR text (Element.image_text, image_text_skipped).
+# 5: pictures' OCR text (Element.image_text, image_text_skipped), turned PDF text, Partitioned.title.
 _FORMAT = b"kg-decoder-partition-cache-5\n"
 
 

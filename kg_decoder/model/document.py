@@ -137,6 +137,8 @@ class Partitioned:
     rendering: Optional[Rendering] = None
     # Where the elements' page numbers come from, when not from pages the format draws itself.
     page_numbers_from: Optional[str] = None
+    # The document's title where the format says it better than its first Title element (a PDF's Info).
+    title: Optional[str] = None
 
 
 @dataclass

@@ -212,3 +212,26 @@ def test_emit_jsonl_offers_each_pictures_text_for_extractors(pictured, tmp_path,
     assert len(images) == 1 and images[0]["text"].split() == WORDS
     assert images[0]["derived_from"].startswith("urn:image:") and images[0]["char_offset"] is None
     assert [w["char_length"] for w in images[0]["elements"]] == [len(word) for word in WORDS]
+
+
+def test_the_parse_cache_keeps_the_words_and_a_spent_time_limit_leaves_pictures_unread(pictured):
+    import importlib
+    import time
+
+    from kg_decoder.model import DecodeOptions, PartitionSource
+
+    store = pictured["store"]
+    result, _, _, pdf = pictured["pdf"]
+    regrouped = kg_decoder.decode(pdf, store=store, section_strategy="count", section_element_count=1)
+    assert regrouped.partition_source == PartitionSource.PARSE_CACHE
+    [cached] = [t for t in regrouped.text_documents if t.kind == "image"]
+    assert cached.text == next(t.text for t in result.text_documents if t.kind == "image")
+
+    image_text = importlib.import_module("kg_decoder.decode.image_text")
+    backends = importlib.import_module("kg_decoder.decode.backends")
+    partitioned = backends.partition_document(pdf.read_bytes(), "pdf", DecodeOptions(image_ocr="off"))
+    [picture] = [e for e in partitioned.elements if e.is_image]
+    assert picture.image_text is None and picture.image_text_skipped is None
+    spent = time.monotonic() - 10 * DecodeOptions.timeout_seconds  # as if the document's time had run out
+    image_text.read_image_texts(partitioned, DecodeOptions(), started=spent)
+    assert picture.image_text is None and "time limit" in picture.image_text_skipped

@@ -131,7 +131,9 @@ def test_the_web_app_draws_the_rendered_pages_and_lists_them_per_element(paged):
     assert client.get(f"/renderings/{quote(docx.document, safe='')}/9.png").status_code == 404
     assert client.get("/renderings/urn:document:nothing/1.png").status_code == 404
     listing = client.get(f"/documents/{quote(docx.document, safe='')}").get_data(as_text=True)
-    assert listing.count("rendered p. ") == 5
+    placed = [e for e in store.document_elements(docx.document) if e.rendered_page_number]
+    assert len(placed) == 6 and sum(e.category == "Image" for e in placed) == 1  # five paragraphs, the picture
+    assert listing.count("rendered p. ") == len(placed)
     traced = client.get("/trace", query_string={"quote": drawn_office.DOCX_QUOTE, "document": docx.document})
     html = traced.get_data(as_text=True)
     assert "/3.png" in html and "as LibreOffice" in html and 'class="box characters"' in html

@@ -10,6 +10,7 @@ the displayed page (see ``pdf_geometry``).
 from __future__ import annotations
 
 import io
+import re
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Optional
@@ -20,7 +21,7 @@ from ..images import describe_image, merge_by_position
 from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
 from .pdf_geometry import PageGeometry
-from .pdf_text_layer import text_layer_elements
+from .pdf_text_layer import has_turned_text, largest_text, text_layer_elements, turned_text_elements
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
@@ -32,7 +33,7 @@ class PdfBackend(Backend):
 
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
-        pdf, pages, geometries, with_text, needs_ocr = _inspect_pdf(data, options.password)
+        pdf, pages, geometries, with_text, needs_ocr, turned = _inspect_pdf(data, options.password)
         languages = ocr_languages(options)
         strategy = options.strategy
         if strategy == "hi_res":
@@ -70,6 +71,9 @@ class PdfBackend(Backend):
                 found += text_layer_elements(data, pdf, unread)
             for number in text_numbers:
                 by_number[number].strategy = "text_layer" if number in unread else "fast"
+            turned_read = sorted(turned & set(text_numbers) - set(unread))
+            if turned_read:  # pdfminer reads turned lines as single letters, backwards: PDFium reads them
+                found = _with_turned_text(found, turned_text_elements(data, pdf, turned_read))
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
         if strategy == "hi_res":
@@ -77,12 +81,13 @@ class PdfBackend(Backend):
                 page.strategy = "hi_res"
         if ocr_numbers:
             found += convert_all(_ocr_pages(pdf, ocr_numbers, run, warnings, progress), by_number, page_based=True)
+        title = _document_title(data, pdf, 1 in with_text)
         pdf.close()
         elements = _in_page_order(found)
         if not elements:
             raise EmptyDocument("the PDF has no text layer and OCR found no text on any page")
         return Partitioned(format="pdf", elements=elements, pages=pages, strategy=_strategy_used(pages),
-                           warnings=warnings)
+                           warnings=warnings, title=title)
 
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         """Image objects with their placement on the page (JPEG streams kept byte for byte)."""
@@ -163,6 +168,7 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
     geometries: dict[int, PageGeometry] = {}
     with_text: set[int] = set()
     needs_ocr: set[int] = set()
+    turned: set[int] = set()
     for index in range(len(pdf)):
         page = pdf[index]
         geometry = geometries[index + 1] = PageGeometry.of(page)
@@ -171,9 +177,63 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
                           coordinate_system=PDF_POINTS))
         if page.get_textpage().get_text_bounded().strip():
             with_text.add(index + 1)
+            if has_turned_text(page):
+                turned.add(index + 1)
         elif next(page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3), None) is not None:
             needs_ocr.add(index + 1)
-    return pdf, pages, geometries, with_text, needs_ocr
+    return pdf, pages, geometries, with_text, needs_ocr, turned
+
+
+def _document_title(data: bytes, pdf, first_page_has_text: bool) -> Optional[str]:
+    """The title the PDF states (Info, else XMP), unless it is a file name; else the text set in the
+    largest type on page 1 (never turned text: a margin stamp is not a title); else None."""
+    stated = [(pdf.get_metadata_dict().get("Title") or "").strip()]
+    if not stated[0]:
+        try:
+            import pypdf
+
+            xmp = pypdf.PdfReader(io.BytesIO(data)).xmp_metadata
+            titles = (xmp.dc_title or {}) if xmp is not None else {}
+            stated.append(str(titles.get("x-default") or next(iter(titles.values()), "")).strip())
+        except Exception:  # damaged XMP is not worth a document
+            pass
+    for title in stated:
+        if title and not _FILE_NAME.fullmatch(title):
+            return " ".join(title.split())[:300]
+    if first_page_has_text:
+        return largest_text(pdf[0], pdf_fonts.declared_heights(data, 1))
+    return None
+
+
+_FILE_NAME = re.compile(r"(?i)(.*[\\/])?[^\\/]*\.(pdf|docx?|rtf|odt|tex|dvi|ps|jpe?g|png|tiff?|txt|html?|pptx?|xlsx?)"
+                        r"|untitled|microsoft word - .*")
+
+
+def _with_turned_text(elements: list[Element], turned: list[Element]) -> list[Element]:
+    """The elements with what ``fast`` read of turned text (the elements whose middle lies in a turned
+    block) replaced by the turned blocks, put where the first element they replace was."""
+    by_page: dict[int, list[Element]] = {}
+    for block in turned:
+        by_page.setdefault(block.page_number, []).append(block)
+    result: list[Element] = []
+    placed: set[int] = set()
+    for element in elements:
+        blocks = by_page.get(element.page_number, [])
+        if element.bbox is None or not any(_holds(block.bbox, element.bbox) for block in blocks if block.bbox):
+            result.append(element)
+            continue
+        if element.page_number not in placed:
+            result.extend(blocks)
+            placed.add(element.page_number)
+    for number, blocks in by_page.items():  # turned text fast did not read at all
+        if number not in placed:
+            result.extend(blocks)
+    return result
+
+
+def _holds(outer, inner, slack: float = 1.0) -> bool:
+    middle_x, middle_y = (inner[0] + inner[2]) / 2, (inner[1] + inner[3]) / 2
+    return outer[0] - slack <= middle_x <= outer[2] + slack and outer[1] - slack <= middle_y <= outer[3] + slack
 
 
 def _displayed_media_pages(geometries: dict[int, PageGeometry]) -> dict[int, Page]:

@@ -20,6 +20,9 @@ from .pdf_geometry import BBox, PageGeometry
 _LINE_GAP = 0.8  # lines further apart than this many line heights start a new block
 _SIZE_RATIO = 1.3  # lines whose heights differ more than this start a new block
 _WORD_GAP = 0.12  # a gap wider than this many line heights between two characters of a row is a space
+_TITLE_RATIO = 1.2  # a title's type is at least this much larger than the page's body text
+_TITLE_WORDS = 40  # a block of more words is a paragraph, not a title
+_TURN_TOLERANCE = 2.0  # degrees off a quarter turn a glyph may be and still count as turned by it
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,10 @@ class PdfChar:
     char: str
     box: BBox  # the glyph's outline: left, top, right, bottom on the displayed page
     line_box: BBox  # the glyph's advance × the font's height
+    # How the glyph is turned on the displayed page, clockwise: 0 upright, 90 reading downwards, 270
+    # upwards (an arXiv margin stamp), 180 upside down; -1 for any other angle.
+    turn: int = 0
+    size: float = 0.0  # the type size it is set in, in points (0: unknown)
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,7 @@ def _characters(page, heights: dict[str, tuple[float, float]]) -> Iterator[Union
     textpage = page.get_textpage()
     raw = textpage.raw
     fonts = _FontHeights(textpage, heights)
+    page_turn = geometry.rotation
     edges = [ctypes.c_double() for _ in range(4)]  # left, right, bottom, top: PDFium's order
     left, right, bottom, top = (ctypes.byref(edge) for edge in edges)
     rect = pdfium_c.FS_RECTF()
@@ -136,9 +144,89 @@ def _characters(page, heights: dict[str, tuple[float, float]]) -> Iterator[Union
         line = fonts.line(index, loose) if loose[2] > loose[0] else None
         line_box = geometry.box(line) if line is not None else (
             geometry.box(loose) if loose[2] > loose[0] and loose[3] > loose[1] else box)
-        yield PdfChar("-" if hyphen else chr(code), box, _around(line_box, box))
+        turn = _turn(pdfium_c.FPDFText_GetCharAngle(raw, index), page_turn)
+        yield PdfChar("-" if hyphen else chr(code), box, _around(line_box, box), turn, fonts.size(index))
         if hyphen:
             yield "\n"
+
+
+def _turn(angle: float, page_rotation: int) -> int:
+    """A glyph's turn on the displayed page from PDFium's angle (radians, clockwise in user space) and
+    the page's /Rotate: one of 0, 90, 180, 270, or -1 for an angle between them.
+
+    >>> _turn(math.radians(270), 0), _turn(0.0, 90), _turn(math.radians(270), 90), _turn(0.5, 0)
+    (270, 90, 0, -1)
+    """
+    if angle < 0:  # PDFium could not say: take the glyph as upright
+        return 0
+    degrees = (math.degrees(angle) + page_rotation) % 360
+    nearest = round(degrees / 90) * 90
+    return nearest % 360 if abs(degrees - nearest) <= _TURN_TOLERANCE else -1
+
+
+def has_turned_text(page) -> bool:
+    """Whether a page may hold turned text (a cheap look at its text objects and /Rotate): only such
+    pages are read for it."""
+    import pypdfium2.raw as pdfium_c
+
+    if page.get_rotation():
+        return True
+    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_TEXT,), max_depth=1):
+        matrix = obj.get_matrix()
+        if abs(matrix.b) > 1e-6 or abs(matrix.c) > 1e-6 or matrix.a < 0 or matrix.d < 0:
+            return True
+    return False
+
+
+def turned_text_elements(data: bytes, pdf, numbers: list[int]) -> list[Element]:
+    """The turned text of the given pages (numbers from 1), one element per block of lines, each line
+    read along its own baseline and the lines in the order a reader who turns the page reads them;
+    boxes on the displayed page. Upright text is left out."""
+    elements: list[Element] = []
+    for number in numbers:
+        page = pdf[number - 1]
+        geometry = PageGeometry.of(page)
+        lines = [line for line in _lines(page, declared_heights(data, number)) if line.turn not in (0, None)]
+        for text, box in _blocks(sorted(lines, key=_reading_key), turned=True):
+            shown = geometry.clip(box)
+            elements.append(Element(len(elements), "NarrativeText", text, page_number=number,
+                                    bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
+    return elements
+
+
+def largest_text(page, heights: dict[str, tuple[float, float]]) -> Optional[str]:
+    """The upright block of a page set in the largest type, when that type is clearly larger than the
+    page's body text and the block is short (a title, not a paragraph); turned text (a margin stamp)
+    never counts. None when nothing stands out."""
+    lines = [line for line in _lines(page, heights) if line.turn == 0 and line.size > 0
+             and any(c.isalpha() for c in line.text)]
+    if not lines:
+        return None
+    weight: dict[float, int] = {}
+    for line in lines:
+        weight[line.size] = weight.get(line.size, 0) + len(line.text)
+    body = max(weight, key=weight.get)
+    largest = max(line.size for line in lines)
+    if largest < _TITLE_RATIO * body:
+        return None
+    block: list[_Line] = []
+    for line in lines:
+        if line.size >= largest / _SIZE_RATIO and (not block or _continues(block[-1], line)):
+            block.append(line)
+        elif any(member.size == largest for member in block):
+            break
+        else:
+            block = [line] if line.size >= largest / _SIZE_RATIO else []
+    if not any(line.size == largest for line in block):
+        block = [next(line for line in lines if line.size == largest)]
+    text = " ".join(" ".join(line.text for line in block).split())
+    return text if len(text.split()) <= _TITLE_WORDS else None
+
+
+def _reading_key(line: "_Line") -> tuple:
+    """Lines of one turn in reading order: the first line is where the text's own top is."""
+    left, top, right, bottom = line.box
+    return (line.turn,) + {90: (-right, top), 180: (-bottom, -right), 270: (left, -bottom)}.get(line.turn, (top, left))
 
 
 class _FontHeights:
@@ -157,6 +245,19 @@ class _FontHeights:
         self._x, self._y = ctypes.c_double(), ctypes.c_double()
         self._object: Optional[int] = None  # the text object the frame below is of
         self._frame: Optional[tuple] = None
+        self._sized_object: Optional[int] = None  # the text object the size below is of
+        self._size = 0.0
+
+    def size(self, index: int) -> float:
+        """The type size a character is set in: the font size scaled by its text matrix."""
+        pdfium_c = self._pdfium
+        text_object = pdfium_c.FPDFText_GetTextObject(self._raw, index)
+        key = ctypes.cast(text_object, ctypes.c_void_p).value
+        if key is None or key != self._sized_object:
+            matrix = self._matrix
+            scale = math.hypot(matrix.c, matrix.d) if pdfium_c.FPDFText_GetMatrix(self._raw, index, matrix) else 1.0
+            self._sized_object, self._size = key, round(pdfium_c.FPDFText_GetFontSize(self._raw, index) * scale, 2)
+        return self._size
 
     def line(self, index: int, loose: tuple[float, float, float, float]):
         if not self._heights:
@@ -236,46 +337,66 @@ def text_layer_elements(data: bytes, pdf, numbers: list[int]) -> list[Element]:
 class _Line:
     text: str
     box: BBox
+    turn: Optional[int] = 0  # of its glyphs (None: they are turned in different ways)
+    size: float = 0.0  # the largest type size of its glyphs
 
 
 def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
-    """The page's lines as PDFium breaks them, with the spaces it reads or puts between words."""
+    """The page's lines as PDFium breaks them (and where the glyphs' turn changes), with the spaces it
+    reads or puts between words."""
     lines: list[_Line] = []
     text: list[str] = []
-    boxes: list[BBox] = []
+    chars: list[PdfChar] = []
+
+    def close() -> None:
+        if chars:
+            turns = {char.turn for char in chars}
+            lines.append(_Line(" ".join("".join(text).split()), _union([char.line_box for char in chars]),
+                               turns.pop() if len(turns) == 1 else None, max(char.size for char in chars)))
+        text.clear()
+        chars.clear()
+
     for char in _characters(page, heights):
         if char == "\n":
-            if boxes:
-                lines.append(_Line(" ".join("".join(text).split()), _union(boxes)))
-            text, boxes = [], []
+            close()
         elif isinstance(char, str):
             text.append(char)
         else:
+            if chars and char.turn != chars[-1].turn:
+                close()
             text.append(char.char)
-            boxes.append(char.line_box)
-    if boxes:
-        lines.append(_Line(" ".join("".join(text).split()), _union(boxes)))
+            chars.append(char)
+    close()
     return lines
 
 
-def _blocks(lines: list[_Line]) -> list[tuple[str, BBox]]:
+def _blocks(lines: list[_Line], turned: bool = False) -> list[tuple[str, BBox]]:
     blocks: list[list[_Line]] = []
     for line in lines:
-        if blocks and _continues(blocks[-1][-1], line):
+        if blocks and _continues(blocks[-1][-1], line, turned):
             blocks[-1].append(line)
         else:
             blocks.append([line])
     return [("\n".join(line.text for line in block), _union([line.box for line in block])) for block in blocks]
 
 
-def _continues(previous: _Line, line: _Line) -> bool:
-    """Whether ``line`` goes on the block ``previous`` ends: close below it, overlapping it across, of a like size."""
-    height_before = previous.box[3] - previous.box[1]
-    height = line.box[3] - line.box[1]
+def _continues(previous: _Line, line: _Line, turned: bool = False) -> bool:
+    """Whether ``line`` goes on the block ``previous`` ends: close after it (below it; for turned text,
+    beside it in its reading direction), overlapping it along its baseline, of a like size."""
+    if turned and previous.turn != line.turn:
+        return False
+    sideways = turned and line.turn in (90, 270)
+    across = (0, 2) if sideways else (1, 3)  # the edges lines stack along
+    along = (1, 3) if sideways else (0, 2)
+    height_before = previous.box[across[1]] - previous.box[across[0]]
+    height = line.box[across[1]] - line.box[across[0]]
     if min(height, height_before) <= 0 or max(height, height_before) / min(height, height_before) > _SIZE_RATIO:
         return False
-    gap = line.box[1] - previous.box[3]
-    overlap = min(line.box[2], previous.box[2]) - max(line.box[0], previous.box[0])
+    if turned and line.turn in (90, 180):  # these read from the right or bottom edge inwards
+        gap = previous.box[across[0]] - line.box[across[1]]
+    else:
+        gap = line.box[across[0]] - previous.box[across[1]]
+    overlap = min(line.box[along[1]], previous.box[along[1]]) - max(line.box[along[0]], previous.box[along[0]])
     return -0.5 * height <= gap <= _LINE_GAP * height and overlap > 0
 
 
@@ -283,4 +404,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["PageText", "PdfChar", "Reading", "page_text", "text_layer_elements"]
+__all__ = ["PageText", "PdfChar", "Reading", "has_turned_text", "largest_text", "page_text", "text_layer_elements",
+           "turned_text_elements"]
