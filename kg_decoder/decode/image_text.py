@@ -91,14 +91,14 @@ def image_text(data: bytes, languages: str, mode: str = "auto") -> tuple[Optiona
 
     with Image.open(io.BytesIO(data)) as opened:
         opened.seek(0)
-        picture = _on_white(opened)
+        picture = on_white(opened)
     grey = ImageOps.grayscale(picture)
     if mode == "auto" and ImageStat.Stat(grey).stddev[0] < MIN_CONTRAST:
         return None, "not read: a plain picture, with no contrast to hold text"
     scale = min(MAX_ENLARGE, max(1.0, TARGET_LONG_SIDE / max(grey.size)))
     if scale > 1.0:
         grey = grey.resize((round(grey.width * scale), round(grey.height * scale)), Image.Resampling.LANCZOS)
-    words = _words(grey, languages, scale)
+    words = read_words(grey, languages, scale)
     if not words:
         return None, "no text found"
     text, placed = _laid_out(words)
@@ -107,7 +107,7 @@ def image_text(data: bytes, languages: str, mode: str = "auto") -> tuple[Optiona
                      engine=tesseract_version()), None
 
 
-def _on_white(image):
+def on_white(image):
     """The picture as RGB, transparent parts on white (as a page shows them)."""
     from PIL import Image
 
@@ -118,8 +118,9 @@ def _on_white(image):
     return image.convert("RGB")
 
 
-def _words(grey, languages: str, scale: float) -> list[tuple[tuple[int, int, int], str, tuple, float]]:
-    """tesseract's words: (line key, text, box in the original pixels, confidence 0..1), marks left out."""
+def read_words(grey, languages: str, scale: float) -> list[tuple[tuple[int, int, int], str, tuple, float]]:
+    """tesseract's words in a greyscale picture enlarged ``scale`` times: (block, paragraph and line
+    numbers, text, box in the picture's own pixels, confidence 0..1), in reading order, marks left out."""
     import unstructured_pytesseract as tesseract
 
     data = tesseract.image_to_data(grey, lang=languages, config="--psm 3", output_type=tesseract.Output.DICT)
@@ -170,4 +171,4 @@ def tesseract_version() -> str:
     return f"tesseract {tesseract.get_tesseract_version()}"
 
 
-__all__ = ["image_text", "read_image_texts", "tesseract_version"]
+__all__ = ["image_text", "on_white", "read_image_texts", "read_words", "tesseract_version"]

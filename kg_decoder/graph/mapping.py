@@ -281,6 +281,7 @@ def _describe_segment(out: _Writer, record: DocumentRecord, segment: Segment, do
         out.add_optional(node, tg("coordinateSystem"), page.coordinate_system, _text)
         out.add_optional(node, tg("sheetName"), page.name, _text)
         out.add_optional(node, tg("partitionStrategy"), page.strategy, _text)
+        out.add_optional(node, tg("confidence"), page.confidence, _double)
     members = [record.elements[i] for i in segment.elements]
     categories = sorted({e.category for e in members} | {record.elements[i].category for i in segment.images})
     out.add(node, tg("elementTypes"), _text(",".join(categories)))
@@ -318,6 +319,8 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
             out.add(node, tg("followsElement"), NamedNode(record.element_iris[previous]))
     else:
         out.add(node, tg("text"), _text(element.text))
+        # Text read from the file (a text layer, markup) is certain; OCR and layout models say how sure they are.
+        out.add(node, tg("confidence"), _double(element.confidence if element.confidence is not None else 1.0))
     out.add_optional(node, tg("unstructuredElementId"), element.element_id, _text)
     if element.index in links.parent:
         out.add(node, tg("parentElement"), NamedNode(record.element_iris[links.parent[element.index]]))
@@ -431,6 +434,8 @@ def _describe_cells(out: _Writer, record: DocumentRecord, table: Element, activi
         out.add(iri, tg("columnSpan"), _int(cell.column_span))
         out.add(iri, tg("isHeader"), _bool(cell.header))
         out.add(iri, tg("isPadding"), _bool(cell.padding))
+        out.add(iri, tg("confidence"), _double(0.0 if cell.padding else (
+            table.confidence if table.confidence is not None else 1.0)))
         if not cell.padding:
             out.add(iri, tg("text"), _text(cell.text))
             out.add(iri, tg("charOffset"), _int(cell.start))

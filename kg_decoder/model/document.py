@@ -58,6 +58,9 @@ class Element:
     # The words OCR read in an image, or why it was not read (None and None: OCR was off).
     image_text: Optional["ImageText"] = None
     image_text_skipped: Optional[str] = None
+    # How sure the decoder is of the text (0..1), where it is not simply read from the file (1.0):
+    # OCR text, the mean of its words' confidences.
+    confidence: Optional[float] = None
 
     @property
     def is_image(self) -> bool:
@@ -112,6 +115,8 @@ class Page:
     coordinate_system: Optional[str] = None
     name: Optional[str] = None
     strategy: Optional[str] = None
+    # For a page read by OCR: the mean confidence of all its words (0..1).
+    confidence: Optional[float] = None
 
 
 @dataclass

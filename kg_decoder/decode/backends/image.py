@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from typing import Optional
 
 from ...model import PIXELS, DecodeOptions, Element, Page, Partitioned, ProgressCallback
 from ...model.errors import CorruptDocument, InvalidOption
 from ..images import describe_image
 from .base import Backend, Format, PdfConverter
+from ..image_text import on_white
+from .page_ocr import image_scale, ocr_page
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 
@@ -39,13 +42,16 @@ class ImageBackend(Backend):
         if options.strategy == "fast":
             raise InvalidOption("an image has no text layer: use --strategy auto or ocr_only")
         require_ocr_languages(ocr_languages(options))
-        from unstructured.partition.image import partition_image
-
-        raw = call(fmt.name, partition_image, file=io.BytesIO(data), strategy=strategy,
-                   languages=ocr_languages(options))
         pages = [Page(number=i + 1, width=float(w), height=float(h), coordinate_system=PIXELS, strategy=strategy)
                  for i, (w, h) in enumerate(sizes)]
-        elements = convert_all(raw, {p.number: p for p in pages}, page_based=True)
+        if strategy == "hi_res":
+            from unstructured.partition.image import partition_image
+
+            raw = call(fmt.name, partition_image, file=io.BytesIO(data), strategy=strategy,
+                       languages=ocr_languages(options))
+            elements = convert_all(raw, {p.number: p for p in pages}, page_based=True)
+        else:
+            elements = _ocr_frames(data, pages, options.ocr_languages)
         # An image with no readable text is still a document of one page (its picture).
         return Partitioned(format=fmt.name, elements=elements, pages=pages, strategy=strategy)
 
@@ -76,3 +82,22 @@ class ImageBackend(Backend):
 
     def warm_up(self) -> None:
         import unstructured.partition.image  # noqa: F401
+
+
+def _ocr_frames(data: bytes, pages: list[Page], languages: str) -> list[Element]:
+    """Each frame read by OCR (enlarged when small), boxes in its own pixels; each page records its
+    mean word confidence."""
+    from PIL import Image
+
+    elements: list[Element] = []
+    with Image.open(io.BytesIO(data)) as image:
+        for page in pages:
+            image.seek(page.number - 1)
+            frame = on_white(image)
+            scale = image_scale(*frame.size)
+            if scale > 1.0:
+                frame = frame.resize((round(frame.width * scale), round(frame.height * scale)),
+                                     Image.Resampling.LANCZOS)
+            found, page.confidence = ocr_page(frame, scale, languages, page.number)
+            elements += found
+    return [replace(element, index=index) for index, element in enumerate(elements)]

@@ -21,6 +21,7 @@ from ..images import describe_image, merge_by_position
 from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
 from .pdf_geometry import PageGeometry
+from .page_ocr import ocr_page, pdf_page_scale
 from .pdf_text_layer import has_turned_text, largest_text, text_layer_elements, turned_text_elements
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
@@ -80,7 +81,8 @@ class PdfBackend(Backend):
             for page in pages:
                 page.strategy = "hi_res"
         if ocr_numbers:
-            found += convert_all(_ocr_pages(pdf, ocr_numbers, run, warnings, progress), by_number, page_based=True)
+            found += _ocr_pages(pdf, [by_number[number] for number in ocr_numbers], options.ocr_languages, warnings,
+                                progress)
         title = _document_title(data, pdf, 1 in with_text)
         pdf.close()
         elements = _in_page_order(found)
@@ -275,32 +277,24 @@ def _strategy_used(pages: list[Page]) -> str:
     return "+".join(name for name in order if name in used) or "fast"
 
 
-def _ocr_pages(pdf, numbers: list[int], run, warnings: list[str],
-               progress: Optional[ProgressCallback] = None) -> list:
-    """OCR the given pages one by one (each copied into a PDF of its own), page numbers mapped back.
-
-    A page OCR fails on is a warning (its text stays empty); the other pages are read all the same.
-    """
-    import pypdfium2 as pdfium
-
-    raw = []
-    for done, number in enumerate(numbers):
-        report(progress, "ocr", done, len(numbers), f"OCR page {number} ({done + 1} of {len(numbers)})")
-        single = pdfium.PdfDocument.new()
-        single.import_pages(pdf, [number - 1])
-        buffer = io.BytesIO()
-        single.save(buffer)
-        single.close()
+def _ocr_pages(pdf, pages: list[Page], languages: str, warnings: list[str],
+               progress: Optional[ProgressCallback] = None) -> list[Element]:
+    """OCR the given pages one by one, each drawn as it displays (see ``page_ocr``); each page records
+    its mean word confidence. A page OCR fails on is a warning (its text stays empty); the other
+    pages are read all the same."""
+    found: list[Element] = []
+    for done, page in enumerate(pages):
+        report(progress, "ocr", done, len(pages), f"OCR page {page.number} ({done + 1} of {len(pages)})")
+        scale = pdf_page_scale(page.width, page.height)
         try:
-            found = run("ocr_only", buffer.getvalue(), None)
-        except CorruptDocument as error:
-            warnings.append(f"page {number}: OCR failed: {error.message}")
+            picture = pdf[page.number - 1].render(scale=scale).to_pil()
+            elements, page.confidence = ocr_page(picture, scale, languages, page.number)
+        except Exception as error:  # tesseract or PDFium failing on one page must not cost the others
+            warnings.append(f"page {page.number}: OCR failed: {type(error).__name__}: {error}"[:300])
             continue
-        for element in found:
-            element.metadata.page_number = number
-            raw.append(element)
-    report(progress, "ocr", len(numbers), len(numbers), f"OCR of {len(numbers)} pages done")
-    return raw
+        found += elements
+    report(progress, "ocr", len(pages), len(pages), f"OCR of {len(pages)} pages done")
+    return found
 
 
 @contextmanager

@@ -82,7 +82,15 @@ def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_pag
         bbox=_bbox(metadata.coordinates, page),
         image_url=getattr(metadata, "image_url", None),
         image_mime=getattr(metadata, "image_mime_type", None),
+        confidence=_probability(getattr(metadata, "detection_class_prob", None)),  # a layout model's score
     )
+
+
+def _probability(value) -> Optional[float]:
+    try:
+        return round(float(value), 4) if value is not None and 0 <= float(value) <= 1 else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _bbox(coordinates, page: Optional[Page]):
