@@ -238,7 +238,11 @@ class _Tracer:
             if row.category == "Table":
                 traced.cells = self._cells(row, start, end)
             source.elements.append(traced)
-            source.boxes.extend(self._boxes(row, start, end, self._drawn_page(about, row, info)))
+            placed_cells = [cell for cell in traced.cells if cell.bbox is not None]
+            if placed_cells:  # a table found on a page: the quote is in these cells, there
+                source.boxes.extend(_cell_boxes(row, placed_cells))
+            else:
+                source.boxes.extend(self._boxes(row, start, end, self._drawn_page(about, row, info)))
         if source.page_number is None:
             numbers = sorted({e.page_number for e in source.elements if e.page_number is not None})
             source.page_number = numbers[0] if numbers else None
@@ -269,7 +273,9 @@ class _Tracer:
                     row.char_length == 0 and start <= cell_start < end):
                 cells.append(TracedCell(iri=row.cell, row=row.row, column=row.column, row_span=row.row_span,
                                         column_span=row.column_span, text=row.text, header=row.header,
-                                        reference=row.reference))
+                                        reference=row.reference, confidence=row.confidence, bbox=row.bbox,
+                                        page_width=row.page_width, page_height=row.page_height,
+                                        coordinate_system=row.coordinate_system))
         return cells
 
     def _pdf_bytes(self, sha256: str) -> Optional[tuple[str, bytes]]:
@@ -311,6 +317,14 @@ class _Tracer:
             if lines:
                 return _placed(element, page_number, lines, "characters")
         return _placed(element, page_number, [region], "element")
+
+
+def _cell_boxes(table: TextElement, cells: list[TracedCell]) -> list[Box]:
+    """The boxes of the cells a quote is in, on the table's page."""
+    return [Box(left=cell.bbox[0], top=cell.bbox[1], right=cell.bbox[2], bottom=cell.bbox[3], source="cell",
+                page_number=table.rendered_page_number or table.page_number, page_width=cell.page_width,
+                page_height=cell.page_height, coordinate_system=cell.coordinate_system, element=cell.iri)
+            for cell in cells]
 
 
 def _placed(element: TextElement, page_number: Optional[int], rectangles: list, source: str) -> list[Box]:

@@ -70,6 +70,8 @@ def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCa
     for element in partitioned.elements:
         if element.is_table:
             element.table = table_matrix(element, element_text(element))
+            for cell in element.table.cells if element.cell_places else ():
+                cell.bbox, cell.confidence = element.cell_places.get((cell.row, cell.column), (None, None))
     segments = group(partitioned.elements, pages, page_based, options)
     report(progress, "group", 1, 1, f"{len(segments)} pages and sections")
     document_text = assemble(segments, partitioned.elements)

@@ -434,8 +434,14 @@ def _describe_cells(out: _Writer, record: DocumentRecord, table: Element, activi
         out.add(iri, tg("columnSpan"), _int(cell.column_span))
         out.add(iri, tg("isHeader"), _bool(cell.header))
         out.add(iri, tg("isPadding"), _bool(cell.padding))
-        out.add(iri, tg("confidence"), _double(0.0 if cell.padding else (
-            table.confidence if table.confidence is not None else 1.0)))
+        if cell.confidence is not None:
+            certainty = cell.confidence
+        else:
+            certainty = 0.0 if cell.padding else (table.confidence if table.confidence is not None else 1.0)
+        out.add(iri, tg("confidence"), _double(certainty))
+        if cell.bbox is not None:
+            out.add_optional(iri, tg("pageNumber"), table.page_number, _int)
+            _describe_place(out, record, iri, table, cell.bbox)
         if not cell.padding:
             out.add(iri, tg("text"), _text(cell.text))
             out.add(iri, tg("charOffset"), _int(cell.start))

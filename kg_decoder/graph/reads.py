@@ -204,7 +204,7 @@ class SegmentElement:
 
 
 @dataclass
-class TableCellRow:
+class TableCellRow(_Boxed):
     table: str
     cell: str
     row: int
@@ -217,6 +217,7 @@ class TableCellRow:
     char_offset: Optional[int] = None
     char_length: Optional[int] = None
     reference: Optional[str] = None
+    confidence: Optional[float] = None
 
 
 @dataclass

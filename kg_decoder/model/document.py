@@ -61,6 +61,8 @@ class Element:
     # How sure the decoder is of the text (0..1), where it is not simply read from the file (1.0):
     # OCR text, the mean of its words' confidences.
     confidence: Optional[float] = None
+    # A table found on a page: each cell's box and confidence by (row, column) of its matrix.
+    cell_places: Optional[dict[tuple[int, int], tuple[BBox, float]]] = None
 
     @property
     def is_image(self) -> bool:
@@ -197,6 +199,9 @@ class Cell:
     start: Optional[int] = None
     end: Optional[int] = None
     reference: Optional[str] = None
+    # Where the cell is on the table's page (a PDF table's cells), and how sure the decoder is of it.
+    bbox: Optional[BBox] = None
+    confidence: Optional[float] = None
 
 
 @dataclass

@@ -240,7 +240,8 @@ class DocumentRef(JsonResult):
 
 @dataclass
 class Box(JsonResult):
-    """A rectangle on a page: ``source`` says whether it bounds the exact characters or a whole element."""
+    """A rectangle on a page: ``source`` says what it bounds (the exact characters, a whole element, a table
+    cell, an OCR word); ``element`` is the element or cell it belongs to."""
 
     page_number: int
     left: float
@@ -250,22 +251,25 @@ class Box(JsonResult):
     page_width: Optional[float]
     page_height: Optional[float]
     coordinate_system: Optional[str]
-    source: str  # "characters" (of a text layer), "element" (the whole element) or "ocr" (a word OCR read in a picture)
+    # "characters" (of a text layer), "element" (the whole element), "cell" (a table cell) or "ocr" (a word
+    # OCR read in a picture)
+    source: str
     element: str
 
 
 @dataclass
-class TracedCell(JsonResult):
-    """A table cell a traced span touches."""
+class TracedCell(Placed):
+    """A table cell a traced span touches (with its box, for a table found on a page)."""
 
-    iri: str
-    row: int
-    column: int
-    row_span: int
-    column_span: int
-    text: Optional[str]
-    header: bool
+    iri: str = ""
+    row: int = 0
+    column: int = 0
+    row_span: int = 1
+    column_span: int = 1
+    text: Optional[str] = None
+    header: bool = False
     reference: Optional[str] = None
+    confidence: Optional[float] = None
 
 
 @dataclass
