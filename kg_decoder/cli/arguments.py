@@ -30,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-rendered-positions", dest="rendered_positions", action="store_false",
                      help="do not place DOCX, ODT, RTF, DOC and slide text on a LibreOffice rendering "
                           "(faster; their elements then have no page box)")
+    run.add_argument("--no-pdf-tables", dest="pdf_tables", action="store_false",
+                     help="do not look for tables on PDF pages (faster; their cells are then loose lines of text)")
     run.add_argument("--image-ocr", choices=IMAGE_OCR_MODES, default=DecodeOptions.image_ocr,
                      help="read the words in pictures with OCR (auto: not tiny or plain pictures; off: faster)")
     run.add_argument("--password", help="password of encrypted PDFs")
@@ -175,4 +177,4 @@ def decode_options(args: argparse.Namespace) -> DecodeOptions:
                          password=args.password, mime_type=args.mime_type, encoding=args.encoding,
                          max_bytes=args.max_bytes, timeout_seconds=args.timeout, embedded_depth=args.embedded_depth,
                          max_embedded_bytes=args.max_embedded_bytes, rendered_positions=args.rendered_positions,
-                         image_ocr=args.image_ocr)
+                         image_ocr=args.image_ocr, pdf_tables=args.pdf_tables)

@@ -2,7 +2,7 @@
 with other section settings does not partition again.
 
 Keyed by the sha256 of the bytes, the settings that change partitioning (format, strategy, OCR
-languages, whether a password was given, rendered positions, pictures' OCR; for JSON the section size, which its structure is split
+languages, whether a password was given, rendered positions, pictures' OCR, PDF tables; for JSON the section size, which its structure is split
 by) and the versions of kg-decoder and unstructured. Each
 entry is one file written to a temporary name and renamed into place, so two processes writing
 the same entry both leave a whole file; a damaged entry is ignored and replaced. The folder is
@@ -23,7 +23,8 @@ from ..model import DecodeOptions, Partitioned
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # 2: Partitioned.warnings, Element.table; 3: PDF boxes on the displayed page, the text-layer fallback;
 # 4: elements placed on a rendering (Element.rendered_page, Partitioned.rendering and page_numbers_from);
-# 5: pictures' OCR text (Element.image_text, image_text_skipped), turned PDF text, Partitioned.title.
+# 5: pictures' OCR text (Element.image_text, image_text_skipped), turned PDF text, Partitioned.title, PDF
+# tables (Element.cell_places), confidence (Element.confidence, Page.confidence).
 _FORMAT = b"kg-decoder-partition-cache-5\n"
 
 
@@ -50,6 +51,7 @@ class PartitionCache:
         """The cache key of partitioning these bytes this way with these versions."""
         parts = [sha256, format_name, options.strategy, options.ocr_languages, str(bool(options.password)),
                  f"rendered-positions={options.rendered_positions}", f"image-ocr={options.image_ocr}",
+                 f"pdf-tables={options.pdf_tables}",
                  *(f"{name}={version}" for name, version in sorted(versions.items()))]
         if format_name in ("json", "jsonl"):  # JSON is split by its structure up to the section size
             parts.append(f"size={options.section_max_size}")

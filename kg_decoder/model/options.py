@@ -94,6 +94,8 @@ class DecodeOptions:
     # Read the words in the document's pictures with OCR: "auto" skips pictures too small to hold
     # a word and plain ones (a rule, a fill), "on" reads every picture, "off" none.
     image_ocr: str = "auto"
+    # Find tables on PDF pages with a text layer (a layout model and the text layer's rows and columns).
+    pdf_tables: bool = True
 
     def __post_init__(self):
         _require(self.strategy in STRATEGIES,
@@ -105,6 +107,7 @@ class DecodeOptions:
             _require(_is_int(getattr(self, name)), f"{name.replace('_', ' ')} must be an integer")
         _require(isinstance(self.section_within_pages, bool), "section within pages must be true or false")
         _require(isinstance(self.rendered_positions, bool), "rendered positions must be true or false")
+        _require(isinstance(self.pdf_tables, bool), "PDF tables must be true or false")
         _require(self.image_ocr in IMAGE_OCR_MODES,
                  f"image OCR must be one of {', '.join(IMAGE_OCR_MODES)}, not {self.image_ocr!r}")
         for name in ("password", "mime_type", "encoding"):
@@ -144,6 +147,7 @@ class DecodeOptions:
             + ([f"encoding={self.encoding.lower()}"] if self.encoding else [])
             + ([] if self.rendered_positions else ["rendered-positions=off"])
             + ([] if self.image_ocr == "auto" else [f"image-ocr={self.image_ocr}"])
+            + ([] if self.pdf_tables else ["pdf-tables=off"])
         )
 
 

@@ -22,6 +22,7 @@ from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
+from .pdf_tables import find_tables
 from .pdf_text_layer import has_turned_text, largest_text, text_layer_elements, turned_text_elements
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
@@ -72,9 +73,16 @@ class PdfBackend(Backend):
                 found += text_layer_elements(data, pdf, unread)
             for number in text_numbers:
                 by_number[number].strategy = "text_layer" if number in unread else "fast"
-            turned_read = sorted(turned & set(text_numbers) - set(unread))
+            read_fast = [number for number in text_numbers if number in with_text and number not in unread]
+            turned_read = sorted(turned & set(read_fast))
             if turned_read:  # pdfminer reads turned lines as single letters, backwards: PDFium reads them
-                found = _with_turned_text(found, turned_text_elements(data, pdf, turned_read))
+                found = _replacing(found, turned_text_elements(data, pdf, turned_read))
+            with_layer = [number for number in text_numbers if number in with_text]
+            if options.pdf_tables and with_layer:
+                report(progress, "tables", 0, 1, "find tables")
+                tables = find_tables(data, pdf, with_layer, geometries, options.password)
+                found = _replacing(found, tables)
+                report(progress, "tables", 1, 1, f"{len(tables)} tables found")
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
         if strategy == "hi_res":
@@ -211,25 +219,27 @@ _FILE_NAME = re.compile(r"(?i)(.*[\\/])?[^\\/]*\.(pdf|docx?|rtf|odt|tex|dvi|ps|j
                         r"|untitled|microsoft word - .*")
 
 
-def _with_turned_text(elements: list[Element], turned: list[Element]) -> list[Element]:
-    """The elements with what ``fast`` read of turned text (the elements whose middle lies in a turned
-    block) replaced by the turned blocks, put where the first element they replace was."""
-    by_page: dict[int, list[Element]] = {}
-    for block in turned:
-        by_page.setdefault(block.page_number, []).append(block)
+def _replacing(elements: list[Element], blocks: list[Element]) -> list[Element]:
+    """The elements with what ``fast`` read inside each block (a turned block of text, a table)
+    replaced by the block: an element whose middle lies in a block goes, and the block takes the place
+    of the first element it replaces (blocks that replace nothing end their page's elements)."""
     result: list[Element] = []
     placed: set[int] = set()
     for element in elements:
-        blocks = by_page.get(element.page_number, [])
-        if element.bbox is None or not any(_holds(block.bbox, element.bbox) for block in blocks if block.bbox):
+        holder = next((k for k, block in enumerate(blocks) if block.page_number == element.page_number
+                       and block.bbox is not None and element.bbox is not None
+                       and _holds(block.bbox, element.bbox)), None)
+        if holder is None:
             result.append(element)
-            continue
-        if element.page_number not in placed:
-            result.extend(blocks)
-            placed.add(element.page_number)
-    for number, blocks in by_page.items():  # turned text fast did not read at all
-        if number not in placed:
-            result.extend(blocks)
+        elif holder not in placed:
+            result.append(blocks[holder])
+            placed.add(holder)
+    for k, block in enumerate(blocks):
+        if k not in placed:
+            last = max((i for i, e in enumerate(result) if (e.page_number or 0) <= (block.page_number or 0)),
+                       default=-1)
+            result.insert(last + 1, block)
+            placed.add(k)
     return result
 
 

