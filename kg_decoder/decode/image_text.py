@@ -118,12 +118,13 @@ def on_white(image):
     return image.convert("RGB")
 
 
-def read_words(grey, languages: str, scale: float) -> list[tuple[tuple[int, int, int], str, tuple, float]]:
+def read_words(grey, languages: str, scale: float, psm: int = 3) -> list[tuple[tuple[int, int, int], str, tuple, float]]:
     """tesseract's words in a greyscale picture enlarged ``scale`` times: (block, paragraph and line
-    numbers, text, box in the picture's own pixels, confidence 0..1), in reading order, marks left out."""
+    numbers, text, box in the picture's own pixels, confidence 0..1), in reading order, marks left out.
+    ``psm``: tesseract's page segmentation mode (3: find the blocks; 6: one block, as a table cell)."""
     import unstructured_pytesseract as tesseract
 
-    data = tesseract.image_to_data(grey, lang=languages, config="--psm 3", output_type=tesseract.Output.DICT)
+    data = tesseract.image_to_data(grey, lang=languages, config=f"--psm {psm}", output_type=tesseract.Output.DICT)
     words = []
     for k, raw in enumerate(data["text"]):
         text = (raw or "").strip()

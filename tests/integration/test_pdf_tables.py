@@ -141,3 +141,43 @@ def test_the_layout_model_never_reaches_for_the_network(decoded, monkeypatch):
     finally:
         pdf.close()
     assert len(tables) == 4 and tried == []
+
+
+@pytest.mark.parametrize("turn", ["rotate-90", "rotate-270"])
+def test_a_table_on_a_page_turned_for_display_is_found_where_it_shows(decoded, turn, tmp_path):
+    import drawn_pdfs
+
+    store, upright, drawn, path = decoded
+    turned = tmp_path / f"{turn}.pdf"
+    drawn_pdfs._place(path, turned, turn)  # content turned back so each page displays as the original
+    result = kg_decoder.decode(turned, store=store, image_ocr="off")
+    tables = tables_of(store, result.document)
+    assert [t.page_number for t in tables] == [d.page for d in drawn]
+    for table, want in zip(tables, drawn):
+        assert within(table.bbox, want.box)
+        cells = {(c.row, c.column): c for c in store.table_cells(table.element) if not c.padding}
+        for cell in want.cells:
+            assert cells[(cell.row, cell.column)].text == cell.text and within(cells[(cell.row, cell.column)].bbox,
+                                                                              cell.box)
+
+
+def test_a_scanned_ruled_table_is_read_cell_by_cell(tmp_path):
+    path, want = drawn_tables.scanned_table_pdf(tmp_path / "scan.pdf")
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        result = kg_decoder.decode(path, store=store, image_ocr="off")
+        assert result.strategy == "ocr_only" and result.tables == 1
+        [table] = tables_of(store, result.document)
+        assert within(table.bbox, want.box)
+        cells = {(c.row, c.column): c for c in store.table_cells(table.element)}
+        assert len(cells) == len(want.cells)
+        for cell in want.cells:
+            got = cells[(cell.row, cell.column)]
+            assert (got.text, got.header, got.row_span, got.column_span) == (cell.text, cell.header, 1, 1)
+            assert within(got.bbox, cell.box) and 0.5 < got.confidence <= 1.0  # tesseract's, for read cells
+        text = result.text_documents[0].text
+        assert text.count("1,187") == 1 and "Winter records of the alpine stations" in text
+        [source] = kg_decoder.trace(quote="1,187", document=result.document, store=store)
+        [box] = source.boxes
+        assert box.source == "cell" and within((box.left, box.top, box.right, box.bottom), want.cells[7].box)
+        check_document(store, result.document)
+        assert kg_decoder.validate(store=store, document=result.document).conforms

@@ -177,3 +177,45 @@ def tables_pdf(path: Path) -> tuple[Path, list[DrawnTable]]:
 
 def _union(boxes: list[Box]) -> Box:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+SCANNED = [["Station", "Rain (mm)", "Snow (cm)"], ["Davos", "1,024", "388"], ["Arosa", "1,187", "412"],
+           ["Zermatt", "712", "295"], ["Samedan", "698", "301"]]
+
+
+def scanned_table_pdf(path: Path, dpi: int = 200) -> tuple[Path, DrawnTable]:
+    """A page that is only a picture (a scan at ``dpi``) of prose and a ruled table of small print
+    (10 pt type); every cell's ruled box is known, in points."""
+    import io
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    from fixtures import FONT
+
+    scale = dpi / 72
+    image = Image.new("L", (round(PAGE[0] * scale), round(PAGE[1] * scale)), 255)
+    draw = ImageDraw.Draw(image)
+    body = ImageFont.truetype(str(FONT), round(SIZE * scale))
+    draw.text((72 * scale, 72 * scale), "Winter records of the alpine stations, as measured.", font=body, fill=0)
+    left, top, widths = 72.0, 150.0, [120.0, 100.0, 100.0]
+    xs = [left + sum(widths[:k]) for k in range(len(widths) + 1)]
+    ys = [top + ROW * k for k in range(len(SCANNED) + 1)]
+    table = DrawnTable("scanned", 1, (xs[0], ys[0], xs[-1], ys[-1]))
+    for r, row in enumerate(SCANNED):
+        for c, text in enumerate(row):
+            draw.text(((xs[c] + PAD) * scale, (ys[r] + 4) * scale), text, font=body, fill=0)
+            table.cells.append(DrawnCell(r, c, text, (xs[c], ys[r], xs[c + 1], ys[r + 1]), header=r == 0))
+    for y in ys:
+        draw.line([(xs[0] * scale, y * scale), (xs[-1] * scale, y * scale)], fill=0, width=3)
+    for x in xs:
+        draw.line([(x * scale, ys[0] * scale), (x * scale, ys[-1] * scale)], fill=0, width=3)
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    page = canvas.Canvas(str(path), pagesize=PAGE)
+    page.drawImage(ImageReader(io.BytesIO(buffer.getvalue())), 0, 0, *PAGE)
+    page.showPage()
+    page.save()
+    return path, table

@@ -1,7 +1,8 @@
 """Pages read by OCR (tesseract): a PDF page without a text layer, drawn by PDFium as it displays,
 and the frames of an image file. One element per paragraph tesseract finds, with its box on the page
-and its confidence (the mean of its words'); each page records the mean confidence of all its words,
-so an audit can list the pages to check by eye.
+and its confidence (the mean of its words'); a ruled table becomes one Table element read cell by
+cell (``scanned_tables``) in place of the paragraphs there; each page records the mean confidence
+of all its words, so an audit can list the pages to check by eye.
 
 Resolution, by measurement on the corpus scan (``loremipsum-flat.pdf``, a 200 dpi scan of body
 text): tesseract's mean word confidence is 0.925 at 72 dpi (PDFium scale 1) and 0.948-0.949 from
@@ -17,6 +18,8 @@ from typing import Optional
 
 from ...model import BBox, Element
 from ..image_text import MAX_ENLARGE, TARGET_LONG_SIDE, read_words
+from .regions import replacing
+from .scanned_tables import ruled_tables
 
 PDF_SCALE = 3.0
 MAX_PAGE_PIXELS = 40_000_000
@@ -44,7 +47,8 @@ def ocr_page(picture, scale: float, languages: str, page_number: int) -> tuple[l
     as elements with boxes in page units, and the page's mean word confidence (None: no words)."""
     from PIL import ImageOps
 
-    words = read_words(ImageOps.grayscale(picture), languages, scale)
+    grey = ImageOps.grayscale(picture)
+    words = read_words(grey, languages, scale)
     if not words:
         return [], None
     paragraphs: dict[tuple[int, int], list] = {}
@@ -66,7 +70,8 @@ def ocr_page(picture, scale: float, languages: str, page_number: int) -> tuple[l
         category = _category(text, len(lines), max(height[key] for key in lines), usual)
         elements.append(Element(0, category, text, page_number=page_number, bbox=box, confidence=confidence))
     page_confidence = round(sum(word[3] for word in words) / len(words), 4)
-    return elements, page_confidence
+    tables = ruled_tables(grey, scale, languages, page_number)
+    return replacing(elements, tables), page_confidence
 
 
 def _category(text: str, lines: int, height: float, usual: float) -> str:

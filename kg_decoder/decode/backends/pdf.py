@@ -23,6 +23,7 @@ from .base import Backend, Format, PdfConverter
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
 from .pdf_tables import find_tables
+from .regions import replacing
 from .pdf_text_layer import has_turned_text, largest_text, text_layer_elements, turned_text_elements
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
@@ -76,12 +77,12 @@ class PdfBackend(Backend):
             read_fast = [number for number in text_numbers if number in with_text and number not in unread]
             turned_read = sorted(turned & set(read_fast))
             if turned_read:  # pdfminer reads turned lines as single letters, backwards: PDFium reads them
-                found = _replacing(found, turned_text_elements(data, pdf, turned_read))
+                found = replacing(found, turned_text_elements(data, pdf, turned_read))
             with_layer = [number for number in text_numbers if number in with_text]
             if options.pdf_tables and with_layer:
                 report(progress, "tables", 0, 1, "find tables")
                 tables = find_tables(data, pdf, with_layer, geometries, options.password)
-                found = _replacing(found, tables)
+                found = replacing(found, tables)
                 report(progress, "tables", 1, 1, f"{len(tables)} tables found")
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
@@ -217,35 +218,6 @@ def _document_title(data: bytes, pdf, first_page_has_text: bool) -> Optional[str
 
 _FILE_NAME = re.compile(r"(?i)(.*[\\/])?[^\\/]*\.(pdf|docx?|rtf|odt|tex|dvi|ps|jpe?g|png|tiff?|txt|html?|pptx?|xlsx?)"
                         r"|untitled|microsoft word - .*")
-
-
-def _replacing(elements: list[Element], blocks: list[Element]) -> list[Element]:
-    """The elements with what ``fast`` read inside each block (a turned block of text, a table)
-    replaced by the block: an element whose middle lies in a block goes, and the block takes the place
-    of the first element it replaces (blocks that replace nothing end their page's elements)."""
-    result: list[Element] = []
-    placed: set[int] = set()
-    for element in elements:
-        holder = next((k for k, block in enumerate(blocks) if block.page_number == element.page_number
-                       and block.bbox is not None and element.bbox is not None
-                       and _holds(block.bbox, element.bbox)), None)
-        if holder is None:
-            result.append(element)
-        elif holder not in placed:
-            result.append(blocks[holder])
-            placed.add(holder)
-    for k, block in enumerate(blocks):
-        if k not in placed:
-            last = max((i for i, e in enumerate(result) if (e.page_number or 0) <= (block.page_number or 0)),
-                       default=-1)
-            result.insert(last + 1, block)
-            placed.add(k)
-    return result
-
-
-def _holds(outer, inner, slack: float = 1.0) -> bool:
-    middle_x, middle_y = (inner[0] + inner[2]) / 2, (inner[1] + inner[3]) / 2
-    return outer[0] - slack <= middle_x <= outer[2] + slack and outer[1] - slack <= middle_y <= outer[3] + slack
 
 
 def _displayed_media_pages(geometries: dict[int, PageGeometry]) -> dict[int, Page]:

@@ -206,9 +206,11 @@ def read_page(plumber_page) -> PageData:
     hrules, vrules = [], []
     for e in plumber_page.edges:  # lines, rect sides and curve segments
         x0, x1, top, bottom = float(e["x0"]), float(e["x1"]), float(e["top"]), float(e["bottom"])
-        if e["orientation"] == "h" and x1 - x0 > 2:
+        # By their extent, not pdfplumber's orientation: it calls a line "v" unless its ends are exactly level,
+        # and a page turned by /Rotate leaves them 1e-13 apart.
+        if bottom - top <= 1 and x1 - x0 > 2:
             hrules.append(((top + bottom) / 2, x0, x1))
-        elif e["orientation"] == "v" and bottom - top > 2:
+        elif x1 - x0 <= 1 and bottom - top > 2:
             vrules.append(((x0 + x1) / 2, top, bottom))
     # thin filled rectangles drawn as rules
     for r in plumber_page.rects:

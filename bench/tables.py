@@ -1,0 +1,111 @@
+"""Benchmark: PDF table recognition on ICDAR 2013 (../shared/tables-icdar2013), kg-decoder beside the
+libraries people reach for, in one run, scored by ../shared/tools/table_score.py.
+
+kg-decoder decodes every PDF into a fresh store (``kg-decoder decode``) and the scorer reads the
+tables back through the vocabulary; pdfplumber's ``find_tables()`` and camelot's lattice and stream
+flavours are scored on the same files. The baselines run in the interpreter given by
+``--baseline-python`` (default: this one); where a library is not installed there, its row says so.
+kg-decoder's own dependencies never include camelot: make a separate virtualenv for the baselines,
+e.g. ``python3 -m venv /tmp/baselines && /tmp/baselines/bin/pip install camelot-py pdfplumber``.
+
+Also prints seconds per page with and without tables: decode time of the table pages and of the
+pages without tables, with table finding on and off (``--no-pdf-tables``).
+
+    .venv/bin/python bench/tables.py [--dataset ../shared/tables-icdar2013] [--baseline-python PY]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SCORER = REPO.parent / "shared" / "tools" / "table_score.py"
+BASELINES = ("pdfplumber", "camelot-lattice", "camelot-stream")
+TARGETS = "targets: location recall >= 0.90, precision >= 0.90; structure F1 >= 0.85"
+
+
+def score_kg_decoder(dataset: Path) -> str:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = subprocess.run([sys.executable, str(SCORER), str(dataset), "--decode-args", "--image-ocr off"],
+                          capture_output=True, text=True, env=env)
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-500:]
+
+
+def score_baseline(dataset: Path, name: str, python: str) -> str:
+    module = "camelot" if name.startswith("camelot") else "pdfplumber"
+    if subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode != 0:
+        return f"{name}: not installed in {python} (see this script's docstring)"
+    done = subprocess.run([python, str(SCORER), str(dataset), "--baseline", name], capture_output=True, text=True)
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-500:]
+
+
+def table_pages(dataset: Path) -> dict[str, set[int]]:
+    pages: dict[str, set[int]] = {}
+    for regions in dataset.glob("*-reg.xml"):
+        name = regions.name.replace("-reg.xml", ".pdf")
+        pages[name] = {int(region.get("page")) for region in ET.parse(regions).getroot().iter("region")}
+    return pages
+
+
+def seconds_per_page(dataset: Path) -> list[str]:
+    """Decode each page alone (one-page PDFs cut from the dataset) with tables on and off."""
+    import pypdfium2 as pdfium
+
+    import kg_decoder
+
+    with_tables = table_pages(dataset)
+    times: dict[tuple[bool, bool], list[float]] = {(t, on): [] for t in (True, False) for on in (True, False)}
+    with tempfile.TemporaryDirectory() as folder:
+        pages = []
+        for pdf_path in sorted(dataset.glob("*.pdf")):
+            pdf = pdfium.PdfDocument(str(pdf_path))
+            for index in range(len(pdf)):
+                single = pdfium.PdfDocument.new()
+                single.import_pages(pdf, [index])
+                path = Path(folder) / f"{pdf_path.stem}-{index + 1}.pdf"
+                single.save(str(path))
+                single.close()
+                pages.append((path, index + 1 in with_tables.get(pdf_path.name, set())))
+            pdf.close()
+        store = kg_decoder.open_store(Path(folder) / "store")
+        kg_decoder.decode(pages[0][0], store=store, image_ocr="off")  # warm up: imports, the worker, the model
+        for path, has_table in pages:
+            for on in (True, False):  # alternating: these machines are noisy
+                started = time.perf_counter()
+                kg_decoder.decode(path, store=store, image_ocr="off", pdf_tables=on,
+                                  section_strategy="count" if on else "size")  # other settings: no parse cache hit
+                times[(has_table, on)].append(time.perf_counter() - started)
+    lines = []
+    for has_table in (True, False):
+        on, off = (sorted(times[(has_table, flag)]) for flag in (True, False))
+        median_on, median_off = on[len(on) // 2], off[len(off) // 2]
+        lines.append(f"pages {'with' if has_table else 'without'} tables ({len(on)}): median {median_on:.3f} s with "
+                     f"table finding, {median_off:.3f} s without; ratio {median_on / median_off:.2f}")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default=str(REPO.parent / "shared" / "tables-icdar2013"))
+    parser.add_argument("--baseline-python", default=sys.executable)
+    parser.add_argument("--skip-timing", action="store_true")
+    args = parser.parse_args()
+    dataset = Path(args.dataset)
+    print(TARGETS)
+    print(score_kg_decoder(dataset), flush=True)
+    for name in BASELINES:
+        print(score_baseline(dataset, name, args.baseline_python), flush=True)
+    if not args.skip_timing:
+        for line in seconds_per_page(dataset):
+            print(line)
+
+
+if __name__ == "__main__":
+    main()

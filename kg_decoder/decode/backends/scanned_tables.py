@@ -1,0 +1,155 @@
+"""Ruled tables on pages that are pictures (scans, image files): the grid's lines found with OpenCV,
+each cell read by tesseract on its own, spans where a separating line is missing.
+
+Lines are runs of dark pixels longer than a thirtieth of the page (morphological opening along
+rows and along columns), so letters never count; a table is a connected set of at least three
+horizontal and three vertical lines. A cell is the box between consecutive lines; two neighbouring
+cells whose shared line is mostly absent are one cell spanning both, when the merged cells form a
+rectangle. Each cell is read on its own (small print read cell by cell comes out exact where a page
+read whole splits columns into one paragraph), with its confidence the mean of its words'.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Optional
+
+from ...model import BBox, Element
+from ..image_text import read_words
+from . import table_finder
+from .pdf_tables import INFERRED_CELL
+
+_LINE_SHARE = 30  # a line is at least this many times shorter than the page: width / 30, height / 30
+_MIN_LINES = 3
+_MERGE = 4  # pixels: line positions closer than this are one line
+_PRESENT = 0.5  # a separator is there when this share of its length is dark in the line mask
+_INSET = 3  # pixels kept off a cell's edges when reading it (its lines are not text)
+
+
+def ruled_tables(grey, scale: float, languages: str, page_number: int) -> list[Element]:
+    """The ruled tables in a greyscale page picture drawn ``scale`` pixels per page unit, as Table
+    elements with boxes in page units."""
+    import cv2
+    import numpy as np
+
+    pixels = np.asarray(grey)
+    ink = cv2.adaptiveThreshold(255 - pixels, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 15, -2)
+    height, width = ink.shape
+    across = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (width // _LINE_SHARE, 1)))
+    down = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, height // _LINE_SHARE)))
+    grid = cv2.dilate(cv2.bitwise_or(across, down), np.ones((3, 3), np.uint8))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(grid)
+    tables = []
+    for label in range(1, count):
+        x, y, w, h, _ = stats[label]
+        if w < width // 10 or h < height // 40:
+            continue
+        rows = _positions(across[y:y + h, x:x + w].sum(axis=1), w) + y
+        columns = _positions(down[y:y + h, x:x + w].sum(axis=0), h) + x
+        if len(rows) < _MIN_LINES or len(columns) < _MIN_LINES:
+            continue
+        element = _table(grey, across, down, list(rows), list(columns), scale, languages, page_number)
+        if element is not None:
+            tables.append(element)
+    return tables
+
+
+def _positions(profile, length: int):
+    """Where the lines are along one axis: positions whose line pixels span half the table, merged."""
+    import numpy as np
+
+    hits = np.nonzero(profile >= 0.5 * 255 * length)[0]
+    merged: list[list[int]] = []
+    for position in hits:
+        if merged and position - merged[-1][-1] <= _MERGE:
+            merged[-1].append(int(position))
+        else:
+            merged.append([int(position)])
+    return np.array([round(sum(group) / len(group)) for group in merged], dtype=int)
+
+
+def _table(grey, across, down, rows: list[int], columns: list[int], scale: float, languages: str,
+           page_number: int) -> Optional[Element]:
+    """The grid between the lines as a table: cells merged where their separator is missing, each
+    read on its own."""
+    n_rows, n_columns = len(rows) - 1, len(columns) - 1
+    owner = {(r, c): (r, c) for r in range(n_rows) for c in range(n_columns)}
+
+    def root(cell):
+        while owner[cell] != cell:
+            cell = owner[cell]
+        return cell
+
+    for r in range(n_rows):
+        for c in range(n_columns):
+            if c + 1 < n_columns and not _present(down[rows[r]:rows[r + 1], columns[c + 1] - 2:columns[c + 1] + 3], 1):
+                owner[root((r, c + 1))] = root((r, c))
+            if r + 1 < n_rows and not _present(across[rows[r + 1] - 2:rows[r + 1] + 3, columns[c]:columns[c + 1]], 0):
+                owner[root((r + 1, c))] = root((r, c))
+    groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for cell in owner:
+        groups.setdefault(root(cell), []).append(cell)
+    cells: list[table_finder.Cell] = []
+    confidences: dict[tuple[int, int], float] = {}
+    for members in groups.values():
+        top, left = min(r for r, _ in members), min(c for _, c in members)
+        bottom, right = max(r for r, _ in members), max(c for _, c in members)
+        if len(members) != (bottom - top + 1) * (right - left + 1):  # not a rectangle: keep the cells apart
+            spans = [(r, c, r, c) for r, c in members]
+        else:
+            spans = [(top, left, bottom, right)]
+        for r0, c0, r1, c1 in spans:
+            box = (columns[c0], rows[r0], columns[c1 + 1], rows[r1 + 1])
+            text, confidence = _read_cell(grey, box, languages)
+            page_box = tuple(round(v / scale, 3) for v in box)
+            cells.append(table_finder.Cell(r0, c0, r1 - r0 + 1, c1 - c0 + 1, text, page_box))
+            if confidence is not None:
+                confidences[(r0, c0)] = confidence
+    if sum(1 for cell in cells if cell.text) < 2:
+        return None
+    table_finder.mark_header(cells, n_rows, n_columns)
+    markup = "<table>" + "".join(
+        "<tr>" + "".join(_cell_markup(cell) for cell in sorted(cells, key=lambda cell: cell.col) if cell.row == r)
+        + "</tr>" for r in range(n_rows)) + "</table>"
+    places = {(cell.row, cell.col): (cell.box, confidences.get((cell.row, cell.col), INFERRED_CELL))
+              for cell in cells}
+    bbox = tuple(round(v / scale, 3) for v in (columns[0], rows[0], columns[-1], rows[-1]))
+    text = "\n".join(" ".join(cell.text for cell in sorted(cells, key=lambda cell: cell.col) if cell.row == r)
+                     for r in range(n_rows))
+    read = [confidences[key] for key in confidences]
+    return Element(0, "Table", text, html=markup, page_number=page_number, bbox=bbox,
+                   confidence=round(sum(read) / len(read), 4) if read else None, cell_places=places)
+
+
+def _present(strip, across: int) -> bool:
+    """Whether a separator runs along most of its length in this strip of the line mask (``across``:
+    the strip's axis across the line: 1 for a vertical line, 0 for a horizontal one)."""
+    if strip.size == 0:
+        return False
+    return (strip.max(axis=across) > 0).mean() >= _PRESENT
+
+
+def _read_cell(grey, box: tuple[int, int, int, int], languages: str) -> tuple[str, Optional[float]]:
+    left, top, right, bottom = box
+    if right - left <= 2 * _INSET or bottom - top <= 2 * _INSET:
+        return "", None
+    from PIL import ImageOps, ImageStat
+
+    inner = grey.crop((left + _INSET, top + _INSET, right - _INSET, bottom - _INSET))
+    if ImageStat.Stat(inner).extrema[0][0] > 128:  # no ink: an empty cell, not worth a tesseract run
+        return "", None
+    crop = ImageOps.expand(inner, 10, fill=255)
+    words = read_words(crop, languages, 1.0, psm=6)
+    if not words:
+        return "", None
+    return " ".join(word[1] for word in words), round(sum(word[3] for word in words) / len(words), 4)
+
+
+def _cell_markup(cell: table_finder.Cell) -> str:
+    tag = "th" if cell.header else "td"
+    spans = (f' rowspan="{cell.row_span}"' if cell.row_span > 1 else "") + (
+        f' colspan="{cell.col_span}"' if cell.col_span > 1 else "")
+    return f"<{tag}{spans}>{html.escape(cell.text)}</{tag}>"
+
+
+__all__ = ["ruled_tables"]
