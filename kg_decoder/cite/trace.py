@@ -10,6 +10,8 @@ elsewhere they are the boxes of the elements.
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Optional, Sequence, Union
 
 from ..decode.renders import rendering
@@ -124,15 +126,21 @@ class _Tracer:
                 matches = quotes_in_layer(page, quote)
                 if not matches:
                     continue
+                text = text if text is not None else self.store.text(segment.sha256, segment.segment)
                 owner: dict[int, tuple[TextElement, int]] = {}  # page character → (element, segment offset)
                 for row in rows:
-                    if row.page_number == number:
-                        aligned = aligned_characters(page, row.bbox, row.text, key=(pdf[0], number))
-                        for local, indices in enumerate(aligned):
-                            for index in indices:
-                                owner.setdefault(index, (row, row.char_offset + local))
-                text = text if text is not None else self.store.text(segment.sha256, segment.segment)
+                    if row.page_number != number:
+                        continue
+                    if row.category == "Table":  # its text in the segment is markup: align the cells' words
+                        stored, where = markup_text(text[row.char_offset:row.char_offset + row.char_length])
+                    else:
+                        stored, where = row.text, range(len(row.text))
+                    aligned = aligned_characters(page, row.bbox, stored, key=(pdf[0], number))
+                    for local, indices in enumerate(aligned):
+                        for index in indices:
+                            owner.setdefault(index, (row, row.char_offset + where[local]))
                 for indices in matches:
+                    _fill_gaps(indices, owner, page, text)
                     if all(index in owner for index in indices):  # else part of it is in another segment
                         sources.append(self._pieces_source(segment.segment, text, page, indices, owner))
         return sources
@@ -240,7 +248,8 @@ class _Tracer:
             source.elements.append(traced)
             placed_cells = [cell for cell in traced.cells if cell.bbox is not None]
             if placed_cells:  # a table found on a page: the quote is in these cells, there
-                source.boxes.extend(_cell_boxes(row, placed_cells))
+                source.boxes.extend(self._cell_boxes(row, placed_cells, start, end, text,
+                                                     self._drawn_page(about, row, info)))
             else:
                 source.boxes.extend(self._boxes(row, start, end, self._drawn_page(about, row, info)))
         if source.page_number is None:
@@ -274,9 +283,34 @@ class _Tracer:
                 cells.append(TracedCell(iri=row.cell, row=row.row, column=row.column, row_span=row.row_span,
                                         column_span=row.column_span, text=row.text, header=row.header,
                                         reference=row.reference, confidence=row.confidence, bbox=row.bbox,
+                                        char_offset=row.char_offset, char_length=row.char_length,
                                         page_width=row.page_width, page_height=row.page_height,
                                         coordinate_system=row.coordinate_system))
         return cells
+
+    def _cell_boxes(self, table: TextElement, cells: list[TracedCell], start: int, end: int, text: str,
+                    drawn: tuple[Optional[int], Optional[tuple[str, bytes]]]) -> list[Box]:
+        """The quote's part in each cell: the boxes of its characters where the page has a text layer,
+        else the cell's box."""
+        page_number, pdf = drawn
+        page = page_characters(pdf[1], page_number, key=pdf[0]) if pdf is not None and page_number else None
+        boxes = []
+        for cell in cells:
+            cell_start = table.char_offset + (cell.char_offset or 0)
+            cell_end = cell_start + (cell.char_length or 0)
+            lines = []
+            if page is not None and cell_start < end and cell_end > start:
+                stored, where = markup_text(text[cell_start:cell_end])
+                inside = [k for k, offset in enumerate(where) if start <= cell_start + offset < end]
+                if inside:
+                    lines = span_line_boxes(page, cell.bbox, stored, inside[0], inside[-1] + 1,
+                                            key=(pdf[0], page_number, "cell"))
+            source, rectangles = ("characters", lines) if lines else ("cell", [cell.bbox])
+            boxes += [Box(left=left, top=top, right=right, bottom=bottom, source=source,
+                          page_number=table.rendered_page_number or table.page_number, page_width=cell.page_width,
+                          page_height=cell.page_height, coordinate_system=cell.coordinate_system, element=cell.iri)
+                      for left, top, right, bottom in rectangles]
+        return boxes
 
     def _pdf_bytes(self, sha256: str) -> Optional[tuple[str, bytes]]:
         if sha256 not in self.store.library:
@@ -319,12 +353,41 @@ class _Tracer:
         return _placed(element, page_number, [region], "element")
 
 
-def _cell_boxes(table: TextElement, cells: list[TracedCell]) -> list[Box]:
-    """The boxes of the cells a quote is in, on the table's page."""
-    return [Box(left=cell.bbox[0], top=cell.bbox[1], right=cell.bbox[2], bottom=cell.bbox[3], source="cell",
-                page_number=table.rendered_page_number or table.page_number, page_width=cell.page_width,
-                page_height=cell.page_height, coordinate_system=cell.coordinate_system, element=cell.iri)
-            for cell in cells]
+def _fill_gaps(indices: list[int], owner: dict[int, tuple[TextElement, int]], page: PageText, text: str) -> None:
+    """A page character the alignment left out, between two it placed, is the stored character right
+    after its predecessor's when that is the same letter (an alignment of text stored in another order,
+    a table's cells, can miss single letters)."""
+    for previous, index in zip(indices, indices[1:]):
+        if index in owner or previous not in owner:
+            continue
+        row, offset = owner[previous]
+        if offset + 1 < len(text) and text[offset + 1].casefold() == page.chars[index].char.casefold():
+            owner[index] = (row, offset + 1)
+
+
+def markup_text(markup: str) -> tuple[str, list[int]]:
+    """The text a table's markup shows (tags dropped, a space between cells, entities read) and, for
+    each of its characters, where it is in the markup.
+
+    >>> text, where = markup_text("<tr><td>A &amp; B</td><td>7</td></tr>")
+    >>> text, where[2], where[4], where[6]
+    ('  A & B  7  ', 8, 10, 16)
+    """
+    chars: list[str] = []
+    where: list[int] = []
+    for match in _MARKUP.finditer(markup):
+        if match.group(1) is not None:  # a tag: the cells it parts stay apart
+            chars.append(" ")
+            where.append(match.start())
+            continue
+        piece = html.unescape(match.group(0))
+        chars.extend(piece)
+        where.extend([match.start()] * len(piece) if match.group(0).startswith("&") else
+                     range(match.start(), match.start() + len(piece)))
+    return "".join(chars), where
+
+
+_MARKUP = re.compile(r"(<[^<>]*>)|&[#a-zA-Z0-9]+;|[^<&]+|[<&]")
 
 
 def _placed(element: TextElement, page_number: Optional[int], rectangles: list, source: str) -> list[Box]:

@@ -270,6 +270,9 @@ class TracedCell(Placed):
     header: bool = False
     reference: Optional[str] = None
     confidence: Optional[float] = None
+    # Where its markup's inside is in the table's markup (the table element's text in its segment).
+    char_offset: Optional[int] = None
+    char_length: Optional[int] = None
 
 
 @dataclass

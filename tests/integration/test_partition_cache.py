@@ -113,11 +113,12 @@ def test_decode_and_chunk_report_their_stages(generated, tmp_path):
     store = kg_decoder.open_store(tmp_path / "store")
     seen = []
     result = kg_decoder.decode(generated["generated.pdf"].path, store=store, progress=seen.append)
-    assert [p.stage for p in seen] == ["read", "detect"] + ["partition"] * 5 + ["group", "map", "write quads",
-                                                                                "write quads", "done"]
+    assert [p.stage for p in seen] == ["read", "detect"] + ["partition"] * 4 + ["tables"] * 2 + [
+        "partition", "group", "map", "write quads", "write quads", "done"]
     # each page as the PDF reader reaches it, reported across the worker's process boundary
     assert [p.message for p in seen[3:6]] == ["partition 1/3 pages", "partition 2/3 pages", "partition 3/3 pages"]
-    assert "3 pages" in seen[6].message and seen[10].current == seen[10].total == result.quads
+    assert [p.message for p in seen[6:8]] == ["find tables", "0 tables found"]
+    assert "3 pages" in seen[8].message and seen[12].current == seen[12].total == result.quads
     again = []
     kg_decoder.decode(generated["generated.pdf"].path, store=store, section_strategy="count", progress=again.append)
     assert "from the parse cache" in again[2].message

@@ -71,8 +71,8 @@ def test_a_quoted_cell_traces_to_the_cell_and_its_box(decoded):
     [source] = kg_decoder.trace(quote="2,877", document=result.document, store=store)
     [table] = [e for e in source.elements if e.category == "Table"]
     assert [(c.row, c.column) for c in table.cells] == [(want.row, want.column)]
-    [box] = source.boxes
-    assert box.source == "cell" and box.page_number == 4
+    [box] = source.boxes  # the quoted characters inside the cell, read from the page's text layer
+    assert box.source == "characters" and box.page_number == 4 and box.element == table.cells[0].iri
     assert within((box.left, box.top, box.right, box.bottom), want.box)
     annotation = kg_decoder.web_annotations([source])["first"]["items"][0]
     assert any(isinstance(t.get("selector"), dict) and t["selector"].get("value") == "page=4"

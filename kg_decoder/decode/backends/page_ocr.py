@@ -31,8 +31,8 @@ _LIST_MARK = re.compile(r"^([•◦▪‣·*–-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s
 def pdf_page_scale(width: float, height: float) -> float:
     """Pixels per point to draw a PDF page of this size (points) at for OCR.
 
-    >>> pdf_page_scale(612, 792), round(pdf_page_scale(2384, 3370), 3)
-    (3.0, 1.727)
+    >>> pdf_page_scale(612, 792), round(pdf_page_scale(2384, 3370), 3)  # a letter page, an A0 poster
+    (3.0, 2.231)
     """
     return min(PDF_SCALE, (MAX_PAGE_PIXELS / (width * height)) ** 0.5)
 

@@ -24,7 +24,8 @@ from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
 from .pdf_tables import find_tables
 from .regions import replacing
-from .pdf_text_layer import has_turned_text, largest_text, text_layer_elements, turned_text_elements
+from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, text_layer_elements,
+                             turned_text_elements)
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
@@ -77,12 +78,17 @@ class PdfBackend(Backend):
             read_fast = [number for number in text_numbers if number in with_text and number not in unread]
             turned_read = sorted(turned & set(read_fast))
             if turned_read:  # pdfminer reads turned lines as single letters, backwards: PDFium reads them
-                found = replacing(found, turned_text_elements(data, pdf, turned_read))
+                found = replacing(found, turned_text_elements(data, pdf, turned_read), together=True)
             with_layer = [number for number in text_numbers if number in with_text]
             if options.pdf_tables and with_layer:
                 report(progress, "tables", 0, 1, "find tables")
                 tables = find_tables(data, pdf, with_layer, geometries, options.password)
-                found = replacing(found, tables)
+
+                def beside_table(element: Element, table: Element) -> list[Element]:
+                    return lines_outside(pdf[element.page_number - 1], pdf_fonts.declared_heights(data, element.page_number),
+                                         element.page_number, element.bbox, table.bbox)
+
+                found = replacing(found, tables, rest=beside_table)
                 report(progress, "tables", 1, 1, f"{len(tables)} tables found")
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"

@@ -194,6 +194,29 @@ def turned_text_elements(data: bytes, pdf, numbers: list[int]) -> list[Element]:
     return elements
 
 
+def lines_outside(page, heights: dict[str, tuple[float, float]], number: int, region: BBox,
+                  block: BBox) -> list[Element]:
+    """What a page holds inside ``region`` but outside ``block``, as elements (one per block of
+    lines): the text a first reading joined with a table, before and after it."""
+    geometry = PageGeometry.of(page)
+    lines = [line for line in _lines(page, heights)
+             if _inside(_centre(line.box), region) and not _inside(_centre(line.box), block)]
+    elements = []
+    for text, box in _blocks(lines):
+        shown = geometry.clip(box)
+        elements.append(Element(0, "NarrativeText", text, page_number=number,
+                                bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
+    return elements
+
+
+def _centre(box: BBox) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def _inside(point: tuple[float, float], box: BBox, slack: float = 1.0) -> bool:
+    return box[0] - slack <= point[0] <= box[2] + slack and box[1] - slack <= point[1] <= box[3] + slack
+
+
 def largest_text(page, heights: dict[str, tuple[float, float]]) -> Optional[str]:
     """The upright block of a page set in the largest type, when that type is clearly larger than the
     page's body text and the block is short (a title, not a paragraph); turned text (a margin stamp)
@@ -404,5 +427,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["PageText", "PdfChar", "Reading", "has_turned_text", "largest_text", "page_text", "text_layer_elements",
-           "turned_text_elements"]
+__all__ = ["PageText", "PdfChar", "Reading", "has_turned_text", "largest_text", "lines_outside", "page_text",
+           "text_layer_elements", "turned_text_elements"]
