@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import io
-from typing import Optional
+from typing import Callable, Optional
 
 from ...model import BBox, Element
 from .pdf_geometry import PageGeometry
@@ -54,17 +54,26 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
 
 
 def _table_element(table: table_finder.Table, geometry: PageGeometry) -> Optional[Element]:
-    """One table as an element: markup with every grid position (an empty cell where nothing is), the
-    box and the cells' boxes moved from pdfplumber's displayed MediaBox onto the displayed page."""
+    """A table found through pdfplumber: its boxes moved from the displayed MediaBox onto the displayed
+    page."""
     def placed(box: Optional[BBox]) -> Optional[BBox]:
         if box is None:
             return None
         shown = geometry.clip(geometry.from_displayed_media(box))
         return tuple(round(v, 3) for v in shown) if shown is not None else None
 
+    return table_element(table, placed)
+
+
+def table_element(table: table_finder.Table, placed: Callable[[Optional[BBox]], Optional[BBox]] = lambda box: box,
+                  confidences: Optional[dict[tuple[int, int], float]] = None) -> Optional[Element]:
+    """One table as an element: markup with every grid position (an empty cell where nothing is), its
+    box and each cell's box (``placed`` moves a box onto the page) and confidence (``confidences`` for
+    cells read by OCR, else inferred)."""
     box = placed(table.box)
     if box is None:
         return None
+    confidences = confidences or {}
     starts = {(cell.row, cell.col): cell for cell in table.cells}
     covered = {(r, c) for cell in table.cells for r in range(cell.row, cell.row + cell.row_span)
                for c in range(cell.col, cell.col + cell.col_span)}
@@ -84,11 +93,12 @@ def _table_element(table: table_finder.Table, geometry: PageGeometry) -> Optiona
     markup = "<table>" + "".join(rows) + "</table>"
     places = {(r, c): (None, INFERRED_CELL) for r in range(table.n_rows) for c in range(table.n_cols)
               if (r, c) not in covered}
-    places.update({(cell.row, cell.col): (placed(cell.box), INFERRED_CELL) for cell in table.cells})
+    places.update({(cell.row, cell.col): (placed(cell.box), confidences.get((cell.row, cell.col), INFERRED_CELL))
+                   for cell in table.cells})
     text = "\n".join(" ".join(cell.text for cell in sorted(table.cells, key=lambda cell: cell.col) if cell.row == r)
                      for r in range(table.n_rows))
     return Element(0, "Table", text, html=markup, page_number=table.page, bbox=box,
                    confidence=round(min(max(table.score, 0.0), 1.0), 4), cell_places=places)
 
 
-__all__ = ["find_tables"]
+__all__ = ["find_tables", "table_element"]

@@ -11,13 +11,12 @@ read whole splits columns into one paragraph), with its confidence the mean of i
 
 from __future__ import annotations
 
-import html
 from typing import Optional
 
-from ...model import BBox, Element
+from ...model import Element
 from ..image_text import read_words
 from . import table_finder
-from .pdf_tables import INFERRED_CELL
+from .pdf_tables import INFERRED_CELL, table_element
 
 _LINE_SHARE = 30  # a line is at least this many times shorter than the page: width / 30, height / 30
 _MIN_LINES = 3
@@ -108,17 +107,11 @@ def _table(grey, across, down, rows: list[int], columns: list[int], scale: float
     if sum(1 for cell in cells if cell.text) < 2:
         return None
     table_finder.mark_header(cells, n_rows, n_columns)
-    markup = "<table>" + "".join(
-        "<tr>" + "".join(_cell_markup(cell) for cell in sorted(cells, key=lambda cell: cell.col) if cell.row == r)
-        + "</tr>" for r in range(n_rows)) + "</table>"
-    places = {(cell.row, cell.col): (cell.box, confidences.get((cell.row, cell.col), INFERRED_CELL))
-              for cell in cells}
-    bbox = tuple(round(v / scale, 3) for v in (columns[0], rows[0], columns[-1], rows[-1]))
-    text = "\n".join(" ".join(cell.text for cell in sorted(cells, key=lambda cell: cell.col) if cell.row == r)
-                     for r in range(n_rows))
-    read = [confidences[key] for key in confidences]
-    return Element(0, "Table", text, html=markup, page_number=page_number, bbox=bbox,
-                   confidence=round(sum(read) / len(read), 4) if read else None, cell_places=places)
+    read = list(confidences.values())
+    found = table_finder.Table(page_number, tuple(round(v / scale, 3) for v in (columns[0], rows[0], columns[-1],
+                                                                               rows[-1])),
+                               round(sum(read) / len(read), 4) if read else INFERRED_CELL, n_rows, n_columns, cells)
+    return table_element(found, confidences=confidences)
 
 
 def _present(strip, across: int) -> bool:
@@ -143,13 +136,6 @@ def _read_cell(grey, box: tuple[int, int, int, int], languages: str) -> tuple[st
     if not words:
         return "", None
     return " ".join(word[1] for word in words), round(sum(word[3] for word in words) / len(words), 4)
-
-
-def _cell_markup(cell: table_finder.Cell) -> str:
-    tag = "th" if cell.header else "td"
-    spans = (f' rowspan="{cell.row_span}"' if cell.row_span > 1 else "") + (
-        f' colspan="{cell.col_span}"' if cell.col_span > 1 else "")
-    return f"<{tag}{spans}>{html.escape(cell.text)}</{tag}>"
 
 
 __all__ = ["ruled_tables"]
