@@ -25,8 +25,15 @@ _DETECTOR: Optional[table_finder.LayoutDetector] = None  # loaded once per proce
 def detector() -> table_finder.LayoutDetector:
     global _DETECTOR
     if _DETECTOR is None:
+        import logging
+
         params = table_finder.RegionParams()
-        _DETECTOR = table_finder.LayoutDetector(conf_thresh=min(0.3, params.thresh, params.reclass_thresh))
+        previous = logging.root.manager.disable
+        logging.disable(logging.INFO)  # rapid-layout announces at INFO, on stderr, which model file it loads
+        try:
+            _DETECTOR = table_finder.LayoutDetector(conf_thresh=min(0.3, params.thresh, params.reclass_thresh))
+        finally:
+            logging.disable(previous)
     return _DETECTOR
 
 
