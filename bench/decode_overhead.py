@@ -4,16 +4,17 @@ Runs, side by side and alternating (these machines are noisy), in fresh processe
   raw      unstructured's partition() alone over the corpus, with the strategy kg-decoder used per file;
   decode   kg-decoder decode of the same files into a new on-disk store.
 Each process warms up first (imports, spaCy model, worker start) on one small file, then times the
-corpus. Prints the medians and their ratio (target <= 1.10). ``--compare-image-ocr`` adds a third
-column, the decode with pictures' OCR off (``--image-ocr off``), so the ratio with it on and off
-print side by side.
+corpus. Prints the medians and their ratio (target <= 1.10). ``--compare image-ocr pdf-tables
+rendered-positions`` adds a decode with each of those off, so what each costs prints beside it;
+``--only pdf`` times the files of one format (say the PDFs without tables, for what finding tables
+costs where there are none).
 
 Then compares write throughput on the same quads: kg-decoder's transactional per-document writes
 (KgStore.write; and KgStore.write_serialized, decode's own path) against pyoxigraph's bulk_extend
 (target ratio >= 0.5).
 
-    .venv/bin/python bench/decode_overhead.py [--corpus ../shared/corpus] [--rounds 3] [--compare-image-ocr]
-        [--skip-writes]
+    .venv/bin/python bench/decode_overhead.py [--corpus ../shared/corpus] [--rounds 3] [--only pdf]
+        [--compare image-ocr pdf-tables rendered-positions] [--skip-writes]
 """
 
 from __future__ import annotations
@@ -30,8 +31,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def corpus_plan(corpus: Path) -> list[tuple[str, str | None]]:
-    """Files kg-decoder decodes, each with the partition strategy it used (None: not a PDF/image)."""
+WITHOUT = {"image-ocr": {"image_ocr": "off"}, "pdf-tables": {"pdf_tables": False},
+           "rendered-positions": {"rendered_positions": False}}  # each decode option a comparison turns off
+
+
+def corpus_plan(corpus: Path, only: str | None = None) -> list[tuple[str, str | None]]:
+    """Files kg-decoder decodes (of format ``only``, if given), each with the partition strategy it used
+    (None: not a PDF/image)."""
     import kg_decoder
 
     plan = []
@@ -41,6 +47,8 @@ def corpus_plan(corpus: Path) -> list[tuple[str, str | None]]:
             try:
                 result = kg_decoder.decode(path, store=store)
             except kg_decoder.DecodeError:
+                continue
+            if only is not None and result.format != only:
                 continue
             strategy = result.strategy if result.format in ("pdf", "png", "jpeg", "tiff") else None
             plan.append((str(path), strategy))
@@ -53,26 +61,28 @@ def run_raw(plan: list[tuple[str, str | None]]) -> float:
     offline.prepare()
     from unstructured.partition.auto import partition
 
-    warm = min(plan, key=lambda item: Path(item[0]).stat().st_size if item[1] is None else 1 << 60)
-    partition(filename=warm[0])
+    def kwargs(strategy: str | None) -> dict:
+        return {"strategy": "ocr_only" if strategy == "fast+ocr_only" else strategy} if strategy else {}
+
+    warm_path, warm_strategy = min(plan, key=lambda item: Path(item[0]).stat().st_size)
+    partition(filename=warm_path, **kwargs(warm_strategy))
     started = time.perf_counter()
     for path, strategy in plan:
-        kwargs = {"strategy": "ocr_only" if strategy == "fast+ocr_only" else strategy} if strategy else {}
-        partition(filename=path, **kwargs)
+        partition(filename=path, **kwargs(strategy))
     return time.perf_counter() - started
 
 
-def run_decode(plan: list[tuple[str, str | None]], image_ocr: str = "auto") -> float:
+def run_decode(plan: list[tuple[str, str | None]], options: dict | None = None) -> float:
     import kg_decoder
 
     with tempfile.TemporaryDirectory() as folder:
         warm_store = kg_decoder.open_store(Path(folder) / "warm")
-        warm = min((p for p, s in plan if s is None), key=lambda p: Path(p).stat().st_size)
+        warm = min((p for p, _ in plan), key=lambda p: Path(p).stat().st_size)
         kg_decoder.decode(warm, store=warm_store)
         store = kg_decoder.open_store(Path(folder) / "store")
         started = time.perf_counter()
         for path, _ in plan:
-            kg_decoder.decode(path, store=store, image_ocr=image_ocr)
+            kg_decoder.decode(path, store=store, **(options or {}))
         store.flush()
         return time.perf_counter() - started
 
@@ -121,38 +131,41 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=str(REPO.parent / "shared" / "corpus"))
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--compare-image-ocr", action="store_true",
-                        help="also time the decode with pictures' OCR off")
+    parser.add_argument("--compare", nargs="*", choices=sorted(WITHOUT), default=[],
+                        help="also time the decode with each of these off")
+    parser.add_argument("--only", help="time only the files of this format (e.g. pdf)")
     parser.add_argument("--skip-writes", action="store_true", help="leave out the write throughput part")
-    parser.add_argument("--child", choices=["raw", "decode", "decode-no-ocr"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--plan", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         plan = json.loads(Path(args.plan).read_text())
-        seconds = (run_raw(plan) if args.child == "raw"
-                   else run_decode(plan, "off" if args.child == "decode-no-ocr" else "auto"))
+        if args.child == "raw":
+            seconds = run_raw(plan)
+        else:
+            seconds = run_decode(plan, WITHOUT.get(args.child.removeprefix("no-")) if args.child != "decode" else None)
         print(json.dumps({"seconds": seconds}))
         return
-    plan = corpus_plan(Path(args.corpus))
+    plan = corpus_plan(Path(args.corpus), args.only)
     plan_file = Path(tempfile.mkstemp(suffix=".json")[1])
     plan_file.write_text(json.dumps(plan))
-    modes = ("raw", "decode") + (("decode-no-ocr",) if args.compare_image_ocr else ())
+    modes = ("raw", "decode") + tuple(f"no-{name}" for name in args.compare)
     times: dict[str, list[float]] = {mode: [] for mode in modes}
     for round_number in range(args.rounds):
         for mode in modes:
             done = subprocess.run([sys.executable, __file__, "--child", mode, "--plan", str(plan_file)],
                                   capture_output=True, text=True, check=True)
             times[mode].append(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
-            print(f"round {round_number + 1} {mode:13} {times[mode][-1]:.3f} s", flush=True)
+            print(f"round {round_number + 1} {mode:22} {times[mode][-1]:.3f} s", flush=True)
     raw, decoded = statistics.median(times["raw"]), statistics.median(times["decode"])
     print(f"\nfiles: {len(plan)}  rounds: {args.rounds}")
     print(f"raw partition median   {raw:.3f} s")
     print(f"kg-decoder median      {decoded:.3f} s")
     print(f"ratio decode/raw       {decoded / raw:.3f}   (target <= 1.10)")
-    if args.compare_image_ocr:
-        plain = statistics.median(times["decode-no-ocr"])
-        print(f"kg-decoder, no picture OCR, median {plain:.3f} s: ratio {plain / raw:.3f}; pictures' OCR costs "
-              f"{decoded / plain:.3f}x")
+    for name in args.compare:
+        without = statistics.median(times[f"no-{name}"])
+        print(f"kg-decoder without {name}: median {without:.3f} s, ratio {without / raw:.3f}; {name} costs "
+              f"{decoded / without:.3f}x")
     if args.skip_writes:
         return
     ours, bulk, single, total = write_throughput(plan, max(args.rounds, 3))
