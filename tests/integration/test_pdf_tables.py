@@ -181,3 +181,14 @@ def test_a_scanned_ruled_table_is_read_cell_by_cell(tmp_path):
         assert box.source == "cell" and within((box.left, box.top, box.right, box.bottom), want.cells[7].box)
         check_document(store, result.document)
         assert kg_decoder.validate(store=store, document=result.document).conforms
+
+
+def test_the_trace_view_draws_a_quoted_cell_on_its_page(decoded):
+    from kg_decoder.cli import load_web_app
+
+    store, result, _, _ = decoded
+    client = load_web_app().create_app(store).test_client()
+    page = client.get("/trace", query_string={"quote": "Coastal lowlands", "document": result.document})
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and 'class="box characters"' in html and "image.png" in html
+    assert "Coastal lowlands and islands" in html  # the cell, named in the trace
