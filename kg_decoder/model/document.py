@@ -19,7 +19,6 @@ from typing import Optional
 PDF_POINTS = "pdf-points-top-left"
 PIXELS = "pixels-top-left"
 RENDERED_PDF_POINTS = "rendered-pdf-points-top-left"
-IMAGE_PIXELS = "image-pixels-top-left"  # a box in an image's own pixels, for an image with no place on a page
 HEADING_SEPARATOR = " > "
 
 BBox = tuple[float, float, float, float]
