@@ -42,9 +42,11 @@ def image_scale(width: int, height: int) -> float:
     return min(MAX_ENLARGE, max(1.0, TARGET_LONG_SIDE / max(width, height)))
 
 
-def ocr_page(picture, scale: float, languages: str, page_number: int) -> tuple[list[Element], Optional[float]]:
+def ocr_page(picture, scale: float, languages: str, page_number: int,
+             warnings: Optional[list[str]] = None) -> tuple[list[Element], Optional[float]]:
     """The paragraphs tesseract reads in ``picture`` (a page drawn ``scale`` pixels per page unit),
-    as elements with boxes in page units, and the page's mean word confidence (None: no words)."""
+    as elements with boxes in page units, and the page's mean word confidence (None: no words). A
+    ruled table that cannot be read leaves the paragraphs as they are (a warning says so)."""
     from PIL import ImageOps
 
     grey = ImageOps.grayscale(picture)
@@ -70,7 +72,12 @@ def ocr_page(picture, scale: float, languages: str, page_number: int) -> tuple[l
         category = _category(text, len(lines), max(height[key] for key in lines), usual)
         elements.append(Element(0, category, text, page_number=page_number, bbox=box, confidence=confidence))
     page_confidence = round(sum(word[3] for word in words) / len(words), 4)
-    tables = ruled_tables(grey, scale, languages, page_number)
+    try:
+        tables = ruled_tables(grey, scale, languages, page_number)
+    except Exception as exc:  # OpenCV or tesseract on an odd grid: the page keeps its paragraphs
+        if warnings is not None:
+            warnings.append(f"page {page_number}: tables not read: {type(exc).__name__}: {exc}"[:300])
+        tables = []
     return replacing(elements, tables), page_confidence
 
 

@@ -76,20 +76,8 @@ class PdfBackend(Backend):
             for number in text_numbers:
                 by_number[number].strategy = "text_layer" if number in unread else "fast"
             read_fast = [number for number in text_numbers if number in with_text and number not in unread]
-            turned_read = sorted(turned & set(read_fast))
-            if turned_read:  # pdfminer reads turned lines as single letters, backwards: PDFium reads them
-                found = replacing(found, turned_text_elements(data, pdf, turned_read), together=True)
-            with_layer = [number for number in text_numbers if number in with_text]
-            if options.pdf_tables and with_layer:
-                report(progress, "tables", 0, 1, "find tables")
-                tables = find_tables(data, pdf, with_layer, geometries, options.password)
-
-                def beside_table(element: Element, table: Element) -> list[Element]:
-                    return lines_outside(pdf[element.page_number - 1], pdf_fonts.declared_heights(data, element.page_number),
-                                         element.page_number, element.bbox, table.bbox)
-
-                found = replacing(found, tables, rest=beside_table)
-                report(progress, "tables", 1, 1, f"{len(tables)} tables found")
+            found = _closer_look(data, pdf, found, read_fast, [n for n in text_numbers if n in with_text], turned,
+                                 geometries, options, warnings, progress)
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
         if strategy == "hi_res":
@@ -98,7 +86,10 @@ class PdfBackend(Backend):
         if ocr_numbers:
             found += _ocr_pages(pdf, [by_number[number] for number in ocr_numbers], options.ocr_languages, warnings,
                                 progress)
-        title = _document_title(data, pdf, 1 in with_text)
+        try:
+            title = _document_title(data, pdf, 1 in with_text)
+        except Exception:  # a title is worth less than the document: the first title element then
+            title = None
         pdf.close()
         elements = _in_page_order(found)
         if not elements:
@@ -163,6 +154,37 @@ def render_pdf_page(data: bytes, page_number: int, scale: float) -> Optional[byt
         return buffer.getvalue()
     finally:
         pdf.close()
+
+
+def _closer_look(data: bytes, pdf, found: list[Element], read_fast: list[int], with_layer: list[int],
+                 turned: set[int], geometries: dict[int, PageGeometry], options: DecodeOptions, warnings: list[str],
+                 progress: Optional[ProgressCallback]) -> list[Element]:
+    """What a first reading of the text layer put on its pages, with turned lines read again along their
+    baselines and tables put in place of the loose lines read there. Either failing on a page leaves
+    the first reading there, with a warning."""
+    turned_read = sorted(turned & set(read_fast))
+    if turned_read:  # pdfminer reads turned lines as single letters, backwards: PDFium reads them
+        try:
+            found = replacing(found, turned_text_elements(data, pdf, turned_read), together=True)
+        except Exception as exc:
+            warnings.append(f"turned text not read again: {type(exc).__name__}: {exc}"[:300])
+    if not options.pdf_tables or not with_layer:
+        return found
+    report(progress, "tables", 0, 1, "find tables")
+    tables = find_tables(data, pdf, with_layer, geometries, options.password, warnings)
+
+    def beside_table(element: Element, table: Element) -> list[Element]:
+        number = element.page_number
+        return lines_outside(pdf[number - 1], pdf_fonts.declared_heights(data, number), number, element.bbox,
+                             table.bbox)
+
+    try:
+        found = replacing(found, tables, rest=beside_table)
+    except Exception as exc:
+        warnings.append(f"tables not put in place: {type(exc).__name__}: {exc}"[:300])
+        tables = []
+    report(progress, "tables", 1, 1, f"{len(tables)} tables found")
+    return found
 
 
 def _inspect_pdf(data: bytes, password: Optional[str]):
@@ -276,7 +298,7 @@ def _ocr_pages(pdf, pages: list[Page], languages: str, warnings: list[str],
         scale = pdf_page_scale(page.width, page.height)
         try:
             picture = pdf[page.number - 1].render(scale=scale).to_pil()
-            elements, page.confidence = ocr_page(picture, scale, languages, page.number)
+            elements, page.confidence = ocr_page(picture, scale, languages, page.number, warnings)
         except Exception as error:  # tesseract or PDFium failing on one page must not cost the others
             warnings.append(f"page {page.number}: OCR failed: {type(error).__name__}: {error}"[:300])
             continue

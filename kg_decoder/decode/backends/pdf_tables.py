@@ -38,22 +38,41 @@ def detector() -> table_finder.LayoutDetector:
 
 
 def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, PageGeometry],
-                password: Optional[str] = None) -> list[Element]:
+                password: Optional[str] = None, warnings: Optional[list[str]] = None) -> list[Element]:
     """The tables on the given pages (numbers from 1) of a PDF (its bytes, and open in pypdfium2), as
     Table elements with boxes on the displayed page. Pages showing no sign of a table (no ruled grid,
-    no lines split into columns) cost a look at their text layer only."""
-    candidates = [number for number in numbers if table_finder.table_signal(table_finder.read_page_pdfium(pdf[number - 1]))]
+    no lines split into columns) cost a look at their text layer only. A page the finder fails on keeps
+    its text as it was read (a warning says so): tables are a closer look, never a reason to lose a
+    document."""
+    warnings = warnings if warnings is not None else []
+    candidates = []
+    for number in numbers:
+        try:
+            if table_finder.table_signal(table_finder.read_page_pdfium(pdf[number - 1])):
+                candidates.append(number)
+        except Exception as exc:  # PDFium on a damaged page
+            warnings.append(f"page {number}: tables not looked for: {type(exc).__name__}: {exc}"[:300])
     if not candidates:
         return []
     import pdfplumber
 
     params = table_finder.RegionParams()
     elements: list[Element] = []
-    with pdfplumber.open(io.BytesIO(data), password=password or "") as plumbed:
+    try:
+        plumbed = pdfplumber.open(io.BytesIO(data), password=password or "")
+    except Exception as exc:  # pdfminer refuses what PDFium read
+        warnings.append(f"tables not looked for: {type(exc).__name__}: {exc}"[:300])
+        return []
+    with plumbed:
         for number in candidates:
-            page_data = table_finder.read_page(plumbed.pages[number - 1])
-            found = detector().detect_image(table_finder.render_page(pdf[number - 1], params.scale), params.scale)
-            for table in table_finder.tables_on_page(page_data, found, number):
+            try:
+                page_data = table_finder.read_page(plumbed.pages[number - 1])
+                found = detector().detect_image(table_finder.render_page(pdf[number - 1], params.scale), params.scale)
+                tables = table_finder.tables_on_page(page_data, found, number)
+            except Exception as exc:  # pdfminer, the model or the finder on an odd page
+                warnings.append(f"page {number}: tables not looked for: {type(exc).__name__}: {exc}"[:300])
+                continue
+            for table in tables:
                 element = _table_element(table, geometries[number])
                 if element is not None:
                     elements.append(element)
