@@ -21,6 +21,7 @@ from ..model import (DecodeOptions, DecodeResult, DecodeStatus, Element, Element
 from .assembly import assemble, element_text
 from .backends import FORMATS, partition_document
 from .grouping import complete_pages, group
+from .image_text import TIME_LIMIT_SKIP
 from .parse_cache import PartitionCache
 from .tables import table_matrix
 
@@ -136,8 +137,8 @@ def _partitioned(plain: bytes, job: DocumentJob, progress: Optional[ProgressCall
         partitioned = partition_document(plain, job.format_name, job.options, progress, rendered)
     else:
         partitioned = partition(plain, job.format_name, job.options)
-    if cache:
-        cache.put(key, partitioned)
+    if cache and not any(TIME_LIMIT_SKIP in (e.image_text_skipped or "") for e in partitioned.elements):
+        cache.put(key, partitioned)  # a partition the clock cut short is not what these bytes give
     return partitioned, PartitionSource.PARTITIONED
 
 

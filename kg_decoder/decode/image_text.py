@@ -31,6 +31,7 @@ MAX_ENLARGE = 4.0
 MARK_CONFIDENCE = 0.6
 # Of the document's time limit, OCR of pictures may use what is left after this share.
 TIME_SHARE = 0.6
+TIME_LIMIT_SKIP = "not read: the document's time limit was near"
 # Fields of tesseract's TSV output (image_to_data).
 _LINE_KEYS = ("block_num", "par_num", "line_num")
 
@@ -51,13 +52,15 @@ def read_image_texts(partitioned: Partitioned, options: DecodeOptions, started: 
             continue
         reason = _not_worth_reading(element, partitioned, ocr_pages, options)
         if reason is None and budget is not None and time.monotonic() - started > budget:
-            reason = "not read: the document's time limit was near"
+            reason = TIME_LIMIT_SKIP
         if reason is not None:
             element.image_text_skipped = reason
             continue
         if element.image_data not in read:
+            left = budget - (time.monotonic() - started) if budget is not None else 0
             try:
-                read[element.image_data] = image_text(element.image_data, options.ocr_languages, options.image_ocr)
+                read[element.image_data] = image_text(element.image_data, options.ocr_languages, options.image_ocr,
+                                                      timeout=max(left, 1.0) if budget is not None else 0)
             except Exception as exc:  # an odd picture must not cost the document its text
                 partitioned.warnings.append(f"OCR of a picture failed: {type(exc).__name__}: {exc}"[:300])
                 read[element.image_data] = (None, "not read: OCR failed on this picture")
@@ -70,9 +73,7 @@ def _not_worth_reading(element: Element, partitioned: Partitioned, ocr_pages: se
         return "not read apart: this picture is the page, whose text is its OCR"
     if element.page_number in ocr_pages:
         return "not read apart: the page's text is already its OCR"
-    width, height = element.image_width, element.image_height
-    if width is None or height is None:
-        _, width, height = describe_image(element.image_data)
+    _, width, height = describe_image(element.image_data)  # the bytes' own size: a PDF may state another
     if not width or not height:
         return "not read: the picture's pixels cannot be decoded"
     if width * height > min(MAX_PIXELS, options.max_image_pixels):
@@ -82,10 +83,11 @@ def _not_worth_reading(element: Element, partitioned: Partitioned, ocr_pages: se
     return None
 
 
-def image_text(data: bytes, languages: str, mode: str = "auto") -> tuple[Optional[ImageText], Optional[str]]:
+def image_text(data: bytes, languages: str, mode: str = "auto",
+               timeout: float = 0) -> tuple[Optional[ImageText], Optional[str]]:
     """The words tesseract reads in a picture, or (None, why not).
 
-    Boxes are in the picture's own pixels, whatever enlargement the reading used.
+    Boxes are in the picture's own pixels (as its bytes decode), whatever enlargement the reading used.
     """
     from PIL import Image, ImageOps, ImageStat
 
@@ -98,13 +100,13 @@ def image_text(data: bytes, languages: str, mode: str = "auto") -> tuple[Optiona
     scale = min(MAX_ENLARGE, max(1.0, TARGET_LONG_SIDE / max(grey.size)))
     if scale > 1.0:
         grey = grey.resize((round(grey.width * scale), round(grey.height * scale)), Image.Resampling.LANCZOS)
-    words = read_words(grey, languages, scale)
+    words = read_words(grey, languages, scale, timeout=timeout)
     if not words:
         return None, "no text found"
     text, placed = _laid_out(words)
     confidence = round(sum(word.confidence for word in placed) / len(placed), 4)
     return ImageText(text=text, languages=languages, confidence=confidence, words=placed,
-                     engine=tesseract_version()), None
+                     engine=tesseract_version(), pixel_size=picture.size), None
 
 
 def on_white(image):
@@ -118,13 +120,16 @@ def on_white(image):
     return image.convert("RGB")
 
 
-def read_words(grey, languages: str, scale: float, psm: int = 3) -> list[tuple[tuple[int, int, int], str, tuple, float]]:
+def read_words(grey, languages: str, scale: float, psm: int = 3,
+               timeout: float = 0) -> list[tuple[tuple[int, int, int], str, tuple, float]]:
     """tesseract's words in a greyscale picture enlarged ``scale`` times: (block, paragraph and line
     numbers, text, box in the picture's own pixels, confidence 0..1), in reading order, marks left out.
-    ``psm``: tesseract's page segmentation mode (3: find the blocks; 6: one block, as a table cell)."""
+    ``psm``: tesseract's page segmentation mode (3: find the blocks; 6: one block, as a table cell);
+    ``timeout``: seconds tesseract may take (0: no limit), past which it is stopped (RuntimeError)."""
     import unstructured_pytesseract as tesseract
 
-    data = tesseract.image_to_data(grey, lang=languages, config=f"--psm {psm}", output_type=tesseract.Output.DICT)
+    data = tesseract.image_to_data(grey, lang=languages, config=f"--psm {psm}", output_type=tesseract.Output.DICT,
+                                   timeout=timeout)
     words = []
     for k, raw in enumerate(data["text"]):
         text = (raw or "").strip()

@@ -387,7 +387,7 @@ def _describe_image_text(out: _Writer, record: DocumentRecord, links: _ElementLi
     out.add(node, tg("wordCount"), _int(len(found.words)))
     page_number = image.page_number if image.page_number is not None else links.holder[image.index][0].page_number
     out.add_optional(node, tg("pageNumber"), page_number, _int)
-    placed = image.bbox is not None and bool(image.image_width and image.image_height) and (
+    placed = image.bbox is not None and all(found.pixel_size) and not image.image_turned and (
         image.rendered_page is not None or page_number in record.pages)
     for k, word in enumerate(found.words):
         word_node = NamedNode(record.ocr_word_iri(image.index, k))
@@ -407,7 +407,7 @@ def _describe_image_text(out: _Writer, record: DocumentRecord, links: _ElementLi
         out.add(word_node, tg("pixelBottom"), _double(bottom))
         out.add_optional(word_node, tg("pageNumber"), page_number, _int)
         if placed:
-            box = found.page_box(word, image.bbox, (image.image_width, image.image_height))
+            box = found.page_box(word, image.bbox)
             _describe_place(out, record, word_node, image, box)
 
 

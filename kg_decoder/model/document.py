@@ -41,6 +41,8 @@ class Element:
     # Where an image element points to (a remote URL or a file in the package); never fetched.
     image_url: Optional[str] = None
     image_mime: Optional[str] = None
+    # A picture drawn turned or mirrored on its page: its words' boxes cannot be mapped onto the page upright.
+    image_turned: bool = False
     # A spreadsheet table's top-left cell in its sheet, 0-based (row, column): gives cells their A1 address.
     table_origin: Optional[tuple[int, int]] = None
     # A table's cell matrix (filled by the decode from the table's markup).
@@ -92,16 +94,17 @@ class ImageText:
     confidence: float  # the mean of its words' confidences
     words: list[OcrWord]
     engine: str  # name and version, e.g. "tesseract 5.3.0"
+    pixel_size: tuple[int, int] = (0, 0)  # the picture as read (its bytes' own width and height)
 
-    def page_box(self, word: OcrWord, image_box: BBox, pixel_size: tuple[int, int]) -> BBox:
-        """A word's box on the page, for an image drawn into ``image_box`` there (not rotated).
+    def page_box(self, word: OcrWord, image_box: BBox) -> BBox:
+        """A word's box on the page, for a picture drawn upright into ``image_box`` there.
 
-        >>> text = ImageText("Hi", "eng", 0.9, [OcrWord("Hi", 0, (10, 20, 30, 40), 0.9)], "tesseract")
-        >>> text.page_box(text.words[0], (100.0, 200.0, 150.0, 300.0), (100, 200))
+        >>> text = ImageText("Hi", "eng", 0.9, [OcrWord("Hi", 0, (10, 20, 30, 40), 0.9)], "tesseract", (100, 200))
+        >>> text.page_box(text.words[0], (100.0, 200.0, 150.0, 300.0))
         (105.0, 210.0, 115.0, 220.0)
         """
         left, top, right, bottom = image_box
-        x_scale, y_scale = (right - left) / pixel_size[0], (bottom - top) / pixel_size[1]
+        x_scale, y_scale = (right - left) / self.pixel_size[0], (bottom - top) / self.pixel_size[1]
         return (round(left + word.box[0] * x_scale, 3), round(top + word.box[1] * y_scale, 3),
                 round(left + word.box[2] * x_scale, 3), round(top + word.box[3] * y_scale, 3))
 

@@ -34,6 +34,8 @@ def pdf_page_scale(width: float, height: float) -> float:
     >>> pdf_page_scale(612, 792), round(pdf_page_scale(2384, 3370), 3)  # a letter page, an A0 poster
     (3.0, 2.231)
     """
+    if not width or not height or width * height <= 0:  # a page that states no size: PDFium draws its default
+        return PDF_SCALE
     return min(PDF_SCALE, (MAX_PAGE_PIXELS / (width * height)) ** 0.5)
 
 

@@ -121,7 +121,7 @@ class PdfBackend(Backend):
                     found.append(Element(0, "Image", "", page_number=number,
                                          bbox=_rounded(box),
                                          image_data=payload, image_mime=mime, image_width=width,
-                                         image_height=height))
+                                         image_height=height, image_turned=_shown_turned(obj, geometry)))
         finally:
             pdf.close()
         return merge_by_position(elements, found)
@@ -154,6 +154,21 @@ def render_pdf_page(data: bytes, page_number: int, scale: float) -> Optional[byt
         return buffer.getvalue()
     finally:
         pdf.close()
+
+
+def _shown_turned(picture, geometry: PageGeometry) -> bool:
+    """Whether a picture shows turned or mirrored on the displayed page (its matrix and the page's
+    /Rotate together): then its pixels do not map upright onto its box."""
+    import math
+
+    try:
+        matrix = picture.get_matrix()
+    except Exception:  # PDFium cannot say: do not map it
+        return True
+    if matrix.a * matrix.d - matrix.b * matrix.c <= 0:
+        return True
+    shown = (math.degrees(math.atan2(matrix.b, matrix.a)) - geometry.rotation) % 360
+    return min(shown, 360 - shown) > 1.0
 
 
 def _closer_look(data: bytes, pdf, found: list[Element], read_fast: list[int], with_layer: list[int],
@@ -216,8 +231,11 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
                           coordinate_system=PDF_POINTS))
         if page.get_textpage().get_text_bounded().strip():
             with_text.add(index + 1)
-            if has_turned_text(page):
-                turned.add(index + 1)
+            try:
+                if has_turned_text(page):
+                    turned.add(index + 1)
+            except Exception:  # a page object PDFium cannot read: the page is read as first read
+                pass
         elif next(page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3), None) is not None:
             needs_ocr.add(index + 1)
     return pdf, pages, geometries, with_text, needs_ocr, turned
@@ -295,8 +313,8 @@ def _ocr_pages(pdf, pages: list[Page], languages: str, warnings: list[str],
     found: list[Element] = []
     for done, page in enumerate(pages):
         report(progress, "ocr", done, len(pages), f"OCR page {page.number} ({done + 1} of {len(pages)})")
-        scale = pdf_page_scale(page.width, page.height)
         try:
+            scale = pdf_page_scale(page.width, page.height)
             picture = pdf[page.number - 1].render(scale=scale).to_pil()
             elements, page.confidence = ocr_page(picture, scale, languages, page.number, warnings)
         except Exception as error:  # tesseract or PDFium failing on one page must not cost the others

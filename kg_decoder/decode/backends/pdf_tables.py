@@ -18,6 +18,7 @@ from ...model import BBox, Element
 from .pdf_geometry import PageGeometry
 from . import table_finder
 
+MAX_RENDER_PIXELS = 20_000_000
 INFERRED_CELL = 0.8  # how sure the decoder is of a cell whose row and column it inferred (DESIGN.md)
 _DETECTOR: Optional[table_finder.LayoutDetector] = None  # loaded once per process (the worker lives long)
 
@@ -67,7 +68,10 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
         for number in candidates:
             try:
                 page_data = table_finder.read_page(plumbed.pages[number - 1])
-                found = detector().detect_image(table_finder.render_page(pdf[number - 1], params.scale), params.scale)
+                width, height = pdf[number - 1].get_size()
+                # The model reads 608x800 pixels whatever it is given: a huge page is drawn smaller.
+                scale = min(params.scale, (MAX_RENDER_PIXELS / max(width * height, 1.0)) ** 0.5)
+                found = detector().detect_image(table_finder.render_page(pdf[number - 1], scale), scale)
                 tables = table_finder.tables_on_page(page_data, found, number)
             except Exception as exc:  # pdfminer, the model or the finder on an odd page
                 warnings.append(f"page {number}: tables not looked for: {type(exc).__name__}: {exc}"[:300])

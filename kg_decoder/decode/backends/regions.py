@@ -16,13 +16,15 @@ def replacing(elements: list[Element], blocks: list[Element], together: bool = F
     ``together``: a page's blocks keep their own order, all where the first replaced element was (turned
     lines, whose first reading had them backwards). ``rest(element, block)``: for an element that
     reaches well beyond its block (a caption and a note read as one paragraph with the table), what
-    it holds outside the block, kept before or after the block by where it is."""
+    it holds outside the block, kept before or after the block by where it is; without it, only an
+    element mostly inside a block gives way (upright text beside turned lines stays)."""
     result: list[Element] = []
     placed: set[int] = set()
     for element in elements:
         holder = next((k for k, block in enumerate(blocks) if block.page_number == element.page_number
                        and block.bbox is not None and element.bbox is not None
-                       and _holds(block.bbox, element.bbox)), None)
+                       and _holds(block.bbox, element.bbox)
+                       and (rest is not None or not _beyond(element.bbox, block.bbox, 0.5))), None)
         if holder is None:
             result.append(element)
             continue
