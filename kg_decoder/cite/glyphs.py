@@ -18,6 +18,7 @@ from threading import Lock
 from typing import Optional
 
 from ..decode.backends.pdf_fonts import declared_heights
+from ..decode.backends.pdf_geometry import middle_within
 from ..decode.backends.pdf_text_layer import PageText
 from ..decode.backends.pdf_text_layer import page_text as _page_text
 from .quotes import find_quote
@@ -133,7 +134,7 @@ def aligned_characters(page: PageText, region: BBox, text: str, key: Optional[tu
             if cache_key in _ALIGNED:
                 _ALIGNED.move_to_end(cache_key)
                 return _ALIGNED[cache_key]
-    inside = [index for index, char in enumerate(page.chars) if _centre_in(char.box, region)]
+    inside = [index for index, char in enumerate(page.chars) if middle_within(char.box, region, _TOLERANCE)]
     wanted = [(i, letter) for i, ch in enumerate(text) for letter in _fold(ch) if not letter.isspace()]
     pdf_letters = [(index, letter) for index in inside
                    for letter in _fold(page.chars[index].char) if not letter.isspace()]
@@ -201,13 +202,6 @@ def _unpaired_runs(length: int, paired: set[int]) -> list[tuple[int, int]]:
 
 def _fold(char: str) -> str:
     return unicodedata.normalize("NFKC", char).casefold()
-
-
-def _centre_in(box: BBox, region: BBox) -> bool:
-    x = (box[0] + box[2]) / 2
-    y = (box[1] + box[3]) / 2
-    return (region[0] - _TOLERANCE <= x <= region[2] + _TOLERANCE
-            and region[1] - _TOLERANCE <= y <= region[3] + _TOLERANCE)
 
 
 def _lines(boxes: list[tuple[BBox, bool]]) -> list[BBox]:

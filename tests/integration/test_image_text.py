@@ -13,20 +13,12 @@ import pytest
 from drawn_pictures import LINES, on_page
 
 import kg_decoder
+from boxes import union, within
 from invariants import check_chunks, check_document
 from kg_decoder.model import PDF_POINTS, RENDERED_PDF_POINTS
 
 QUOTE = "Quorum ledger 4711"
 WORDS = " ".join(LINES).split()
-
-
-def union(boxes):
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
-
-
-def within(got, want, size, share=0.02):
-    width, height = size
-    return all(abs(g - w) <= share * extent for g, w, extent in zip(got, want, (width, height, width, height)))
 
 
 @pytest.fixture(scope="module")

@@ -10,17 +10,15 @@ import importlib
 import socket
 from pathlib import Path
 
+import boxes
 import drawn_tables
 import pytest
 
 import kg_decoder
 from invariants import check_chunks, check_document
 
-PAGE_W, PAGE_H = drawn_tables.PAGE
-
-
-def within(got, want, share=0.01):
-    return all(abs(g - w) <= share * size for g, w, size in zip(got, want, (PAGE_W, PAGE_H, PAGE_W, PAGE_H)))
+def within(got, want):
+    return boxes.within(got, want, drawn_tables.PAGE, share=0.01)
 
 
 @pytest.fixture(scope="module")

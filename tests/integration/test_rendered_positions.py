@@ -11,15 +11,11 @@ import drawn_office
 import pytest
 
 import kg_decoder
+from boxes import within
 from invariants import check_document
 from kg_decoder.model import RENDERED_PDF_POINTS
 
 PREFIXES = "PREFIX tg: <https://trustgraph.ai/ns/> PREFIX prov: <http://www.w3.org/ns/prov#> "
-
-
-def within(got, want, page_size, share=0.02):
-    width, height = page_size
-    return all(abs(g - w) <= share * size for g, w, size in zip(got, want, (width, height, width, height)))
 
 
 @pytest.fixture(scope="module")

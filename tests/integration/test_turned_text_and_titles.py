@@ -14,6 +14,7 @@ import pytest
 from reportlab.pdfgen import canvas
 
 import kg_decoder
+from boxes import union
 from invariants import check_document
 
 STAMP = "arXiv:2103.15348v2 [cs.CV] 21 Jun 2021"
@@ -60,10 +61,6 @@ def poppler_words(path: Path) -> list[tuple[str, tuple[float, float, float, floa
     xhtml = subprocess.run(["pdftotext", "-bbox", str(path), "-"], capture_output=True, text=True, check=True).stdout
     return [(m.group(5), tuple(float(m.group(k)) for k in range(1, 5))) for m in re.finditer(
         r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>', xhtml)]
-
-
-def union(boxes):
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
 def close(got, want, tolerance=1.5):

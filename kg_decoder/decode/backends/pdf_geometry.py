@@ -74,6 +74,16 @@ class PageGeometry:
         return (box[0] - shift_x, box[1] - shift_y, box[2] - shift_x, box[3] - shift_y)
 
 
+def middle_within(box: BBox, region: BBox, slack: float = 1.0) -> bool:
+    """Whether the middle of ``box`` lies in ``region`` grown by ``slack`` points.
+
+    >>> middle_within((10, 10, 20, 20), (0, 0, 15, 15)), middle_within((10, 10, 40, 40), (0, 0, 15, 15))
+    (True, False)
+    """
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return region[0] - slack <= x <= region[2] + slack and region[1] - slack <= y <= region[3] + slack
+
+
 def _normal(rect) -> Rect:
     x0, y0, x1, y1 = (float(v) for v in rect)
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))

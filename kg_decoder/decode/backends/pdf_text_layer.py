@@ -15,7 +15,7 @@ from typing import Iterator, Optional, Union
 
 from ...model import Element
 from .pdf_fonts import declared_heights
-from .pdf_geometry import BBox, PageGeometry
+from .pdf_geometry import BBox, PageGeometry, middle_within
 
 _LINE_GAP = 0.8  # lines further apart than this many line heights start a new block
 _SIZE_RATIO = 1.3  # lines whose heights differ more than this start a new block
@@ -200,21 +200,13 @@ def lines_outside(page, heights: dict[str, tuple[float, float]], number: int, re
     lines): the text a first reading joined with a table, before and after it."""
     geometry = PageGeometry.of(page)
     lines = [line for line in _lines(page, heights)
-             if _inside(_centre(line.box), region) and not _inside(_centre(line.box), block)]
+             if middle_within(line.box, region) and not middle_within(line.box, block)]
     elements = []
     for text, box in _blocks(lines):
         shown = geometry.clip(box)
         elements.append(Element(0, "NarrativeText", text, page_number=number,
                                 bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
     return elements
-
-
-def _centre(box: BBox) -> tuple[float, float]:
-    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-
-
-def _inside(point: tuple[float, float], box: BBox, slack: float = 1.0) -> bool:
-    return box[0] - slack <= point[0] <= box[2] + slack and box[1] - slack <= point[1] <= box[3] + slack
 
 
 def largest_text(page, heights: dict[str, tuple[float, float]]) -> Optional[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...model import BBox, Element
+from .pdf_geometry import middle_within
 
 
 def replacing(elements: list[Element], blocks: list[Element], together: bool = False,
@@ -23,7 +24,7 @@ def replacing(elements: list[Element], blocks: list[Element], together: bool = F
     for element in elements:
         holder = next((k for k, block in enumerate(blocks) if block.page_number == element.page_number
                        and block.bbox is not None and element.bbox is not None
-                       and _holds(block.bbox, element.bbox)
+                       and middle_within(element.bbox, block.bbox)
                        and (rest is not None or not _beyond(element.bbox, block.bbox, 0.5))), None)
         if holder is None:
             result.append(element)
@@ -57,11 +58,6 @@ def _beyond(inner: BBox, block: BBox, share: float = 0.1) -> bool:
 
 def _middle_y(element: Element) -> float:
     return (element.bbox[1] + element.bbox[3]) / 2 if element.bbox else 0.0
-
-
-def _holds(outer: BBox, inner: BBox, slack: float = 1.0) -> bool:
-    middle_x, middle_y = (inner[0] + inner[2]) / 2, (inner[1] + inner[3]) / 2
-    return outer[0] - slack <= middle_x <= outer[2] + slack and outer[1] - slack <= middle_y <= outer[3] + slack
 
 
 __all__ = ["replacing"]
