@@ -1,8 +1,27 @@
 #!/usr/bin/env bash
-# Set up, check the import contracts, then run the whole test suite (slow end-to-end tests included).
+# Set up, check the import contracts, then run the whole test suite (slow end-to-end tests included)
+# with an Oxigraph server on a free loopback port for the tests of the remote store (stopped after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # The stages import downwards only (the contracts in pyproject.toml).
 .venv/bin/lint-imports --no-cache
-exec .venv/bin/python -m pytest "$@"
+
+server_dir="$(mktemp -d)"
+port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+.venv/bin/oxigraph serve --location "$server_dir" --bind "127.0.0.1:$port" >"$server_dir.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -rf "$server_dir" "$server_dir.log"' EXIT
+.venv/bin/python - "$port" <<'WAIT'
+import sys, time, urllib.request
+for _ in range(300):
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/query?query=ASK%7B%7D", timeout=1).read()
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    sys.exit("the Oxigraph server did not start")
+WAIT
+export KG_DECODER_TEST_SPARQL_SERVER="http://127.0.0.1:$port"
+.venv/bin/python -m pytest "$@"

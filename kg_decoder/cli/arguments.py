@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("decode", help="decode files or folders (recursively) into the store")
     run.add_argument("paths", nargs="+", metavar="PATH")
-    run.add_argument("--store", default="kg-store", help="store folder (default: ./kg-store)")
+    _store_arguments(run)
     run.add_argument("--strategy", choices=STRATEGIES, default="auto",
                      help="PDF/image partition strategy (auto: text layer, OCR where there is none)")
     run.add_argument("--ocr-languages", default="eng", help="tesseract languages, e.g. eng or eng+heb")
@@ -63,11 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
                           "the store; needs --token")
     run.add_argument("--token", default=os.environ.get("KG_DECODER_WRITE_TOKEN"),
                      help="the server's write token (default: $KG_DECODER_WRITE_TOKEN)")
+    run.add_argument("--workers", type=int, default=None, metavar="N",
+                     help="documents partitioned at once, each in a worker process of its own (default: the CPUs "
+                          "this process may use)")
+    run.add_argument("--ray", metavar="ADDRESS",
+                     help="decode on a Ray cluster (ADDRESS, or auto for a local one): each task partitions a "
+                          "document and commits it to the remote --store and shared --library itself "
+                          "(needs kg-decoder[ray])")
     _chunk_arguments(run)
 
     chunk = commands.add_parser("chunk", help="chunk decoded documents (all of the store's when none is named)")
     chunk.add_argument("documents", nargs="*", metavar="DOC", help="document IRI, or the path of a decoded file")
-    chunk.add_argument("--store", default="kg-store")
+    _store_arguments(chunk)
     chunk.add_argument("--emit", choices=["jsonl"], help="print the chunks with their anchors as JSON lines")
     _chunk_arguments(chunk)
 
@@ -76,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     add = facts_commands.add_parser("add", help="add the triples of FILE (Turtle, N-Triples or JSON lines)")
     add.add_argument("file", metavar="FILE")
     add.add_argument("--chunk", required=True, help="IRI of the chunk the facts were extracted from")
-    add.add_argument("--store", default="kg-store")
+    _store_arguments(add)
     add.add_argument("--format", choices=["ttl", "nt", "jsonl"], help="file format (default: from the extension)")
     add.add_argument("--extractor", help="name of the extractor, recorded on the extraction activity")
 
@@ -87,13 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--end", type=int)
     back.add_argument("--quote", help="text to find, in --document or in every document")
     back.add_argument("--document", help="document IRI or the path of a decoded file")
-    back.add_argument("--store", default="kg-store")
+    _store_arguments(back)
     back.add_argument("--format", choices=["text", "json", "jsonld"], default="text",
                       help="jsonld: W3C Web Annotation")
 
     web = commands.add_parser("crawl", help="crawl a web site from URL (within its host) and decode its pages")
     web.add_argument("url")
-    web.add_argument("--store", default="kg-store")
+    _store_arguments(web)
     web.add_argument("--max-pages", type=int, default=CrawlOptions.max_pages)
     web.add_argument("--delay", type=float, default=CrawlOptions.delay_seconds,
                      help="seconds between requests (robots.txt Crawl-delay raises it, up to --max-crawl-delay)")
@@ -109,13 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     query = commands.add_parser("query", help="run a SPARQL SELECT (a file, or a name from queries/)")
     query.add_argument("query", help="path of a .rq file, or a name such as audit-segments-without-text")
-    query.add_argument("--store", default="kg-store")
+    _store_arguments(query)
     query.add_argument("--format", choices=["table", "json"], default="table")
 
     commands.add_parser("queries", help="list the queries shipped in queries/")
 
     serve = commands.add_parser("serve", help="serve SPARQL, the API and the pages (waitress, threaded)")
-    serve.add_argument("--store", default="kg-store")
+    _store_arguments(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--threads", type=int, default=8)
@@ -133,26 +140,55 @@ def build_parser() -> argparse.ArgumentParser:
 
     pictures = commands.add_parser("images", help="list a document's images; --export writes their bytes")
     pictures.add_argument("document", metavar="DOC", help="document IRI, or the path of a decoded file")
-    pictures.add_argument("--store", default="kg-store")
+    _store_arguments(pictures)
     pictures.add_argument("--export", metavar="DIR", help="write the stored image bytes into DIR")
     pictures.add_argument("--format", choices=["table", "json"], default="table")
 
     audit = commands.add_parser("audit", help="run the coverage audits (queries/audit-*.rq), a table each")
-    audit.add_argument("--store", default="kg-store")
+    _store_arguments(audit)
     audit.add_argument("--json", action="store_true", help="print one JSON object per audit")
     audit.add_argument("--fail-on-findings", action="store_true", help="exit 1 when any audit finds something")
 
     check = commands.add_parser("validate", help="check the store against the SHACL shapes (ontology/shapes.ttl)")
-    check.add_argument("--store", default="kg-store")
+    _store_arguments(check)
     check.add_argument("--document", help="only this document (IRI, or the path of a decoded file)")
 
     collect = commands.add_parser("gc", help="remove library blobs the graph no longer cites (left by a killed "
                                              "decode); --dry-run lists them")
-    collect.add_argument("--store", default="kg-store")
+    _store_arguments(collect)
     collect.add_argument("--dry-run", action="store_true", help="list the blobs, remove nothing")
     collect.add_argument("--wait", type=float, default=60.0,
                          help="seconds to wait for a decode that is writing to finish (default 60)")
+
+    dump = commands.add_parser("export", help="write the whole store (N-Quads and library) into a folder")
+    dump.add_argument("folder", metavar="DIR", help="an empty or new folder")
+    _store_arguments(dump)
+
+    load = commands.add_parser("import", help="load a folder written by export into the store")
+    load.add_argument("folder", metavar="DIR")
+    _store_arguments(load)
     return parser
+
+
+def _store_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", default=os.environ.get("KG_DECODER_STORE", "kg-store"),
+                        help="a store folder (the embedded store), a SPARQL server's base URL (http://host:port, "
+                             "Oxigraph's layout) or a .toml config naming its endpoints (default: $KG_DECODER_STORE "
+                             "or ./kg-store)")
+    parser.add_argument("--library", default=os.environ.get("KG_DECODER_LIBRARY"),
+                        help="where the bytes are kept: a folder or an fsspec URL such as s3://bucket/prefix "
+                             "(default: $KG_DECODER_LIBRARY, else the store folder's library/; a remote store "
+                             "needs one)")
+    parser.add_argument("--library-option", action="append", default=[], metavar="KEY=VALUE", type=_key_value,
+                        help="an fsspec storage option of the library, e.g. endpoint_url=http://127.0.0.1:9000; "
+                             "repeat for more")
+
+
+def _key_value(item: str) -> tuple[str, str]:
+    key, equals, value = item.partition("=")
+    if not equals or not key.strip():
+        raise argparse.ArgumentTypeError(f"takes KEY=VALUE, not {item!r}")
+    return key.strip(), value
 
 
 def _chunk_arguments(parser: argparse.ArgumentParser) -> None:

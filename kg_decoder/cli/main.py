@@ -19,14 +19,17 @@ from ..cite.chunks import chunk_document, document_chunks
 from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.trace import trace
-from ..decode.pipeline import decode, render_files_ahead
+from ..decode.pipeline import decode, render_files_ahead, stored_result
+from ..decode.parallel import available_cpus, in_input_order
 from ..decode.worker import shared_worker
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
 from ..graph.queries import query_file, shipped_queries
 from ..graph.resources import resource_dir
+from ..graph.remote_store import is_remote_location
 from ..graph.store import KgStore, open_store
 from ..graph.terms import read_facts
+from ..graph.transfer import export_store, import_store
 from ..model import CrawlOptions, DecodeResult
 from ..model.errors import KgDecoderError, RequestError, StoreError, StoreLocked, UnknownEntity
 from ..quality.audits import run_audits
@@ -34,7 +37,8 @@ from ..quality.validation import validate
 from ..sources.crawl import crawl
 from . import remote
 from .arguments import build_parser, chunk_options, decode_options
-from .output import decoded_row, describe_sources, embedded_row, emit_jsonl, next_steps, short, table
+from .output import (decoded_row, describe_sources, embedded_row, emit_jsonl, next_steps, short, store_flags,
+                     table)
 
 
 class UsageError(RequestError):
@@ -45,7 +49,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     commands = {"decode": _decode, "query": _query, "chunk": _chunk, "facts": _facts, "trace": _trace,
                 "serve": _serve, "images": _images, "audit": _audit, "validate": _validate, "crawl": _crawl,
-                "gc": _gc, "queries": _queries}
+                "gc": _gc, "queries": _queries, "export": _export, "import": _import}
     try:
         return commands[args.command](args)
     except KgDecoderError as exc:
@@ -70,16 +74,25 @@ def iter_files(paths: Sequence[str]) -> Iterator[Path]:
             yield path
 
 
-def _reading_store(path: str) -> KgStore:
-    """The store for a command that only reads: read-only, as it is now, when another process holds it."""
-    if not (Path(path) / "oxigraph").is_dir():
-        raise StoreError(f"there is no store at {path}")
+def _store(args: argparse.Namespace, read_only: bool = False) -> KgStore:
+    """The store ``--store``, ``--library`` and ``--library-option`` name."""
+    return open_store(args.store, read_only=read_only, library=args.library,
+                      library_options=dict(args.library_option))
+
+
+def _reading_store(args: argparse.Namespace) -> KgStore:
+    """The store for a command that only reads: an embedded one read-only, as it is now, when another
+    process holds it."""
+    if is_remote_location(args.store):
+        return _store(args)
+    if not (Path(args.store) / "oxigraph").is_dir():
+        raise StoreError(f"there is no store at {args.store}")
     try:
-        return open_store(path)
+        return _store(args)
     except StoreLocked:
-        print(f"kg-decoder: {path} is in use by another process (a running kg-decoder serve?): reading it "
+        print(f"kg-decoder: {args.store} is in use by another process (a running kg-decoder serve?): reading it "
               f"read-only, as it is now", file=sys.stderr)
-        return open_store(path, read_only=True)
+        return _store(args, read_only=True)
 
 
 def _json_progress(report) -> None:
@@ -94,35 +107,48 @@ def _decode(args: argparse.Namespace) -> int:
         raise UsageError("no files to decode")
     if args.server:
         return remote.upload(files, args.server, args.token, options, chunking, args.emit, args.fail_on_error)
-    store = open_store(args.store)
+    if args.ray:
+        from .distributed import decode_on_ray
+
+        outcomes = decode_on_ray(files, args, options, chunking)
+        store = _store(args, read_only=True)
+    else:
+        store = _store(args)
+        if len(files) > 1:  # Office files placed on a rendering: many to one LibreOffice run, then decoded
+            render_files_ahead(files, store, options, progress=_json_progress if args.progress_jsonl else None)
+        outcomes = None
     report = sys.stderr if args.emit else sys.stdout
-    if len(files) > 1:  # Office files placed on a rendering: many to one LibreOffice run, then decoded one by one
-        render_files_ahead(files, store, options, progress=_json_progress if args.progress_jsonl else None)
     rows: list[list[str]] = []
     refused: list[str] = []  # files refused for what they are (encrypted, empty...): the job did its work
     failures = 0  # files the job could not do its work on (a missing model...)
     decoded: list[tuple[Path, DecodeResult]] = []
     from tqdm import tqdm
 
-    progress = tqdm(files, unit="file", file=sys.stderr, disable=args.no_progress or args.progress_jsonl or None,
-                    dynamic_ncols=True)
-    for path in progress:
-        progress.set_postfix_str(path.name[:40])
+    progress = tqdm(total=len(files), unit="file", file=sys.stderr,
+                    disable=args.no_progress or args.progress_jsonl or None, dynamic_ncols=True)
 
+    def decode_one(path: Path, worker) -> DecodeResult:
         def show(report, name=path.name[:30], file=str(path)):
             if args.progress_jsonl:
                 print(json.dumps({"file": file, **report.to_json()}, ensure_ascii=False), file=sys.stderr, flush=True)
             else:
                 progress.set_postfix_str(f"{name}: {report.message}"[:70])
 
-        try:
-            result = decode(path, store=store, options=options, record_failure=not args.no_record_failures,
-                            partition_cache=not args.no_partition_cache, progress=show)
-            children = [e for top in result.embedded for e in top.walk()]
-            if chunking is not None:
-                for document in result.documents():
-                    chunk_document(document, store=store, options=chunking, progress=show)
-        except KgDecoderError as exc:
+        result = decode(path, store=store, options=options, worker=worker,
+                        record_failure=not args.no_record_failures,
+                        partition_cache=not args.no_partition_cache, progress=show)
+        if chunking is not None:
+            for document in result.documents():
+                chunk_document(document, store=store, options=chunking, progress=show)
+        return result
+
+    if outcomes is None:
+        workers = max(1, min(args.workers or available_cpus(), len(files)))
+        outcomes = in_input_order(files, decode_one, workers)
+    for path, result in outcomes:
+        progress.update(1)
+        if isinstance(result, KgDecoderError):
+            exc = result
             if exc.refuses_input:
                 refused.append(type(exc).__name__)
             else:
@@ -131,6 +157,7 @@ def _decode(args: argparse.Namespace) -> int:
             verdict = "refused" if exc.refuses_input else "failed"
             rows.append([str(path), "-", "-", "-", "-", "-", f"{verdict}: {type(exc).__name__}"])
             continue
+        children = [e for top in result.embedded for e in top.walk()]
         decoded.append((path, result))
         rows.append(decoded_row(path, result))
         rows.extend(embedded_row(path, child) for child in children)
@@ -138,9 +165,9 @@ def _decode(args: argparse.Namespace) -> int:
             if child.error is not None:  # the parent is decoded; its attachment is reported, not fatal
                 progress.write(f"kg-decoder: {path} > {child.path}: {type(child.error).__name__}: "
                                f"{child.error.message}", file=sys.stderr)
-        if args.emit == "jsonl":
+        if args.emit == "jsonl":  # (a Ray task hands back a summary: its texts are read from the store)
             records = (document_chunks(result.document, store=store) if chunking is not None
-                       else result.text_documents)
+                       else result.text_documents or stored_result(store, result.document).text_documents)
             emit_jsonl(record.to_json() for record in records)
     progress.close()
     store.flush()
@@ -153,8 +180,23 @@ def _decode(args: argparse.Namespace) -> int:
         summary += f"; {failures} failed"
     print(summary, file=report)
     if decoded:
-        print(next_steps(args.store, decoded), file=report)
+        print(next_steps(store_flags(args.store, args.library, args.library_option), decoded), file=report)
     return 1 if failures or (args.fail_on_error and refused) else 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    moved = export_store(_reading_store(args), Path(args.folder))
+    print(f"exported {moved.quads} quads and {moved.blobs} blobs from {args.store} into {args.folder}")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    store = _store(args)
+    moved = import_store(store, Path(args.folder))
+    store.flush()
+    print(f"imported {moved.quads} quads and {moved.blobs} blobs from {args.folder} into {args.store} "
+          f"({len(store)} quads in the store)")
+    return 0
 
 
 def _crawl(args: argparse.Namespace) -> int:
@@ -162,7 +204,7 @@ def _crawl(args: argparse.Namespace) -> int:
     options = CrawlOptions(max_pages=args.max_pages, delay_seconds=args.delay, max_crawl_delay=args.max_crawl_delay,
                            page_timeout=args.page_timeout, max_page_bytes=args.max_page_bytes, retries=args.retries,
                            user_agent=args.user_agent)
-    store = open_store(args.store)
+    store = _store(args)
 
     def show(report):
         if not args.no_progress:
@@ -196,7 +238,7 @@ def _document_iri(name: str) -> str:
 
 def _chunk(args: argparse.Namespace) -> int:
     options = chunk_options(args)
-    store = open_store(args.store)
+    store = _store(args)
     documents = [_document_iri(name) for name in args.documents] or sorted(
         {summary.document for summary in store.document_summaries()})
     report = sys.stderr if args.emit else sys.stdout
@@ -213,13 +255,13 @@ def _chunk(args: argparse.Namespace) -> int:
 
 def _facts(args: argparse.Namespace) -> int:
     triples, spans = read_facts(args.file, format=args.format)
-    result = add_facts(args.chunk, triples, spans, store=open_store(args.store), extractor=args.extractor)
+    result = add_facts(args.chunk, triples, spans, store=_store(args), extractor=args.extractor)
     print(f"{result.facts} facts {result.status} from {result.chunk} in {len(result.subgraphs)} subgraphs")
     return 0
 
 
 def _trace(args: argparse.Namespace) -> int:
-    store = _reading_store(args.store)
+    store = _reading_store(args)
     if args.fact:
         sources = trace(fact=_parse_fact(args.fact), store=store)
     elif args.segment:
@@ -257,7 +299,7 @@ def _serve(args: argparse.Namespace) -> int:
     # What Python work is left here (the multipart body, JSON) is cut in short GIL slices so that
     # reading threads do not wait behind it for the default 5 ms.
     sys.setswitchinterval(0.0005)
-    store = open_store(args.store)
+    store = _store(args)
     worker = shared_worker()
     if args.pin_worker:
         _split_cpus(worker)
@@ -308,7 +350,7 @@ def load_web_app():
 
 
 def _images(args: argparse.Namespace) -> int:
-    store = _reading_store(args.store)
+    store = _reading_store(args)
     document = _document_iri(args.document)
     images = document_images(document, store=store)
     if args.format == "json":
@@ -328,7 +370,7 @@ def _images(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    audits = run_audits(_reading_store(args.store))
+    audits = run_audits(_reading_store(args))
     for audit in audits:
         if args.json:
             print(json.dumps(audit.to_json(), ensure_ascii=False))
@@ -346,7 +388,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    store = _reading_store(args.store)
+    store = _reading_store(args)
     report = validate(store, _document_iri(args.document) if args.document else None)
     if report.conforms:
         print(f"conforms: {report.triples} triples checked against ontology/shapes.ttl")
@@ -358,7 +400,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _gc(args: argparse.Namespace) -> int:
-    store = _reading_store(args.store)
+    store = _reading_store(args)
     orphans = store.collect_garbage(dry_run=args.dry_run, wait=args.wait)
     for key in orphans:
         print(key)
@@ -376,7 +418,7 @@ def _queries(args: argparse.Namespace) -> int:
 def _query(args: argparse.Namespace) -> int:
     path = Path(args.query)
     text = path.read_text(encoding="utf-8") if path.is_file() else query_file(args.query).text
-    rows = _reading_store(args.store).select_rows(text)
+    rows = _reading_store(args).select_rows(text)
     if args.format == "json":
         emit_jsonl(rows.records())
     else:

@@ -7,7 +7,7 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional, Sequence
 
 from ..model import DecodeResult, EmbeddedResult, TraceSource
 
@@ -56,20 +56,32 @@ def embedded_row(parent: Path, embedded: EmbeddedResult) -> list[str]:
     return [where] + decoded_row(parent, embedded.result)[1:]
 
 
+def store_flags(store: str, library: Optional[str] = None, library_options: Sequence[tuple[str, str]] = ()) -> str:
+    """The ``--store`` (and library) arguments of a command to print, quoted for a shell."""
+    flags = ["--store", str(store)]
+    if library:
+        flags += ["--library", str(library)]
+    for key, value in library_options:
+        flags += ["--library-option", f"{key}={value}"]
+    return " ".join(shlex.quote(flag) for flag in flags)
+
+
 def next_steps(store: str, decoded: list[tuple[Path, DecodeResult]]) -> str:
-    """What to do after a decode: serve the store, trace a quote from a decoded file, audit."""
+    """What to do after a decode: serve the store, trace a quote from a decoded file, audit.
+
+    ``store`` is the store's arguments as :func:`store_flags` writes them."""
     program = command_name()
     lines = ["", "Next:",
-             f"  browse and query it:  {program} serve --store {shlex.quote(str(store))}   "
+             f"  browse and query it:  {program} serve {store}   "
              f"(then open http://127.0.0.1:8000/)"]
     # A PDF shows a trace best (the page and the boxes of the words), then any format with pages.
     ranked = sorted(decoded, key=lambda pair: (pair[1].format != "pdf", not pair[1].pages))
     example = next(((path, quote) for path, result in ranked for quote in [_quotable(result)] if quote), None)
     if example is not None:
         path, quote = example
-        lines.append(f"  trace a quote:        {program} trace --store {shlex.quote(str(store))} "
+        lines.append(f"  trace a quote:        {program} trace {store} "
                      f"--quote {shlex.quote(quote)} --document {shlex.quote(str(path))}")
-    lines.append(f"  audit its coverage:   {program} audit --store {shlex.quote(str(store))}")
+    lines.append(f"  audit its coverage:   {program} audit {store}")
     return "\n".join(lines)
 
 

@@ -1,28 +1,33 @@
-"""The store: the embedded Oxigraph database and the library beside it.
+"""The store: a graph (embedded Oxigraph, or a SPARQL 1.1 server) and the library beside it.
 
-The only module that opens Oxigraph. A store is a folder::
+:class:`KgStore` is what the stages above use, whatever holds the graph: the typed reads of
+:class:`~kg_decoder.graph.reads.GraphReads`, a user's queries, and the ``write_*`` methods, each
+one transaction. A backend gives it four things: evaluate a query, load N-Quads, run an update,
+and list quads. :class:`EmbeddedStore` (the default) is the only class that opens Oxigraph; its
+store is a folder::
 
     kg-store/
       oxigraph/   the RDF store (RocksDB); one process may hold it for writing
       library/    content-addressed bytes (see library.py)
 
-or, with no folder, both in memory. Every query it runs is a file in ``queries/``; the stages
-above read through the typed methods of :class:`~kg_decoder.graph.reads.GraphReads` and write
-through the ``write_*`` methods here, each one transaction.
+or, with no folder, both in memory. :class:`~kg_decoder.graph.remote_store.RemoteStore` speaks
+the SPARQL 1.1 protocols to a server. Every query either runs is a file in ``queries/``.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence, Union
+from typing import BinaryIO, Callable, Iterable, Optional, Sequence, Union
 
 from pyoxigraph import (BlankNode, Literal, NamedNode, Quad, QueryBoolean, QueryResultsFormat, QuerySolutions,
-                        QueryTriples, RdfFormat, Store, Triple, parse, parse_query_results, serialize)
+                        RdfFormat, Store, Triple, parse, parse_query_results, serialize)
 
 from ..model import Rows
-from ..model.errors import MalformedQuery, MalformedUpdate, QueryError, StoreError, StoreLocked, TooManyRows
-from .library import Library, MemoryLibrary
+from ..model.errors import (BlobMissing, MalformedQuery, MalformedUpdate, QueryError, StoreError, StoreLocked,
+                            TooManyRows, UnknownEntity)
+from .library import Library, MemoryLibrary, open_library
 from .mapping import as_nquads
 from .priority import BackgroundCommitter, lower_storage_threads
 from .queries import query_file
@@ -45,42 +50,26 @@ StorePath = Union[str, os.PathLike, None]
 
 
 class KgStore(GraphReads):
-    """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None.
+    """A graph with its library: what every stage reads and writes through, whatever the backend.
 
-    A context manager: leaving the ``with`` block flushes and releases the store.
+    A context manager: leaving the ``with`` block flushes and releases the store. ``path`` is a
+    local folder for caches (the parse cache, renderings) or None; ``location`` names the store
+    in messages.
 
     >>> with open_store(None) as store:
     ...     len(store)
     0
     """
 
-    def __init__(self, path: StorePath = None, read_only: bool = False) -> None:
-        if path is not None and not isinstance(path, (str, os.PathLike)):
-            raise StoreError(f"a store is a folder path (or None for one in memory), not a {type(path).__name__}")
-        self.path: Optional[Path] = Path(path) if path is not None else None
-        self.read_only = read_only
-        if self.path is None:
-            self.graph = Store()
-            self.library = MemoryLibrary()
-        else:
-            graph_path = self.path / "oxigraph"
-            try:
-                if read_only:
-                    if not graph_path.is_dir():
-                        raise StoreError(f"there is no store at {self.path}")
-                    self.graph = Store.read_only(str(graph_path))
-                else:
-                    self.path.mkdir(parents=True, exist_ok=True)
-                    self.graph = Store(str(graph_path))
-            except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-                if "lock" in str(exc).lower():
-                    raise StoreLocked(
-                        f"the store at {self.path} is in use by another process (a running kg-decoder serve?): "
-                        f"stop it, or send the files to it with kg-decoder decode --server URL --token TOKEN"
-                    ) from None
-                raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
-            self.library = Library(self.path / "library")
+    path: Optional[Path] = None
+    location: str = "in memory"
+    read_only: bool = False
+    library: Union[Library, MemoryLibrary]
+
+    def __init__(self) -> None:
         self._committer: Optional[BackgroundCommitter] = None
+        # One commit at a time from this process: parallel decodes commit from several threads.
+        self._commit_lock = threading.Lock()
 
     def __enter__(self) -> "KgStore":
         return self
@@ -88,11 +77,37 @@ class KgStore(GraphReads):
     def __exit__(self, *exc_info) -> None:
         self.close()
 
-    def __len__(self) -> int:
-        return len(self.graph)
-
     def __repr__(self) -> str:
-        return f"<KgStore {self.path or 'in memory'}{' read-only' if self.read_only else ''}>"
+        return f"<{type(self).__name__} {self.location}{' read-only' if self.read_only else ''}>"
+
+    # ------------------------------------------------------------ what a backend gives
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def _evaluate(self, query: str, options: dict):
+        """Oxigraph's kind of result for ``query`` (QuerySolutions, QueryBoolean, or triples to
+        iterate and ``serialize``); ``options`` as pyoxigraph's ``Store.query`` takes them.
+        MalformedQuery when it does not parse, QueryError when it fails."""
+        raise NotImplementedError
+
+    def _load(self, nquads: bytes) -> None:
+        """Add N-Quads in one transaction."""
+        raise NotImplementedError
+
+    def _update(self, update: str) -> None:
+        """Run a SPARQL Update in one transaction (MalformedUpdate when it does not parse)."""
+        raise NotImplementedError
+
+    def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
+        """Every quad (of one named graph)."""
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
     def serve_reads_first(self) -> None:
         """Commit on a low-priority thread and nice the storage engine's own threads (the web server).
@@ -114,23 +129,23 @@ class KgStore(GraphReads):
         if any(isinstance(value, str) and not is_iri(value) for value in bindings.values()):
             return []
         try:
-            solutions = self.graph.query(query.bound(bindings))
+            solutions = self._evaluate(query.bound(bindings), {})
             names = [v.value for v in solutions.variables]
             return [{snake(n): _python_value(row[n]) for n in names if row[n] is not None} for row in solutions]
         except OSError as exc:
-            raise StoreError(f"reading the store at {self.path} failed: {exc}") from None
+            raise StoreError(f"reading the store at {self.location} failed: {exc}") from None
 
     def _construct(self, name: str, **bindings) -> list[Triple]:
-        return list(self.graph.query(query_file(name).bound(bindings)))
+        return list(self._evaluate(query_file(name).bound(bindings), {}))
 
     def provenance_ntriples(self, document: Optional[str] = None) -> str:
         """The provenance graph (or one document's part of it) as N-Triples, without the triples
         whose object is an RDF 1.2 triple term (``tg:contains``: rdflib cannot hold them)."""
         if document is not None:
-            return "".join(f"{t} .\n" for t in self._construct("document_graph", document=document)
-                           if not isinstance(t.object, Triple))
-        text = self.graph.dump(format=RdfFormat.N_TRIPLES, from_graph=SOURCE_GRAPH).decode("utf-8")
-        return "\n".join(line for line in text.splitlines() if "<<(" not in line) + "\n"
+            triples = self._construct("document_graph", document=document)
+        else:
+            triples = (Triple(q.subject, q.predicate, q.object) for q in self._quads(SOURCE_GRAPH))
+        return "".join(f"{t} .\n" for t in triples if not isinstance(t.object, Triple))
 
     # ------------------------------------------------------------ a user's queries
 
@@ -144,18 +159,16 @@ class KgStore(GraphReads):
         """
         check_services(query, allow_service)
         options: dict = {}
-        if union:
-            options["use_default_graph_as_union"] = True
-        elif default_graph:
-            options["default_graph"] = [NamedNode(iri) for iri in default_graph]
-        if named_graphs:
-            options["named_graphs"] = [NamedNode(iri) for iri in named_graphs]
         try:
-            return self.graph.query(query, **options)
-        except SyntaxError as exc:
-            raise MalformedQuery(f"the query does not parse: {exc}") from None
+            if union:
+                options["use_default_graph_as_union"] = True
+            elif default_graph:
+                options["default_graph"] = [NamedNode(iri) for iri in default_graph]
+            if named_graphs:
+                options["named_graphs"] = [NamedNode(iri) for iri in named_graphs]
         except ValueError as exc:  # an IRI of a graph that is not one
             raise QueryError(str(exc)) from None
+        return self._evaluate(query, options)
 
     def select_rows(self, query: str, allow_service: Sequence[str] = ()) -> Rows:
         """A user's SELECT query as rows of plain values (IRIs and literals as their text)."""
@@ -190,7 +203,7 @@ class KgStore(GraphReads):
             if isinstance(result, QueryBoolean):
                 media = choose_format(RESULT_FORMATS)
                 return media, result.serialize(format=RESULT_FORMATS[media])
-            if isinstance(result, QueryTriples):
+            if not isinstance(result, QuerySolutions):  # triples
                 media = choose_format(GRAPH_FORMATS)
                 lines = _capped(lambda out: result.serialize(out, format=RdfFormat.N_TRIPLES), row_cap)
                 if GRAPH_FORMATS[media] == RdfFormat.N_TRIPLES:
@@ -212,21 +225,19 @@ class KgStore(GraphReads):
         calls = check_services(update, allow_service)
         self._writable()
         try:
-            self._run_commit(lambda: self.graph.update(update))
-        except SyntaxError as exc:
-            raise MalformedUpdate(f"the update does not parse: {exc}") from None
+            self._run_commit(lambda: self._update(update))
         except (OSError, RuntimeError, ValueError) as exc:
             raise _evaluation_error(exc, bool(calls), "the update") from None
 
     # ------------------------------------------------------------ bytes in the library
 
     def blob(self, sha256: str, entity: Optional[str] = None) -> bytes:
-        """The library's bytes under ``sha256``; StoreError naming ``entity`` when they are missing."""
+        """The library's bytes under ``sha256``; BlobMissing naming ``entity`` when they are missing."""
         try:
             return self.library.get(sha256)
         except KeyError:
-            raise StoreError(f"the library has no bytes {sha256[:16]}... for {entity or 'an entity'} "
-                             f"(removed by hand, or a store copied without its library)") from None
+            raise BlobMissing(f"the library has no bytes {sha256[:16]}... for {entity or 'an entity'} "
+                              f"(removed by hand, or a store copied without its library)") from None
 
     def text(self, sha256: str, entity: Optional[str] = None) -> str:
         """A page, section or chunk text from the library."""
@@ -236,8 +247,6 @@ class KgStore(GraphReads):
         """The bytes the library keeps for an entity (a document's original, a page's text...)."""
         sha256 = self.content_hash(iri)
         if sha256 is None:
-            from ..model.errors import UnknownEntity
-
             raise UnknownEntity(f"{iri} has no content in the library")
         return self.blob(sha256, iri)
 
@@ -258,27 +267,30 @@ class KgStore(GraphReads):
         copied without its library). Never left by a killed decode: blobs are written first."""
         return sorted(key for key in self.cited_blobs() if key not in self.library)
 
-    def collect_garbage(self, dry_run: bool = False, wait: float = 60.0) -> list[str]:
+    def collect_garbage(self, dry_run: bool = False, wait: float = 60.0, min_age: float = 3600.0) -> list[str]:
         """Remove the library blobs the graph does not cite, and half-written blob files; return the
         hashes removed (or, with ``dry_run``, that would be).
 
-        Never removes a blob the graph cites, even while a decode runs: every write holds the
-        library's shared lock from its first blob to its commit, and this takes the exclusive one
-        (waiting up to ``wait`` seconds), then reads what the graph cites as it is then. A store
-        open read-only (another process holds it) is reopened to see that process's commits.
+        Never removes a blob the graph cites, even while a decode runs: in a local library every
+        write holds the library's shared lock from its first blob to its commit, and this takes
+        the exclusive one (waiting up to ``wait`` seconds), then reads what the graph cites as it
+        is then. No lock spans machines, so in a shared library (S3...) only blobs older than
+        ``min_age`` seconds are removed: a decode elsewhere may be between its blobs and its commit.
         """
         with self.library.collecting(timeout=wait):
-            graph = self.graph
-            if self.read_only and self.path is not None:
-                graph = Store.read_only(str(self.path / "oxigraph"))  # the writer's commits up to now
-            solutions = graph.query(query_file("library_references").text)
-            cited = {row["sha256"].value for row in solutions}
+            cited = self._cited_now()
             orphans = [key for key in self.library.keys() if key not in cited]
+            if not isinstance(self.library, (Library, MemoryLibrary)):
+                ages = self.library.ages()
+                orphans = [key for key in orphans if ages.get(key, 0.0) >= min_age]
             if not dry_run:
                 self.library.remove(orphans)
                 for leftover in self.library.leftovers():
                     leftover.unlink(missing_ok=True)
         return orphans
+
+    def _cited_now(self) -> set[str]:
+        return self.cited_blobs()
 
     # ------------------------------------------------------------ writing
 
@@ -302,27 +314,33 @@ class KgStore(GraphReads):
         """Add quads (facts and their provenance) in one transaction."""
         self._write(as_nquads(quads), {}, None)
 
+    def load_nquads(self, nquads: bytes) -> None:
+        """Add N-Quads as they are, in one transaction (``kg-decoder import``)."""
+        self._write(nquads, {}, None)
+
     def _write(self, nquads: bytes, blobs: dict[str, bytes], delete: Optional[tuple[str, dict]]) -> None:
         """Library blobs first, then one graph transaction; the blobs go again if it fails.
 
-        Without a ``delete`` Oxigraph parses and commits the N-Quads outside Python (the GIL
-        released): the web server's reading threads go on meanwhile.
+        Without a ``delete`` the N-Quads are loaded as they are (embedded: Oxigraph parses and
+        commits them outside Python, the web server's reading threads go on meanwhile; remote:
+        one POST); with one, a single ``DELETE ... ; INSERT DATA ...`` update.
         """
         self._writable()
         if delete is not None:
             name, values = delete
             quads = list(parse(nquads, format=RdfFormat.N_QUADS))
             update = query_file(name).bound(values) + " ;\n" + _insert_data(quads)
-            commit = lambda: self.graph.update(update)  # noqa: E731
+            commit = lambda: self._update(update)  # noqa: E731
         else:
-            commit = lambda: self.graph.load(nquads, format=RdfFormat.N_QUADS)  # noqa: E731
+            commit = lambda: self._load(nquads)  # noqa: E731
         with self.library.writing():
             added = self.library.put_new(blobs)
             try:
-                self._run_commit(commit)
+                with self._commit_lock:
+                    self._run_commit(commit)
             except OSError as exc:
                 self.library.remove(added)
-                raise StoreError(f"writing to the store at {self.path} failed: {exc}") from None
+                raise StoreError(f"writing to the store at {self.location} failed: {exc}") from None
             except BaseException:
                 self.library.remove(added)
                 raise
@@ -332,21 +350,95 @@ class KgStore(GraphReads):
 
     def _writable(self) -> None:
         if self.read_only:
-            raise StoreError(f"the store at {self.path} is open read-only")
+            raise StoreError(f"the store at {self.location} is open read-only")
 
     # ------------------------------------------------------------ for tests and tools
 
     def quads(self) -> set[Quad]:
         """Every quad in the store."""
-        return set(self.graph.quads_for_pattern(None, None, None, None))
+        return set(self._quads())
 
     def source_quads(self, subject: Optional[str] = None) -> list[Quad]:
         """The provenance quads (of one subject)."""
-        node = NamedNode(subject) if subject else None
-        return list(self.graph.quads_for_pattern(node, None, None, SOURCE_GRAPH))
+        return [q for q in self._quads(SOURCE_GRAPH) if subject is None or q.subject == NamedNode(subject)]
+
+    def dump_nquads(self, output: BinaryIO) -> int:
+        """Write every quad as N-Quads to ``output``; how many (``kg-decoder export``)."""
+        count = 0
+        for quad in self._quads():
+            output.write(f"{quad} .\n".encode("utf-8"))
+            count += 1
+        return count
+
+
+class EmbeddedStore(KgStore):
+    """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None."""
+
+    def __init__(self, path: StorePath = None, read_only: bool = False, library: Optional[str] = None,
+                 library_options: Optional[dict] = None) -> None:
+        super().__init__()
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise StoreError(f"a store is a folder path (or None for one in memory), not a {type(path).__name__}")
+        self.path = Path(path) if path is not None else None
+        self.location = str(self.path) if self.path is not None else "in memory"
+        self.read_only = read_only
+        if self.path is None:
+            self.graph = Store()
+            self.library = MemoryLibrary() if library is None else open_library(library, library_options)
+            return
+        graph_path = self.path / "oxigraph"
+        try:
+            if read_only:
+                if not graph_path.is_dir():
+                    raise StoreError(f"there is no store at {self.path}")
+                self.graph = Store.read_only(str(graph_path))
+            else:
+                self.path.mkdir(parents=True, exist_ok=True)
+                self.graph = Store(str(graph_path))
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            if "lock" in str(exc).lower():
+                raise StoreLocked(
+                    f"the store at {self.path} is in use by another process (a running kg-decoder serve?): "
+                    f"stop it, or send the files to it with kg-decoder decode --server URL --token TOKEN"
+                ) from None
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
+        self.library = open_library(library if library is not None else self.path / "library", library_options)
+
+    def __len__(self) -> int:
+        return len(self.graph)
+
+    def _evaluate(self, query: str, options: dict):
+        try:
+            return self.graph.query(query, **options)
+        except SyntaxError as exc:
+            raise MalformedQuery(f"the query does not parse: {exc}") from None
+        except ValueError as exc:  # an IRI of a graph that is not one
+            raise QueryError(str(exc)) from None
+
+    def _load(self, nquads: bytes) -> None:
+        self.graph.load(nquads, format=RdfFormat.N_QUADS)
+
+    def _update(self, update: str) -> None:
+        try:
+            self.graph.update(update)
+        except SyntaxError as exc:
+            raise MalformedUpdate(f"the update does not parse: {exc}") from None
+
+    def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
+        return self.graph.quads_for_pattern(None, None, None, graph)
+
+    def dump_nquads(self, output: BinaryIO) -> int:
+        self.graph.dump(output, format=RdfFormat.N_QUADS)
+        return len(self.graph)
+
+    def _cited_now(self) -> set[str]:
+        if not (self.read_only and self.path is not None):
+            return self.cited_blobs()
+        graph = Store.read_only(str(self.path / "oxigraph"))  # the writer's commits up to now
+        return {row["sha256"].value for row in graph.query(query_file("library_references").text)}
 
     def flush(self) -> None:
-        if self.path is not None and not self.read_only:
+        if self.path is not None and not self.read_only and self.graph is not None:
             self.graph.flush()
 
     def close(self) -> None:
@@ -357,19 +449,32 @@ class KgStore(GraphReads):
         self.graph = None
 
 
-def open_store(path: StorePath = "kg-store", read_only: bool = False) -> KgStore:
-    """Open (or create) the store folder at ``path``; ``None`` for a store in memory.
+def open_store(location: Union[StorePath, "StoreConfig"] = "kg-store", read_only: bool = False,
+               library: Optional[str] = None, library_options: Optional[dict] = None) -> KgStore:
+    """Open (or create) a store: a folder (the embedded store), ``None`` for one in memory, an
+    ``http(s)://`` URL of a SPARQL server, a ``.toml`` file describing one, or a
+    :class:`~kg_decoder.graph.remote_store.StoreConfig`.
 
-    Raises StoreLocked when another process holds the store for writing; ``read_only``
-    opens it all the same, as it is at that moment (RocksDB's read-only mode takes no lock).
-    Not transactional itself: each write method of the store is one transaction.
+    ``library`` puts the library elsewhere than ``<folder>/library``: a folder or any fsspec
+    URL (``s3://bucket/prefix``, with ``library_options`` such as ``endpoint_url``); a remote
+    store needs one. Raises StoreLocked when another process holds an embedded store for
+    writing; ``read_only`` opens it all the same, as it is at that moment (RocksDB's read-only
+    mode takes no lock). Not transactional itself: each write method of the store is one
+    transaction.
 
     >>> import tempfile
     >>> with open_store(tempfile.mkdtemp()) as store:
     ...     store.document_summaries()
     []
     """
-    return KgStore(path, read_only=read_only)
+    from .remote_store import StoreConfig, RemoteStore, is_remote_location, read_store_config
+
+    if isinstance(location, StoreConfig) or is_remote_location(location):
+        config = location if isinstance(location, StoreConfig) else read_store_config(str(location))
+        if library is not None:
+            config = config.with_library(library, library_options)
+        return RemoteStore(config, read_only=read_only)
+    return EmbeddedStore(location, read_only=read_only, library=library, library_options=library_options)
 
 
 class _CappedOutput:

@@ -116,6 +116,18 @@ class StoreLocked(StoreError):
     """Another process holds the store for writing (a running ``kg-decoder serve``, another decode)."""
 
 
+class StoreUnsupported(StoreError):
+    """A remote SPARQL server lacks what the graph needs (RDF 1.2 triple terms, SPARQL Update)."""
+
+    http_status = 502
+
+
+class BlobMissing(StoreError):
+    """The graph cites bytes the library does not hold (removed by hand, a store copied without its library)."""
+
+    http_status = 500
+
+
 class ProvenanceError(KgDecoderError):
     """Base class of the errors of chunking, facts and trace requests. Nothing is stored."""
 

@@ -1,0 +1,146 @@
+"""``kg-decoder decode --ray ADDRESS``: documents decoded as Ray tasks (the extra ``kg-decoder[ray]``).
+
+Each task runs where Ray puts it: it decodes one document with a partition worker of its own
+(the same time limit and crash isolation as on one machine), writes the bytes to the shared
+library and commits the document straight to the remote store; only a summary comes back. The
+embedded store is refused: it has one writer (the process holding its folder), so tasks on other
+machines cannot commit to it, and gathering every document's quads back to the driver would make
+the driver the bottleneck the cluster is there to remove. ``--workers N`` is the one-machine way.
+
+A task whose process dies (killed, out of memory) is run again by Ray, twice; then the file is
+reported as failed and the batch goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections import deque
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterator, Optional, Union
+
+from ..cite.chunks import chunk_document
+from ..decode.parallel import available_cpus
+from ..decode.pipeline import decode, read_source
+from ..decode.worker import PartitionWorker
+from ..graph.remote_store import StoreConfig, is_remote_location, read_store_config
+from ..graph.store import open_store
+from ..model import ChunkOptions, DecodeOptions, DecodeResult, EmbeddedResult
+from ..model.errors import InvalidOption, KgDecoderError, RequestError, WorkerUnavailable
+
+_TASK_RETRIES = 2  # runs again after the task's process died, before the file is reported failed
+
+
+class RayUnavailable(RequestError):
+    """``--ray`` was asked for, but Ray is not installed or the store cannot take it."""
+
+
+def decode_on_ray(files: list[Path], args: argparse.Namespace, options: DecodeOptions,
+                  chunking: Optional[ChunkOptions]) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
+    """Decode ``files`` as Ray tasks on the cluster at ``args.ray``; ``(path, summary or error)`` in input order."""
+    if not is_remote_location(args.store):
+        raise RayUnavailable("--ray needs a remote --store (a SPARQL server's URL or a .toml config): the embedded "
+                             "store has one writer, which tasks on other machines cannot reach; use --workers N "
+                             "to decode on this machine's CPUs")
+    config = read_store_config(str(args.store))
+    if args.library:
+        config = config.with_library(args.library, dict(args.library_option))
+    open_store(config, read_only=True).close()  # the server and library answer, before any task is sent
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("--ray needs Ray: pip install 'kg-decoder[ray]'") from None
+    started_here = _connect(ray, args.ray, args.workers)
+    try:
+        task = ray.remote(num_cpus=1, max_retries=_TASK_RETRIES)(decode_task)
+        in_flight = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        pending: deque = deque()
+
+        def submit(path: Path):
+            try:
+                data, _ = read_source(path, options.max_bytes)
+            except KgDecoderError as error:
+                return error
+            return task.remote(path.name, data, config, options, chunking, not args.no_record_failures)
+
+        for path in files:
+            pending.append((path, submit(path)))
+            if len(pending) >= in_flight:
+                yield _collected(ray, *pending.popleft())
+        while pending:
+            yield _collected(ray, *pending.popleft())
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def _connect(ray, address: str, workers: Optional[int]) -> bool:
+    """Join the cluster at ``address``; ``auto``: the one running on this machine, else a local one
+    with ``workers`` (or every available) CPUs. Whether this call started it."""
+    if ray.is_initialized():
+        return False
+    quiet = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    if address != "auto":
+        try:
+            ray.init(address=address, **{k: v for k, v in quiet.items() if k != "include_dashboard"})
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise RayUnavailable(f"cannot join the Ray cluster at {address}: {str(exc)[:300]}") from None
+        return True
+    try:
+        ray.init(address="auto", **{k: v for k, v in quiet.items() if k != "include_dashboard"})
+    except (ConnectionError, ValueError, RuntimeError):
+        ray.init(num_cpus=workers or available_cpus(), **quiet)
+    return True
+
+
+def _collected(ray, path: Path, outcome) -> tuple[Path, Union[DecodeResult, KgDecoderError]]:
+    if isinstance(outcome, KgDecoderError):
+        return path, outcome
+    try:
+        return path, ray.get(outcome)
+    except ray.exceptions.RayError as exc:  # the task's process died on each of its runs
+        return path, WorkerUnavailable(f"the Ray task decoding this file failed {_TASK_RETRIES + 1} times: "
+                                       f"{type(exc).__name__}")
+
+
+# ---------------------------------------------------------------- in the Ray worker process
+
+_open: dict = {}  # the store connection and partition worker a Ray worker process keeps between tasks
+
+
+def decode_task(file_name: str, data: bytes, config: StoreConfig, options: DecodeOptions,
+                chunking: Optional[ChunkOptions], record_failure: bool) -> Union[DecodeResult, KgDecoderError]:
+    """One document decoded and committed where the task runs; its summary (no texts) or typed error."""
+    try:
+        if _open.get("config") != config:
+            _open.update(config=config, store=open_store(config))
+        if "worker" not in _open:
+            _open["worker"] = PartitionWorker()
+        store = _open["store"]
+        result = decode(data, store=store, options=options, file_name=file_name, worker=_open["worker"],
+                        record_failure=record_failure)
+        if chunking is not None:
+            for document in result.documents():
+                chunk_document(document, store=store, options=chunking)
+        return _summary(result)
+    except KgDecoderError as error:
+        error.__traceback__ = error.__context__ = None
+        return error
+    except (OSError, ValueError) as exc:
+        return InvalidOption(f"{file_name}: {exc}")
+
+
+def _summary(result: DecodeResult) -> DecodeResult:
+    """A result without its texts (the store has them): what a task hands back."""
+    return replace(result, text_documents=[], embedded=[_embedded_summary(entry) for entry in result.embedded])
+
+
+def _embedded_summary(entry: EmbeddedResult) -> EmbeddedResult:
+    if entry.result is None:
+        return entry
+    return replace(entry, result=_summary(entry.result))
+
+
+__all__ = ["decode_on_ray", "decode_task"]

@@ -1,0 +1,92 @@
+"""Documents decoded several at a time on one machine: each in a worker process of its own (its own
+time limit, its own crash), the results handed back in input order.
+
+The CPU work (partitioning, OCR, tables, mapping) is in the worker processes; this process's
+threads only read files, wait and commit, so N workers keep N CPUs busy. Commits stay one
+document per transaction (the store takes one at a time), and each document's quads do not
+depend on which worker decoded it or when: ``--workers 2`` writes what ``--workers 1`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable, Iterable, Iterator, TypeVar, Union
+
+from ..model.errors import KgDecoderError
+from .worker import PartitionWorker
+
+Item = TypeVar("Item")
+Outcome = TypeVar("Outcome")
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity, not the machine's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class WorkerPool:
+    """``size`` partition workers, started at once (they warm up side by side), stopped on exit.
+
+    >>> with WorkerPool(1) as pool:
+    ...     len(pool.workers)
+    1
+    """
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError("a pool needs at least one worker")
+        self.workers = [PartitionWorker() for _ in range(size)]
+        self._idle: queue.Queue[PartitionWorker] = queue.Queue()
+        for worker in self.workers:
+            self._idle.put(worker)
+
+    def __enter__(self) -> "WorkerPool":
+        for worker in self.workers:
+            worker.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for worker in self.workers:
+            worker.close()
+
+    def run(self, job: Callable[[Item, PartitionWorker], Outcome], item: Item) -> Outcome:
+        """``job(item, worker)`` with a worker no other job holds meanwhile."""
+        worker = self._idle.get()
+        try:
+            return job(item, worker)
+        finally:
+            self._idle.put(worker)
+
+
+def in_input_order(items: Iterable[Item], job: Callable[[Item, PartitionWorker], Outcome], workers: int,
+                   ) -> Iterator[tuple[Item, Union[Outcome, KgDecoderError]]]:
+    """``(item, job(item, worker))`` for each item, in the order of ``items``, ``workers`` jobs at once.
+
+    A job's typed error is its outcome (that item failed, the others go on); any other
+    exception is a bug and is raised here. At most twice ``workers`` items are read ahead.
+    """
+    with WorkerPool(workers) as pool, ThreadPoolExecutor(max_workers=workers,
+                                                         thread_name_prefix="decode") as threads:
+        pending: deque[tuple[Item, Future]] = deque()
+
+        def guarded(item):
+            try:
+                return pool.run(job, item)
+            except KgDecoderError as error:
+                return error
+
+        source = iter(items)
+        for item in source:
+            pending.append((item, threads.submit(guarded, item)))
+            if len(pending) >= 2 * workers:
+                done, future = pending.popleft()
+                yield done, future.result()
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()
+
+
+__all__ = ["WorkerPool", "available_cpus", "in_input_order"]

@@ -1,0 +1,265 @@
+"""A store whose graph is on a SPARQL 1.1 server: the Query and Update protocols, and the Graph
+Store Protocol's ``POST`` of N-Quads where the server has one (Oxigraph's ``/store``).
+
+Each write is one request, so all or nothing on a server whose requests are transactions (the
+Oxigraph server's are): a first decode ``POST``s its N-Quads, a re-decode sends one ``DELETE ...
+; INSERT DATA ...`` update. The graph has no blank nodes, so a request repeated after a lost
+answer writes nothing twice. Connections are kept alive (one per request is several times
+slower); requests time out, and are repeated with growing pauses when the connection fails or
+the server answers 502, 503 or 504 (a proxy, an overloaded server). A 500 is the server failing
+the request itself: repeating it would fail the same way. The library is a folder or an fsspec
+URL of its own: no lock spans machines, see :meth:`KgStore.collect_garbage`.
+
+A store is named by the server's base URL (``http://host:7878``, Oxigraph's layout: ``/query``,
+``/update``, ``/store``) or by a TOML file::
+
+    [store]
+    query = "https://sparql.example.org/query"
+    update = "https://sparql.example.org/update"
+    graph-store = "https://sparql.example.org/store"   # optional: updates carry the data without it
+    user = "decoder"                                   # or token = "..." (a Bearer token)
+    password-env = "KG_STORE_PASSWORD"                 # the password from this variable
+    timeout = 300
+
+    [library]
+    url = "s3://bucket/kg-library"
+    endpoint_url = "http://127.0.0.1:9000"             # any other key: an fsspec storage option
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import BinaryIO, Iterable, Optional
+from urllib.parse import urlsplit
+
+import requests
+from pyoxigraph import DefaultGraph, NamedNode, Quad, QueryResultsFormat, RdfFormat, parse, parse_query_results, serialize
+
+from ..model.errors import MalformedQuery, MalformedUpdate, QueryError, StoreError, StoreUnsupported
+from .library import open_library
+from .queries import query_file
+from .store import KgStore, _insert_data
+
+_RESULTS = "application/sparql-results+json"
+_TRIPLES = "application/n-triples"
+_QUADS = "application/n-quads"
+_TRANSIENT = {502, 503, 504}
+# An RDF 1.2 triple term in a query: a server that cannot parse it cannot hold tg:contains either.
+_TRIPLE_TERM_PROBE = ("ASK { <urn:kg-decoder:probe> <urn:kg-decoder:probe> "
+                      "<<( <urn:kg-decoder:probe> <urn:kg-decoder:probe> <urn:kg-decoder:probe> )>> }")
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Where a remote store's graph and library are, and how to reach them."""
+
+    query: str
+    update: Optional[str] = None
+    graph_store: Optional[str] = None
+    user: Optional[str] = None
+    password: Optional[str] = field(default=None, repr=False)
+    token: Optional[str] = field(default=None, repr=False)
+    timeout: float = 300.0
+    retries: int = 3
+    library: Optional[str] = None
+    library_options: dict = field(default_factory=dict)
+
+    @classmethod
+    def at(cls, base_url: str) -> "StoreConfig":
+        """The endpoints of an Oxigraph server at ``base_url``.
+
+        >>> StoreConfig.at("http://127.0.0.1:7878/").update
+        'http://127.0.0.1:7878/update'
+        """
+        base = base_url.rstrip("/")
+        return cls(query=f"{base}/query", update=f"{base}/update", graph_store=f"{base}/store")
+
+    def with_library(self, library: str, options: Optional[dict] = None) -> "StoreConfig":
+        return replace(self, library=str(library), library_options=dict(options or {}))
+
+    @property
+    def name(self) -> str:
+        parts = urlsplit(self.query)
+        return f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0] if self.graph_store else parts.path}"
+
+
+def is_remote_location(location) -> bool:
+    """Whether a ``--store`` value names a remote store (a URL or a TOML file), not a folder."""
+    if not isinstance(location, (str, os.PathLike)):
+        return False
+    text = str(location)
+    return text.startswith(("http://", "https://")) or (text.endswith(".toml") and Path(text).is_file())
+
+
+def read_store_config(location: str) -> StoreConfig:
+    """The config a ``--store`` value names: a server's base URL, or a TOML file (see the module)."""
+    if location.startswith(("http://", "https://")):
+        return StoreConfig.at(location)
+    try:
+        settings = tomllib.loads(Path(location).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise StoreError(f"cannot read the store config {location}: {exc}") from None
+    store, library = dict(settings.get("store", {})), dict(settings.get("library", {}))
+    if "query" not in store and "url" not in store:
+        raise StoreError(f"{location}: [store] needs query = \"URL\" (or url = a server's base URL)")
+    config = StoreConfig.at(store["url"]) if "url" in store else StoreConfig(query=store["query"])
+    password = store.get("password")
+    if "password-env" in store:
+        password = os.environ.get(store["password-env"])
+        if password is None:
+            raise StoreError(f"{location}: the variable {store['password-env']} (password-env) is not set")
+    config = replace(config, update=store.get("update", config.update),
+                     graph_store=store.get("graph-store", config.graph_store), user=store.get("user"),
+                     password=password, token=store.get("token"), timeout=float(store.get("timeout", 300.0)),
+                     retries=int(store.get("retries", 3)))
+    if library:
+        url = library.pop("url", None)
+        if url is None:
+            raise StoreError(f"{location}: [library] needs url = \"a folder or an fsspec URL\"")
+        config = config.with_library(url, library)
+    return config
+
+
+class _Triples(list):
+    """The triples of a CONSTRUCT or DESCRIBE answer, serialisable as Oxigraph's own result is."""
+
+    def serialize(self, output=None, format=RdfFormat.N_TRIPLES):
+        return serialize(self, output, format=format)
+
+
+class RemoteStore(KgStore):
+    """The graph on a SPARQL 1.1 server, the library in a folder or an fsspec location.
+
+    Checks at once that the server answers and takes RDF 1.2 triple terms (StoreUnsupported).
+    """
+
+    def __init__(self, config: StoreConfig, read_only: bool = False) -> None:
+        super().__init__()
+        self.config = config
+        self.location = config.name
+        self.read_only = read_only or config.update is None
+        if config.library is None:
+            raise StoreError(f"the store at {self.location} needs a library for its bytes: give --library "
+                             f"(a folder, or an fsspec URL such as s3://bucket/prefix) or [library] in a config")
+        self.library = open_library(config.library, config.library_options)
+        self._session = requests.Session()
+        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=32)
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
+        if config.token:
+            self._session.headers["Authorization"] = f"Bearer {config.token}"
+        elif config.user:
+            self._session.auth = (config.user, config.password or "")
+        self._check_server()
+
+    def _check_server(self) -> None:
+        try:
+            self._post(self.config.query, "query", data={"query": _TRIPLE_TERM_PROBE}, headers={"Accept": _RESULTS})
+        except MalformedQuery:
+            raise StoreUnsupported(f"the SPARQL server at {self.location} cannot take RDF 1.2 triple terms "
+                                   f"(<<( s p o )>>), which the graph uses for tg:contains: use a server that "
+                                   f"can (Oxigraph 0.5 or newer)") from None
+
+    # ------------------------------------------------------------ HTTP
+
+    def _post(self, url: str, what: str, **request) -> requests.Response:
+        return self._send("POST", url, what, **request)
+
+    def _send(self, method: str, url: str, what: str, **request) -> requests.Response:
+        """One request, repeated with growing pauses while the connection fails or the server is
+        passing through a bad moment (502/503/504); a 4xx is the caller's error, typed."""
+        pause = 0.25
+        for attempt in range(self.config.retries + 1):
+            last_try = attempt == self.config.retries
+            try:
+                response = self._session.request(method, url, timeout=(10.0, self.config.timeout), **request)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                if last_try:
+                    raise StoreError(f"the SPARQL server at {self.location} cannot be reached "
+                                     f"({type(exc).__name__} after {attempt + 1} tries)") from None
+            else:
+                if response.status_code < 400:
+                    return response
+                if response.status_code not in _TRANSIENT or last_try:
+                    raise self._error(response, what)
+            time.sleep(pause)
+            pause *= 2
+        raise AssertionError("unreachable")
+
+    def _error(self, response: requests.Response, what: str):
+        message = response.text.strip()[:500] or response.reason
+        if response.status_code in (401, 403):
+            return StoreError(f"the SPARQL server at {self.location} refused the credentials "
+                              f"({response.status_code})")
+        if response.status_code == 400 and what == "query":
+            return MalformedQuery(f"the server refused the query: {message}")
+        if response.status_code == 400 and what == "update":
+            return MalformedUpdate(f"the server refused the update: {message}")
+        if response.status_code < 500:
+            return QueryError(f"the SPARQL server answered {response.status_code}: {message}")
+        return StoreError(f"the SPARQL server at {self.location} failed ({response.status_code}): {message}")
+
+    # ------------------------------------------------------------ the backend
+
+    def __len__(self) -> int:
+        [row] = self._rows("quad_count")
+        return row["quads"]
+
+    def _evaluate(self, query: str, options: dict):
+        form: dict = {"query": query}
+        if options.get("use_default_graph_as_union"):
+            form["union-default-graph"] = ""  # Oxigraph's; other servers take no such switch
+        if options.get("default_graph"):
+            form["default-graph-uri"] = [graph.value for graph in options["default_graph"]]
+        if options.get("named_graphs"):
+            form["named-graph-uri"] = [graph.value for graph in options["named_graphs"]]
+        response = self._post(self.config.query, "query", data=form,
+                              headers={"Accept": f"{_RESULTS}, {_TRIPLES};q=0.9"})
+        media = response.headers.get("Content-Type", "").split(";")[0].strip()
+        if media in (_RESULTS, "application/json"):
+            return parse_query_results(response.content, QueryResultsFormat.JSON)
+        if media == _TRIPLES:
+            return _Triples(parse(response.content, format=RdfFormat.N_TRIPLES))
+        raise StoreError(f"the SPARQL server at {self.location} answered in {media or 'no media type'}")
+
+    def _load(self, nquads: bytes) -> None:
+        if self.config.graph_store is None:
+            self._update(_insert_data(parse(nquads, format=RdfFormat.N_QUADS)))
+            return
+        self._post(self.config.graph_store, "write", data=nquads, headers={"Content-Type": _QUADS})
+
+    def _update(self, update: str) -> None:
+        self._post(self.config.update, "update", data={"update": update})
+
+    def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
+        if self.config.graph_store is None:
+            rows = self._evaluate(query_file("all_quads").text, {})
+            return [Quad(row["s"], row["p"], row["o"], row["g"] or DefaultGraph()) for row in rows
+                    if graph is None or row["g"] == graph]
+        if graph is None:
+            response = self._send("GET", self.config.graph_store, "query", headers={"Accept": _QUADS})
+            return list(parse(response.content, format=RdfFormat.N_QUADS))
+        response = self._send("GET", self.config.graph_store, "query", params={"graph": graph.value},
+                              headers={"Accept": _TRIPLES})
+        return [Quad(t.subject, t.predicate, t.object, graph)
+                for t in parse(response.content, format=RdfFormat.N_TRIPLES)]
+
+    def dump_nquads(self, output: BinaryIO) -> int:
+        if self.config.graph_store is None:
+            return super().dump_nquads(output)
+        response = self._send("GET", self.config.graph_store, "query", headers={"Accept": _QUADS}, stream=True)
+        lines = 0
+        for block in response.iter_content(chunk_size=1 << 20):
+            output.write(block)
+            lines += block.count(b"\n")
+        return lines
+
+    def close(self) -> None:
+        self._session.close()
+
+
+__all__ = ["RemoteStore", "StoreConfig", "is_remote_location", "read_store_config"]

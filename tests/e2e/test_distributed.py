@@ -1,0 +1,80 @@
+"""Past one machine: a shared library on S3 (moto's server) and documents decoded as Ray tasks on a
+local 2-CPU cluster, committing straight to an Oxigraph server. Everything on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+from servers import S3_TEST_ENVIRONMENT, create_bucket, moto_s3_server, oxigraph_server, s3_options
+
+import kg_decoder
+from kg_decoder.model.errors import BlobMissing
+
+pytestmark = pytest.mark.slow
+
+FILES = ["embedded-images-tables.pdf", "fake-text.txt", "stanley-cups.csv", "fake-html-cp1252.html",
+         "README.md", "password.pdf"]
+
+
+def timeless(quads) -> set:
+    return {q for q in quads if not q.predicate.value.endswith(("startedAtTime", "endedAtTime"))}
+
+
+@pytest.fixture(scope="module")
+def s3():
+    with moto_s3_server() as server:
+        create_bucket(server.endpoint_url, "kg")
+        yield server
+
+
+def test_an_s3_library_decodes_traces_and_exports_images(s3, corpus_dir, tmp_path):
+    options = s3_options(s3.endpoint_url)
+    with kg_decoder.open_store(tmp_path / "store", library="s3://kg/images-test", library_options=options) as store:
+        result = kg_decoder.decode(corpus_dir / "embedded-images-tables.pdf", store=store)
+        assert not (tmp_path / "store" / "library").exists()
+        original = (corpus_dir / "embedded-images-tables.pdf").read_bytes()
+        assert store.library.get(hashlib.sha256(original).hexdigest()) == original
+        [source] = kg_decoder.trace(quote="Table 2", document=result.document, store=store)[:1]
+        assert source.page_number == 1 and source.boxes
+        written = kg_decoder.export_images(result.document, tmp_path / "images", store=store)
+        assert written and all(path.stat().st_size > 0 for path in written)
+        stored = {hashlib.sha256(path.read_bytes()).hexdigest() for path in written}
+        assert stored <= set(store.library.keys())
+        # A blob gone from the bucket: a typed error naming the entity that cites it.
+        page = store.document_pages(result.document)[0]
+        store.library.remove([page.sha256])
+        with pytest.raises(BlobMissing, match=page.page):
+            store.text(page.sha256, page.page)
+
+
+def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, tmp_path, cli):
+    files = [corpus_dir / name for name in FILES]
+    with oxigraph_server(tmp_path / "oxigraph") as server:
+        env = {**os.environ, **S3_TEST_ENVIRONMENT, "RAY_USAGE_STATS_ENABLED": "0"}
+        done = cli("decode", *files, "--store", server.url, "--library", "s3://kg/ray-test",
+                   "--library-option", f"endpoint_url={s3.endpoint_url}", "--ray", "auto", "--workers", "2",
+                   "--no-progress", env=env, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "5 of 6 files decoded" in done.stdout and "refused: EncryptedDocument" in done.stdout
+        rows = [line.split()[0] for line in done.stdout.splitlines() if line.startswith(str(corpus_dir))]
+        assert rows == [str(path) for path in files]  # the table in input order
+        with kg_decoder.open_store(tmp_path / "local") as local:
+            for path in files:
+                try:
+                    kg_decoder.decode(path, store=local, record_failure=True)
+                except kg_decoder.DecodeError:
+                    pass
+            with kg_decoder.open_store(server.url, library="s3://kg/ray-test",
+                                       library_options=s3_options(s3.endpoint_url)) as remote:
+                assert timeless(remote.quads()) == timeless(local.quads())
+                assert remote.missing_blobs() == []
+                traced = kg_decoder.trace(quote="Table 2", store=remote)
+                assert traced and traced[0].boxes == kg_decoder.trace(quote="Table 2", store=local)[0].boxes
+
+
+def test_ray_refuses_the_embedded_store(tmp_path, corpus_dir, cli):
+    done = cli("decode", corpus_dir / "fake-text.txt", "--store", tmp_path / "store", "--ray", "auto")
+    assert done.returncode == 2
+    assert "--ray needs a remote --store" in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -1,0 +1,69 @@
+"""Decoding several documents at once: ``decode --workers N`` on one machine.
+
+Two workers write exactly what one writes (the same quads, the same table in input order), and a
+worker process killed in the middle of a document fails that file only.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+
+import pytest
+
+import kg_decoder
+from kg_decoder.decode.parallel import in_input_order
+from kg_decoder.model.errors import CorruptDocument
+
+pytestmark = pytest.mark.slow
+
+
+def timeless(quads) -> set:
+    return {q for q in quads if not q.predicate.value.endswith(("startedAtTime", "endedAtTime"))}
+
+
+def _table(stdout: str) -> list[str]:
+    """The summary table's rows, as printed (input order), without the summary line after it."""
+    return [line for line in stdout.splitlines() if line.strip() and not line.startswith(("Next", " "))][:-1]
+
+
+def test_two_workers_write_what_one_writes(corpus_dir, tmp_path, cli):
+    one, two = tmp_path / "one", tmp_path / "two"
+    first = cli("decode", corpus_dir, "--store", one, "--workers", "1", "--no-progress")
+    assert first.returncode == 0, first.stderr
+    # The second run partitions from the first's cache and renderings: what is compared is the
+    # commits of documents finishing out of order, not the parsers' determinism (tested elsewhere).
+    two.mkdir()
+    for folder in ("partition-cache", "renders"):
+        shutil.copytree(one / folder, two / folder)
+    second = cli("decode", corpus_dir, "--store", two, "--workers", "2", "--no-progress")
+    assert second.returncode == 0, second.stderr
+    assert _table(second.stdout) == _table(first.stdout)
+    assert "25 of 27 files decoded" in second.stdout
+    with kg_decoder.open_store(one) as a, kg_decoder.open_store(two) as b:
+        assert timeless(a.quads()) == timeless(b.quads())
+        assert len(a) > 10_000
+
+
+def test_a_worker_killed_mid_document_fails_that_file_only(corpus_dir, tmp_path):
+    files = [corpus_dir / name for name in ("fake-text.txt", "layout-parser-paper-with-empty-pages.pdf",
+                                            "stanley-cups.csv", "README.md")]
+    victim = files[1]
+    killed = threading.Event()
+    with kg_decoder.open_store(tmp_path / "store") as store:
+
+        def job(path, worker):
+            def progress(report):
+                # the victim's worker dies once its partitioning has begun
+                if path == victim and report.stage == "partition" and not killed.is_set():
+                    killed.set()
+                    worker._process.kill()
+
+            return kg_decoder.decode(path, store=store, worker=worker, partition_cache=False, progress=progress)
+
+        outcomes = dict(in_input_order(files, job, workers=2))
+        assert killed.is_set()
+        assert isinstance(outcomes[victim], CorruptDocument) and "crashed" in str(outcomes[victim])
+        decoded = [path for path in files if path != victim]
+        assert all(outcomes[path].status == "decoded" for path in decoded)
+        assert sorted(s.file_name for s in store.document_summaries()) == sorted(p.name for p in decoded)

@@ -1,0 +1,253 @@
+"""The store's behaviour on both backends: the embedded Oxigraph store and a real Oxigraph server
+over HTTP (SPARQL 1.1 Query/Update and the Graph Store Protocol), each with a library folder.
+
+The same documents decoded into both give the same quads; every command reads the same answers
+from both; writes are all or nothing on the server too (a body cut off, a server killed while
+loading, an update that fails).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+import requests
+from servers import oxigraph_server
+
+import kg_decoder
+from kg_decoder.graph.remote_store import RemoteStore, StoreConfig
+from kg_decoder.model.errors import MalformedQuery, MalformedUpdate, StoreError, StoreUnsupported
+
+# Formats with pages, rendered positions, a spreadsheet, markup, an e-mail with attachments.
+DOCUMENTS = ["layout-parser-paper-fast.pdf", "handbook-1p.docx", "stanley-cups.xlsx", "example-10k-1p.html",
+             "fake-email-attachment.eml"]
+
+
+def timeless(quads) -> set:
+    """Quads without the decode's clock readings (the only thing two decodes of a file differ in)."""
+    return {q for q in quads if not q.predicate.value.endswith(("startedAtTime", "endedAtTime"))}
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory):
+    """The Oxigraph server scripts/test.sh started, else one of this module's own."""
+    shared = os.environ.get("KG_DECODER_TEST_SPARQL_SERVER")
+    if shared:
+        yield shared
+        return
+    with oxigraph_server(tmp_path_factory.mktemp("oxigraph")) as server:
+        yield server.url
+
+
+@pytest.fixture
+def remote(server_url, tmp_path):
+    """A remote store on the server, emptied, with a library folder of its own."""
+    config = StoreConfig.at(server_url).with_library(str(tmp_path / "remote-library"))
+    with kg_decoder.open_store(config) as store:
+        store.sparql_update("CLEAR ALL")
+        yield store
+
+
+@pytest.fixture
+def both(remote, tmp_path):
+    with kg_decoder.open_store(tmp_path / "embedded") as embedded:
+        yield embedded, remote
+
+
+def test_open_store_reads_a_url_and_a_config_file(server_url, tmp_path):
+    config = tmp_path / "store.toml"
+    config.write_text(f'[store]\nurl = "{server_url}"\ntimeout = 20\n\n[library]\nurl = "{tmp_path / "lib"}"\n')
+    with kg_decoder.open_store(config) as store:
+        assert isinstance(store, RemoteStore) and store.config.timeout == 20
+        assert store.config.update == f"{server_url}/update"
+    with kg_decoder.open_store(server_url, library=str(tmp_path / "lib")) as store:
+        assert isinstance(store, RemoteStore)
+    with pytest.raises(StoreError, match="needs a library"):
+        kg_decoder.open_store(server_url)
+
+
+def test_the_same_documents_give_the_same_graph_and_answers(both, corpus_dir, tmp_path):
+    embedded, remote = both
+    results = {}
+    for store in both:
+        results[store] = [kg_decoder.decode(corpus_dir / name, store=store) for name in DOCUMENTS]
+    assert [r.status for r in results[remote]] == ["decoded"] * len(DOCUMENTS)
+    assert timeless(remote.quads()) == timeless(embedded.quads())
+    assert len(remote) == len(embedded) > 1000
+    assert remote.document_summaries() == embedded.document_summaries()
+
+    # A second decode with the same settings changes nothing; other settings replace the document
+    # in one update.
+    before = remote.quads()
+    again = kg_decoder.decode(corpus_dir / DOCUMENTS[0], store=remote)
+    assert again.status == "unchanged" and remote.quads() == before
+    for store in both:
+        kg_decoder.decode(corpus_dir / DOCUMENTS[0], store=store, pdf_tables=False)
+    assert timeless(remote.quads()) == timeless(embedded.quads())
+
+    # Chunks, facts (a triple term per fact: tg:contains), traces, audits, validation.
+    pdf = {store: results[store][0].document for store in both}
+    for store in both:
+        kg_decoder.chunk_document(pdf[store], store=store, chunk_size=128)
+    views = {store: kg_decoder.document_chunks(pdf[store], store=store) for store in both}
+    assert views[remote] == views[embedded] and len(views[remote]) >= 5
+    chunk = views[remote][1].iri
+    fact = ("http://example.org/LayoutParser", "http://example.org/is", "a toolkit")
+    for store in both:
+        kg_decoder.add_facts(chunk, [fact], store=store, extractor="test")
+    assert timeless(remote.quads()) == timeless(embedded.quads())
+    traced = {store: kg_decoder.trace(fact, store=store) for store in both}
+    assert traced[remote] == traced[embedded] and traced[remote][0].chunks == [chunk]
+    quote = {store: kg_decoder.trace(quote="Deep Learning Based Document Image Analysis", store=store)
+             for store in both}
+    assert quote[remote] == quote[embedded] and quote[remote][0].page_number == 1
+    audits = {store: [(a.name, sorted(a.table.rows)) for a in kg_decoder.run_audits(store)] for store in both}
+    assert audits[remote] == audits[embedded]
+    report = kg_decoder.validate(remote)
+    assert report == kg_decoder.validate(embedded) and report.conforms and report.triples > 1000
+    lines = [sorted(line for line in store.provenance_ntriples().splitlines() if "AtTime>" not in line)
+             for store in both]
+    assert lines[0] == lines[1] and len(lines[0]) > 1000
+
+
+def test_user_queries_answer_alike(both):
+    embedded, remote = both
+    for store in both:
+        kg_decoder.decode(b"Alpha beta gamma.\n\nDelta epsilon.", store=store, file_name="note.txt")
+    select = "SELECT ?page WHERE { GRAPH ?g { ?page a <https://w3id.org/kg-decoder/ns#Section> } }"
+    assert remote.select_rows(select) == embedded.select_rows(select)
+    union = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    for media in ("application/sparql-results+json", "text/csv"):
+        answers = [store.answer(union, lambda offered: media, 1000, union=True) for store in both]
+        assert answers[0] == answers[1]
+    construct = "CONSTRUCT { ?s a ?t } WHERE { GRAPH ?g { ?s a ?t } }"
+    answers = [store.answer(construct, lambda offered: "application/n-triples", 1000) for store in both]
+    assert sorted(answers[0][1].splitlines()) == sorted(answers[1][1].splitlines()) != []
+    with pytest.raises(MalformedQuery):
+        remote.select_rows("SELECT ?x WHERE {")
+    with pytest.raises(MalformedUpdate):
+        remote.sparql_update("INSERT DATA {")
+
+
+def test_the_cli_commands_work_on_a_remote_store(server_url, remote, corpus_dir, tmp_path, cli):
+    flags = ["--store", server_url, "--library", str(tmp_path / "remote-library")]
+    done = cli("decode", corpus_dir / "layout-parser-paper-fast.pdf", corpus_dir / "fake-text.txt", *flags,
+               "--chunk", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert "2 of 2 files decoded" in done.stdout and f"--store {server_url} --library" in done.stdout
+    traced = cli("trace", "--quote", "Deep Learning Based Document Image Analysis", "--format", "json", *flags)
+    assert traced.returncode == 0, traced.stderr
+    assert json.loads(traced.stdout)[0]["page_number"] == 1
+    audit = cli("audit", "--json", *flags)
+    assert audit.returncode == 0, audit.stderr
+    assert cli("validate", *flags).returncode == 0
+    query = cli("query", "audit-document-counts", "--format", "json", *flags)
+    assert query.returncode == 0 and "layout-parser" in query.stdout
+    exported = cli("export", tmp_path / "export", *flags)
+    assert exported.returncode == 0, exported.stderr
+    into = tmp_path / "embedded-copy"
+    imported = cli("import", tmp_path / "export", "--store", into)
+    assert imported.returncode == 0, imported.stderr
+    with kg_decoder.open_store(into) as copy:
+        assert copy.quads() == remote.quads()
+        assert copy.missing_blobs() == [] and copy.document_summaries() == remote.document_summaries()
+
+
+def test_a_server_without_triple_terms_is_refused_at_connect(tmp_path):
+    """A SPARQL 1.1 server that does not parse RDF 1.2 triple terms (here: one that answers 400
+    to any query that has them) gets a clear error when the store is opened."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class OldServer(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(400 if b"%3C%3C%28" in body or b"<<(" in body else 200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"Parse error: unexpected <<(")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), OldServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(StoreUnsupported, match="triple terms"):
+            kg_decoder.open_store(f"http://127.0.0.1:{server.server_address[1]}", library=str(tmp_path / "lib"))
+    finally:
+        server.shutdown()
+
+
+def test_an_unreachable_server_is_a_store_error(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = StoreConfig.at(f"http://127.0.0.1:{port}").with_library(str(tmp_path / "lib"))
+    with pytest.raises(StoreError, match="cannot be reached"):
+        RemoteStore(config.__class__(**{**config.__dict__, "retries": 1}))
+
+
+# ---------------------------------------------------------------- all or nothing on the server
+
+def _document_nquads(corpus_dir) -> tuple[str, bytes]:
+    with kg_decoder.open_store(None) as scratch:
+        result = kg_decoder.decode(corpus_dir / "layout-parser-paper-fast.pdf", store=scratch)
+        from io import BytesIO
+
+        out = BytesIO()
+        scratch.dump_nquads(out)
+        return result.document, out.getvalue()
+
+
+def test_a_body_cut_off_stores_nothing(remote, server_url, corpus_dir):
+    document, nquads = _document_nquads(corpus_dir)
+    host, port = server_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as raw:
+        raw.sendall(b"POST /store HTTP/1.1\r\nHost: x\r\nContent-Type: application/n-quads\r\n"
+                    + f"Content-Length: {len(nquads)}\r\n\r\n".encode() + nquads[: len(nquads) // 2])
+    # the connection closed half way: the server drops the request
+    assert len(remote) == 0 and remote.document_summaries() == []
+
+
+def test_a_failing_update_changes_nothing(remote, corpus_dir):
+    kg_decoder.decode(corpus_dir / "fake-text.txt", store=remote)
+    before = remote.quads()
+    with pytest.raises(MalformedUpdate):  # the INSERT half does not parse: the DELETE half is not run either
+        remote.sparql_update("DELETE WHERE { GRAPH ?g { ?s ?p ?o } } ; INSERT DATA { <urn:a> <urn:b> }")
+    assert remote.quads() == before
+
+
+@pytest.mark.slow
+def test_a_server_killed_while_loading_leaves_the_document_absent_or_whole(corpus_dir, tmp_path):
+    document, nquads = _document_nquads(corpus_dir)
+    big = nquads * 1  # one document's quads, as one decode posts them
+    location = tmp_path / "killed"
+    outcomes = []
+    for delay in (0.0, 0.02, 0.05, 0.1):
+        with oxigraph_server(location) as server:
+            done = threading.Event()
+
+            def post():
+                try:
+                    requests.post(f"{server.url}/store", data=big, timeout=30,
+                                  headers={"Content-Type": "application/n-quads"})
+                except requests.RequestException:
+                    pass
+                done.set()
+
+            threading.Thread(target=post, daemon=True).start()
+            threading.Event().wait(delay)
+            server.kill()
+            done.wait(30)
+        with oxigraph_server(location) as server:
+            count = requests.post(f"{server.url}/query", data={"query": "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }"},
+                                  headers={"Accept": "text/csv"}, timeout=30).text.split()[-1]
+            outcomes.append(int(count))
+            requests.post(f"{server.url}/update", data={"update": "CLEAR ALL"}, timeout=30)
+    whole = nquads.count(b"\n")
+    assert all(n in (0, whole) for n in outcomes), (outcomes, whole)
