@@ -184,11 +184,19 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
                              "repeat for more")
 
 
-def _key_value(item: str) -> tuple[str, str]:
+def _key_value(item: str) -> tuple[str, object]:
+    """``KEY=VALUE``; true/false and whole numbers as such (s3fs reads the text "false" as true).
+
+    >>> _key_value("use_ssl=false"), _key_value("endpoint_url=http://127.0.0.1:9000")
+    (('use_ssl', False), ('endpoint_url', 'http://127.0.0.1:9000'))
+    """
     key, equals, value = item.partition("=")
     if not equals or not key.strip():
         raise argparse.ArgumentTypeError(f"takes KEY=VALUE, not {item!r}")
-    return key.strip(), value
+    typed: object = {"true": True, "false": False}.get(value.lower(), value)
+    if value.isdigit():
+        typed = int(value)
+    return key.strip(), typed
 
 
 def _chunk_arguments(parser: argparse.ArgumentParser) -> None:

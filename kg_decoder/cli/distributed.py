@@ -38,7 +38,8 @@ class RayUnavailable(RequestError):
 
 def decode_on_ray(files: list[Path], args: argparse.Namespace, options: DecodeOptions,
                   chunking: Optional[ChunkOptions]) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
-    """Decode ``files`` as Ray tasks on the cluster at ``args.ray``; ``(path, summary or error)`` in input order."""
+    """Decode ``files`` as Ray tasks on the cluster at ``args.ray``: ``(path, summary or error)`` in input
+    order. The store, the library and the cluster are checked before the first task is sent."""
     if not is_remote_location(args.store):
         raise RayUnavailable("--ray needs a remote --store (a SPARQL server's URL or a .toml config): the embedded "
                              "store has one writer, which tasks on other machines cannot reach; use --workers N "
@@ -53,6 +54,11 @@ def decode_on_ray(files: list[Path], args: argparse.Namespace, options: DecodeOp
     except ImportError:
         raise RayUnavailable("--ray needs Ray: pip install 'kg-decoder[ray]'") from None
     started_here = _connect(ray, args.ray, args.workers)
+    return _results(ray, files, config, options, chunking, not args.no_record_failures, started_here)
+
+
+def _results(ray, files: list[Path], config: StoreConfig, options: DecodeOptions, chunking: Optional[ChunkOptions],
+             record_failure: bool, started_here: bool) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
     try:
         task = ray.remote(num_cpus=1, max_retries=_TASK_RETRIES)(decode_task)
         in_flight = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -63,7 +69,7 @@ def decode_on_ray(files: list[Path], args: argparse.Namespace, options: DecodeOp
                 data, _ = read_source(path, options.max_bytes)
             except KgDecoderError as error:
                 return error
-            return task.remote(path.name, data, config, options, chunking, not args.no_record_failures)
+            return task.remote(path.name, data, config, options, chunking, record_failure)
 
         for path in files:
             pending.append((path, submit(path)))

@@ -49,6 +49,8 @@ class Library:
     b'hello'
     """
 
+    shared = False  # one machine: its writers and collector share a lock
+
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = Path(root)
 
@@ -166,6 +168,8 @@ class Library:
 class MemoryLibrary:
     """The library of a store in memory: the same interface, a dict behind it."""
 
+    shared = False
+
     def __init__(self) -> None:
         self._blobs: dict[str, bytes] = {}
         self._written: dict[str, float] = {}
@@ -243,6 +247,8 @@ class FsLibrary:
     >>> lib.get(key), key in lib, list(lib.keys()) == [key]
     (b'hello', True, True)
     """
+
+    shared = True  # machines share it: no lock spans them
 
     def __init__(self, url: str, options: Optional[dict] = None) -> None:
         self.url = str(url)

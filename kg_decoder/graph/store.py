@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Optional, Sequence, Union
 
@@ -280,7 +281,7 @@ class KgStore(GraphReads):
         with self.library.collecting(timeout=wait):
             cited = self._cited_now()
             orphans = [key for key in self.library.keys() if key not in cited]
-            if not isinstance(self.library, (Library, MemoryLibrary)):
+            if self.library.shared:
                 ages = self.library.ages()
                 orphans = [key for key in orphans if ages.get(key, 0.0) >= min_age]
             if not dry_run:
@@ -339,11 +340,17 @@ class KgStore(GraphReads):
                 with self._commit_lock:
                     self._run_commit(commit)
             except OSError as exc:
-                self.library.remove(added)
+                self._undo(added)
                 raise StoreError(f"writing to the store at {self.location} failed: {exc}") from None
             except BaseException:
-                self.library.remove(added)
+                self._undo(added)
                 raise
+
+    def _undo(self, added: list[str]) -> None:
+        """Remove the blobs a failed write added, but not from a shared library: another machine may
+        have found one there and be about to cite it (its garbage collector removes them later)."""
+        if not self.library.shared:
+            self.library.remove(added)
 
     def _run_commit(self, commit):
         return self._committer.run(commit) if self._committer is not None else commit()
@@ -395,7 +402,7 @@ class EmbeddedStore(KgStore):
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
                 self.graph = Store(str(graph_path))
-        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL in the path
             if "lock" in str(exc).lower():
                 raise StoreLocked(
                     f"the store at {self.path} is in use by another process (a running kg-decoder serve?): "
@@ -434,8 +441,15 @@ class EmbeddedStore(KgStore):
     def _cited_now(self) -> set[str]:
         if not (self.read_only and self.path is not None):
             return self.cited_blobs()
-        graph = Store.read_only(str(self.path / "oxigraph"))  # the writer's commits up to now
-        return {row["sha256"].value for row in graph.query(query_file("library_references").text)}
+        for attempt in range(5):
+            try:  # the writer's commits up to now
+                graph = Store.read_only(str(self.path / "oxigraph"))
+                return {row["sha256"].value for row in graph.query(query_file("library_references").text)}
+            except (OSError, RuntimeError) as exc:  # a file the writer's compaction removed meanwhile
+                if attempt == 4:
+                    raise StoreError(f"cannot read the store at {self.path} while it is written: {exc}") from None
+                time.sleep(0.2)
+        raise AssertionError("unreachable")
 
     def flush(self) -> None:
         if self.path is not None and not self.read_only and self.graph is not None:

@@ -25,35 +25,35 @@ def timeless(quads) -> set:
 @pytest.fixture(scope="module")
 def s3():
     with moto_s3_server() as server:
-        create_bucket(server.endpoint_url, "kg")
+        create_bucket(server.endpoint_url, "kg-test")
         yield server
 
 
 def test_an_s3_library_decodes_traces_and_exports_images(s3, corpus_dir, tmp_path):
     options = s3_options(s3.endpoint_url)
-    with kg_decoder.open_store(tmp_path / "store", library="s3://kg/images-test", library_options=options) as store:
+    with kg_decoder.open_store(tmp_path / "store", library="s3://kg-test/images-test", library_options=options) as store:
         result = kg_decoder.decode(corpus_dir / "embedded-images-tables.pdf", store=store)
         assert not (tmp_path / "store" / "library").exists()
         original = (corpus_dir / "embedded-images-tables.pdf").read_bytes()
         assert store.library.get(hashlib.sha256(original).hexdigest()) == original
-        [source] = kg_decoder.trace(quote="Table 2", document=result.document, store=store)[:1]
+        [source] = kg_decoder.trace(quote="Potentiodynamic polarization data", document=result.document, store=store)[:1]
         assert source.page_number == 1 and source.boxes
         written = kg_decoder.export_images(result.document, tmp_path / "images", store=store)
         assert written and all(path.stat().st_size > 0 for path in written)
         stored = {hashlib.sha256(path.read_bytes()).hexdigest() for path in written}
         assert stored <= set(store.library.keys())
         # A blob gone from the bucket: a typed error naming the entity that cites it.
-        page = store.document_pages(result.document)[0]
-        store.library.remove([page.sha256])
-        with pytest.raises(BlobMissing, match=page.page):
-            store.text(page.sha256, page.page)
+        page = store.document_pages(result.document)[0].page
+        store.library.remove([store.content_hash(page)])
+        with pytest.raises(BlobMissing, match=page):
+            store.content(page)
 
 
 def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, tmp_path, cli):
     files = [corpus_dir / name for name in FILES]
     with oxigraph_server(tmp_path / "oxigraph") as server:
         env = {**os.environ, **S3_TEST_ENVIRONMENT, "RAY_USAGE_STATS_ENABLED": "0"}
-        done = cli("decode", *files, "--store", server.url, "--library", "s3://kg/ray-test",
+        done = cli("decode", *files, "--store", server.url, "--library", "s3://kg-test/ray-test",
                    "--library-option", f"endpoint_url={s3.endpoint_url}", "--ray", "auto", "--workers", "2",
                    "--no-progress", env=env, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
@@ -66,12 +66,12 @@ def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, tmp_path, c
                     kg_decoder.decode(path, store=local, record_failure=True)
                 except kg_decoder.DecodeError:
                     pass
-            with kg_decoder.open_store(server.url, library="s3://kg/ray-test",
+            with kg_decoder.open_store(server.url, library="s3://kg-test/ray-test",
                                        library_options=s3_options(s3.endpoint_url)) as remote:
                 assert timeless(remote.quads()) == timeless(local.quads())
                 assert remote.missing_blobs() == []
-                traced = kg_decoder.trace(quote="Table 2", store=remote)
-                assert traced and traced[0].boxes == kg_decoder.trace(quote="Table 2", store=local)[0].boxes
+                traced = kg_decoder.trace(quote="Potentiodynamic polarization data", store=remote)
+                assert traced and traced[0].boxes == kg_decoder.trace(quote="Potentiodynamic polarization data", store=local)[0].boxes
 
 
 def test_ray_refuses_the_embedded_store(tmp_path, corpus_dir, cli):
