@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Union
 
 from ..cite.chunks import chunk_document
-from ..decode.parallel import available_cpus
+from ..decode.parallel import READ_AHEAD, available_cpus
 from ..decode.pipeline import decode, read_source
 from ..decode.worker import PartitionWorker
 from ..graph.remote_store import StoreConfig, is_remote_location, read_store_config
@@ -61,7 +61,7 @@ def _results(ray, files: list[Path], config: StoreConfig, options: DecodeOptions
              record_failure: bool, started_here: bool) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
     try:
         task = ray.remote(num_cpus=1, max_retries=_TASK_RETRIES)(decode_task)
-        in_flight = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        in_flight = READ_AHEAD * max(1, int(ray.cluster_resources().get("CPU", 1)))
         pending: deque = deque()
 
         def submit(path: Path):
@@ -123,7 +123,7 @@ def decode_task(file_name: str, data: bytes, config: StoreConfig, options: Decod
         if _open.get("config") != config:
             _open.update(config=config, store=open_store(config))
         if "worker" not in _open:
-            _open["worker"] = PartitionWorker()
+            _open["worker"] = PartitionWorker(threads=1)  # a task holds one CPU
         store = _open["store"]
         result = decode(data, store=store, options=options, file_name=file_name, worker=_open["worker"],
                         record_failure=record_failure)

@@ -7,6 +7,7 @@ every typed error into a one-line message and a non-zero exit.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -20,7 +21,7 @@ from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.trace import trace
 from ..decode.pipeline import decode, render_files_ahead, stored_result
-from ..decode.parallel import available_cpus, in_input_order
+from ..decode.parallel import WorkerPool, available_cpus, in_input_order
 from ..decode.worker import shared_worker
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
@@ -107,6 +108,15 @@ def _decode(args: argparse.Namespace) -> int:
         raise UsageError("no files to decode")
     if args.server:
         return remote.upload(files, args.server, args.token, options, chunking, args.emit, args.fail_on_error)
+    with contextlib.ExitStack() as stack:
+        return _decode_files(files, args, options, chunking, stack)
+
+
+def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking, stack: contextlib.ExitStack) -> int:
+    """Decode on this machine's workers (or on Ray), print the table in input order; the exit status."""
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be 1 or more")
+    pool = None
     if args.ray:
         from .distributed import decode_on_ray
 
@@ -114,7 +124,9 @@ def _decode(args: argparse.Namespace) -> int:
         store = _store(args, read_only=True)
     else:
         store = _store(args)
-        if len(files) > 1:  # Office files placed on a rendering: many to one LibreOffice run, then decoded
+        # The workers warm up while LibreOffice renders the Office files ahead (many to one run).
+        pool = stack.enter_context(WorkerPool(max(1, min(args.workers or available_cpus(), len(files)))))
+        if len(files) > 1:
             render_files_ahead(files, store, options, progress=_json_progress if args.progress_jsonl else None)
         outcomes = None
     report = sys.stderr if args.emit else sys.stdout
@@ -143,8 +155,7 @@ def _decode(args: argparse.Namespace) -> int:
         return result
 
     if outcomes is None:
-        workers = max(1, min(args.workers or available_cpus(), len(files)))
-        outcomes = in_input_order(files, decode_one, workers)
+        outcomes = in_input_order(files, decode_one, pool)
     for path, result in outcomes:
         progress.update(1)
         if isinstance(result, KgDecoderError):

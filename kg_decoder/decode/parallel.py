@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Iterator, TypeVar, Union
 from ..model.errors import KgDecoderError
 from .worker import PartitionWorker
 
+READ_AHEAD = 8
 Item = TypeVar("Item")
 Outcome = TypeVar("Outcome")
 
@@ -38,7 +39,9 @@ class WorkerPool:
     def __init__(self, size: int) -> None:
         if size < 1:
             raise ValueError("a pool needs at least one worker")
-        self.workers = [PartitionWorker() for _ in range(size)]
+        # Each worker's libraries keep to its share of the CPUs (a single worker: all of them).
+        share = max(1, available_cpus() // size)
+        self.workers = [PartitionWorker(threads=share) for _ in range(size)]
         self._idle: queue.Queue[PartitionWorker] = queue.Queue()
         for worker in self.workers:
             self._idle.put(worker)
@@ -61,27 +64,29 @@ class WorkerPool:
             self._idle.put(worker)
 
 
-def in_input_order(items: Iterable[Item], job: Callable[[Item, PartitionWorker], Outcome], workers: int,
+def in_input_order(items: Iterable[Item], job: Callable[[Item, PartitionWorker], Outcome], pool: WorkerPool,
                    ) -> Iterator[tuple[Item, Union[Outcome, KgDecoderError]]]:
-    """``(item, job(item, worker))`` for each item, in the order of ``items``, ``workers`` jobs at once.
+    """``(item, job(item, worker))`` for each item, in the order of ``items``, as many jobs at once
+    as ``pool`` has workers.
 
     A job's typed error is its outcome (that item failed, the others go on); any other
-    exception is a bug and is raised here. At most twice ``workers`` items are read ahead.
+    exception is a bug and is raised here. Up to :data:`READ_AHEAD` items per worker are in
+    flight, so that a long document holding the head of the line does not leave the other
+    workers idle (their results wait, in memory, for its turn).
     """
-    with WorkerPool(workers) as pool, ThreadPoolExecutor(max_workers=workers,
-                                                         thread_name_prefix="decode") as threads:
+    workers = len(pool.workers)
+
+    def guarded(item):
+        try:
+            return pool.run(job, item)
+        except KgDecoderError as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="decode") as threads:
         pending: deque[tuple[Item, Future]] = deque()
-
-        def guarded(item):
-            try:
-                return pool.run(job, item)
-            except KgDecoderError as error:
-                return error
-
-        source = iter(items)
-        for item in source:
+        for item in items:
             pending.append((item, threads.submit(guarded, item)))
-            if len(pending) >= 2 * workers:
+            if len(pending) >= READ_AHEAD * workers:
                 done, future = pending.popleft()
                 yield done, future.result()
         while pending:

@@ -9,7 +9,9 @@ over a socket pair; on a timeout or a crash it is killed and the next call start
 A task is a function named ``"kg_decoder.<module>:<function>"`` (the stages hand theirs in by
 name, so this module imports none of them); one with a ``progress`` parameter has its reports
 relayed. The worker's own output (unstructured's warnings) goes to ``KG_DECODER_WORKER_LOG``
-if set, else nowhere.
+if set, else nowhere. A worker started with ``threads`` keeps the libraries that spread over
+CPUs of their own accord (tesseract's OpenMP, the layout model's ONNX Runtime, OpenCV) to that
+many threads: N workers side by side then share the CPUs instead of fighting over them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..model.progress import ProgressCallback
 
 _START_TIMEOUT_SECONDS = 600.0
 BUILD_DOCUMENT = "kg_decoder.decode.build:build_document"
+THREADS_VARIABLE = "KG_DECODER_WORKER_THREADS"
 
 
 def _task(name: str):
@@ -47,6 +50,10 @@ def _serve(connection) -> None:
     from . import offline
 
     offline.prepare()
+    if os.environ.get(THREADS_VARIABLE):
+        import cv2
+
+        cv2.setNumThreads(int(os.environ[THREADS_VARIABLE]))
     from .backends import warm_up
 
     warm_up()
@@ -95,7 +102,8 @@ class PartitionWorker:
     >>> worker.close()
     """
 
-    def __init__(self) -> None:
+    def __init__(self, threads: Optional[int] = None) -> None:
+        self._threads = threads
         self._lock = threading.Lock()
         self._process: Optional[subprocess.Popen] = None
         self._connection: Optional[Connection] = None
@@ -120,6 +128,9 @@ class PartitionWorker:
         parent_end, child_end = socket.socketpair()
         log_path = os.environ.get("KG_DECODER_WORKER_LOG")
         log = open(log_path, "ab") if log_path else subprocess.DEVNULL
+        environment = None
+        if self._threads:
+            environment = {**os.environ, THREADS_VARIABLE: str(self._threads), "OMP_THREAD_LIMIT": str(self._threads)}
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "kg_decoder.decode.worker", str(child_end.fileno())],
@@ -127,6 +138,7 @@ class PartitionWorker:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
+                env=environment,
             )
         finally:
             child_end.close()

