@@ -15,17 +15,19 @@ from .cite.facts import add_facts, read_facts
 from .cite.images import document_images, export_images
 from .cite.trace import trace
 from .decode.pipeline import decode
+from .graph.remote_store import StoreConfig
 from .graph.store import KgStore, open_store
+from .graph.transfer import export_store, import_store
 from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView, CrawledPage,
                     CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, DecodeResult, DecodeStatus, DocumentRef,
                     ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Progress,
                     QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Violation,
                     to_jsonable)
-from .model.errors import (CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
+from .model.errors import (BlobMissing, CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
                            EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan,
                            KgDecoderError, MalformedQuery, MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound,
                            ProvenanceError, QueryError, QueryTimeout, RequestError, ServerBusy, ServiceNotAllowed,
-                           StoreError, StoreLocked, TooManyRows, UnknownEntity, UnsafeDocument, UnsupportedFormat,
+                           StoreError, StoreLocked, StoreUnsupported, TooManyRows, UnknownEntity, UnsafeDocument, UnsupportedFormat,
                            WorkerUnavailable)
 from .quality.audits import audit_definitions, run_audits
 from .quality.validation import validate
@@ -34,17 +36,17 @@ from .sources.crawl import crawl
 __all__ = [
     # functions
     "add_facts", "audit_definitions", "chunk_document", "crawl", "decode", "document_chunks", "document_images",
-    "export_images", "open_store", "read_facts", "run_audits", "to_jsonable", "trace", "validate", "web_annotations",
+    "export_images", "export_store", "import_store", "open_store", "read_facts", "run_audits", "to_jsonable", "trace", "validate", "web_annotations",
     # the store, options and results
     "Audit", "Box", "ChunkAnchor", "ChunkOptions", "ChunkResult", "ChunkStatus", "ChunkView", "CrawlOptions",
     "CrawlResult", "CrawlStatus", "CrawledPage", "DecodeOptions", "DecodeResult", "DecodeStatus", "DocumentRef",
     "ElementOffset", "EmbeddedResult", "FactsResult", "FactsStatus", "ImageInfo", "KgStore", "PartitionSource",
-    "Progress", "QuotePiece", "Rows", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
+    "Progress", "QuotePiece", "Rows", "StoreConfig", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
     "Violation",
     # errors
-    "CorruptDocument", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",
+    "BlobMissing", "CorruptDocument", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",
     "FetchFailed", "Forbidden", "InvalidFact", "InvalidOption", "InvalidSpan", "KgDecoderError", "MalformedQuery",
     "MalformedUpdate", "ModelUnavailable", "NotAcceptable", "NotFound", "ProvenanceError", "QueryError",
-    "QueryTimeout", "RequestError", "ServerBusy", "ServiceNotAllowed", "StoreError", "StoreLocked", "TooManyRows",
+    "QueryTimeout", "RequestError", "ServerBusy", "ServiceNotAllowed", "StoreError", "StoreLocked", "StoreUnsupported", "TooManyRows",
     "UnknownEntity", "UnsafeDocument", "UnsupportedFormat", "WorkerUnavailable",
 ]

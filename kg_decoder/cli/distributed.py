@@ -22,10 +22,12 @@ from typing import Iterator, Optional, Union
 
 from ..cite.chunks import chunk_document
 from ..decode.parallel import READ_AHEAD, available_cpus
-from ..decode.pipeline import decode, read_source
+from ..decode.pipeline import decode, read_source, render_files_ahead
+from ..decode.renders import keep_rendering, kept_rendering
 from ..decode.worker import PartitionWorker
 from ..graph.remote_store import StoreConfig, is_remote_location, read_store_config
-from ..graph.store import open_store
+from ..graph.library import sha256_hex
+from ..graph.store import KgStore, open_store
 from ..model import ChunkOptions, DecodeOptions, DecodeResult, EmbeddedResult
 from ..model.errors import InvalidOption, KgDecoderError, RequestError, WorkerUnavailable
 
@@ -47,18 +49,22 @@ def decode_on_ray(files: list[Path], args: argparse.Namespace, options: DecodeOp
     config = read_store_config(str(args.store))
     if args.library:
         config = config.with_library(args.library, dict(args.library_option))
-    open_store(config, read_only=True).close()  # the server and library answer, before any task is sent
+    renders = open_store(config, read_only=True)  # the server and library answer, before any task is sent
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
         import ray
     except ImportError:
         raise RayUnavailable("--ray needs Ray: pip install 'kg-decoder[ray]'") from None
     started_here = _connect(ray, args.ray, args.workers)
-    return _results(ray, files, config, options, chunking, not args.no_record_failures, started_here)
+    # Office files rendered here, many to one LibreOffice run, each rendering sent with its file:
+    # a task alone would start LibreOffice for one document.
+    render_files_ahead(files, renders, options)
+    return _results(ray, files, config, options, chunking, not args.no_record_failures, started_here, renders)
 
 
 def _results(ray, files: list[Path], config: StoreConfig, options: DecodeOptions, chunking: Optional[ChunkOptions],
-             record_failure: bool, started_here: bool) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
+             record_failure: bool, started_here: bool,
+             renders: KgStore) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
     try:
         task = ray.remote(num_cpus=1, max_retries=_TASK_RETRIES)(decode_task)
         in_flight = READ_AHEAD * max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -69,7 +75,9 @@ def _results(ray, files: list[Path], config: StoreConfig, options: DecodeOptions
                 data, _ = read_source(path, options.max_bytes)
             except KgDecoderError as error:
                 return error
-            return task.remote(path.name, data, config, options, chunking, record_failure)
+            kept = kept_rendering(renders, sha256_hex(data))
+            rendered = Path(kept).read_bytes() if kept else None
+            return task.remote(path.name, data, config, options, chunking, record_failure, rendered)
 
         for path in files:
             pending.append((path, submit(path)))
@@ -78,6 +86,7 @@ def _results(ray, files: list[Path], config: StoreConfig, options: DecodeOptions
         while pending:
             yield _collected(ray, *pending.popleft())
     finally:
+        renders.close()
         if started_here:
             ray.shutdown()
 
@@ -117,14 +126,18 @@ _open: dict = {}  # the store connection and partition worker a Ray worker proce
 
 
 def decode_task(file_name: str, data: bytes, config: StoreConfig, options: DecodeOptions,
-                chunking: Optional[ChunkOptions], record_failure: bool) -> Union[DecodeResult, KgDecoderError]:
-    """One document decoded and committed where the task runs; its summary (no texts) or typed error."""
+                chunking: Optional[ChunkOptions], record_failure: bool,
+                rendering: Optional[bytes] = None) -> Union[DecodeResult, KgDecoderError]:
+    """One document decoded and committed where the task runs; its summary (no texts) or typed error.
+    ``rendering`` is the document's LibreOffice rendering when the driver made it."""
     try:
         if _open.get("config") != config:
             _open.update(config=config, store=open_store(config))
         if "worker" not in _open:
             _open["worker"] = PartitionWorker(threads=1)  # a task holds one CPU
         store = _open["store"]
+        if rendering is not None:
+            keep_rendering(store, sha256_hex(data), rendering)
         result = decode(data, store=store, options=options, file_name=file_name, worker=_open["worker"],
                         record_failure=record_failure)
         if chunking is not None:

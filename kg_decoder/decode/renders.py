@@ -1,7 +1,8 @@
 """The PDF a document of an Office format was rendered to (LibreOffice), kept beside the store in
 ``<store>/renders/<sha256>.pdf``: the page images of the trace view and the character boxes of a
-trace come from the same rendering the decode placed the elements on. A store in memory, or one
-whose folder lost the file, renders again (LibreOffice lays out the same document the same way).
+trace come from the same rendering the decode placed the elements on. A store without a folder
+(in memory, remote) keeps them in a temporary folder while it is open; after that, or when the
+file was lost, the document is rendered again (LibreOffice lays out the same document the same way).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ _BATCH_SECONDS, _SECONDS_PER_DOCUMENT = 60.0, 30.0
 def keep_rendering(store: KgStore, sha256: str, pdf: bytes) -> None:
     """Keep the rendering of the document with this content hash (written whole, then renamed)."""
     path = _path(store, sha256)
-    if path is None:
-        return
     path.parent.mkdir(parents=True, exist_ok=True)
     incoming = path.with_name(f".{path.name}.incoming")
     incoming.write_bytes(pdf)
@@ -31,7 +30,7 @@ def keep_rendering(store: KgStore, sha256: str, pdf: bytes) -> None:
 def kept_rendering(store: KgStore, sha256: str) -> Optional[str]:
     """Where the rendering of the document with this content hash is kept, if it is."""
     path = _path(store, sha256)
-    return str(path) if path is not None and path.is_file() else None
+    return str(path) if path.is_file() else None
 
 
 def render_ahead(store: KgStore, documents: list[tuple[str, bytes, str]]) -> int:
@@ -54,7 +53,7 @@ def render_ahead(store: KgStore, documents: list[tuple[str, bytes, str]]) -> int
 def rendering(store: KgStore, sha256: str, data: bytes, format_name: str) -> Optional[bytes]:
     """The document's rendering: the one kept beside the store, else rendered now (and kept)."""
     path = _path(store, sha256)
-    if path is not None and path.is_file():
+    if path.is_file():
         return path.read_bytes()
     with _CONVERSIONS:
         converted = libreoffice_pdf(data, format_name)
@@ -64,7 +63,7 @@ def rendering(store: KgStore, sha256: str, data: bytes, format_name: str) -> Opt
 
 
 def _path(store: KgStore, sha256: str):
-    return store.path / "renders" / f"{sha256}.pdf" if store.path is not None else None
+    return store.work_folder() / "renders" / f"{sha256}.pdf"
 
 
 __all__ = ["keep_rendering", "kept_rendering", "render_ahead", "rendering"]

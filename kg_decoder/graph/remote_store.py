@@ -259,6 +259,7 @@ class RemoteStore(KgStore):
         return lines
 
     def close(self) -> None:
+        super().close()
         self._session.close()
 
 

@@ -17,6 +17,7 @@ the SPARQL 1.1 protocols to a server. Every query either runs is a file in ``que
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -69,6 +70,7 @@ class KgStore(GraphReads):
 
     def __init__(self) -> None:
         self._committer: Optional[BackgroundCommitter] = None
+        self._scratch: Optional[tempfile.TemporaryDirectory] = None
         # One commit at a time from this process: parallel decodes commit from several threads.
         self._commit_lock = threading.Lock()
 
@@ -108,7 +110,20 @@ class KgStore(GraphReads):
         pass
 
     def close(self) -> None:
-        pass
+        """Release the store; a temporary :meth:`work_folder` goes with it."""
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+    def work_folder(self) -> Path:
+        """A local folder for what decoding keeps beside the graph (renderings of Office files): the
+        store's own folder, or for a store without one (in memory, remote) a temporary folder that
+        lasts as long as the store is open."""
+        if self.path is not None:
+            return self.path
+        if self._scratch is None:
+            self._scratch = tempfile.TemporaryDirectory(prefix="kg-decoder-")
+        return Path(self._scratch.name)
 
     def serve_reads_first(self) -> None:
         """Commit on a low-priority thread and nice the storage engine's own threads (the web server).
@@ -457,6 +472,7 @@ class EmbeddedStore(KgStore):
 
     def close(self) -> None:
         """Flush and release the store (Oxigraph frees its lock when the last reference goes)."""
+        super().close()
         if getattr(self, "graph", None) is None:
             return
         self.flush()

@@ -64,6 +64,11 @@ BAD_CALLS = {
     "crawl a mail address": lambda s: kg_decoder.crawl("mailto:a@example.org", store=s),
     "crawl with a wrong limit": lambda s: kg_decoder.crawl("http://127.0.0.1:9/", store=s, max_pages="many"),
     "crawl with an unknown option": lambda s: kg_decoder.crawl("http://127.0.0.1:9/", store=s, depth=3),
+    "open a store on a closed port": lambda s: kg_decoder.open_store("http://127.0.0.1:9", library="unused-library"),
+    "open a remote store without a library": lambda s: kg_decoder.open_store("http://127.0.0.1:9"),
+    "open a library of an unknown protocol": lambda s: kg_decoder.open_store(None, library="nosuchproto://x/y"),
+    "export into a folder that is not empty": lambda s: kg_decoder.export_store(s, Path(__file__).parent),
+    "import a folder that is no export": lambda s: kg_decoder.import_store(s, Path(__file__).parent),
 }
 
 
