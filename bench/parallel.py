@@ -12,6 +12,9 @@ of all CPUs over their wall time, from /proc/stat):
               (target: ray-2 / workers-1 <= 0.70; remote-1 shows what the server alone costs)
   remote-1    --workers 1 into the same Oxigraph server
 
+Each mode is also timed on one small file (start-up: imports, workers warming up, a Ray cluster
+starting); the ratios of the runs without it show what a batch much longer than this one gets.
+
     .venv/bin/python bench/parallel.py [--rounds 3] [--modes workers-1 workers-2 ray-2 remote-1]
         [--files PATH ...]
 """
@@ -117,6 +120,8 @@ def main() -> None:
     server = OxigraphServer()
     times: dict[str, list[float]] = {mode: [] for mode in args.modes}
     usage: dict[str, list[float]] = {mode: [] for mode in args.modes}
+    startup: dict[str, list[float]] = {mode: [] for mode in args.modes}
+    small = [SHARED / "corpus" / "fake-text.txt"]
     try:
         for number in range(args.rounds):
             order = args.modes if number % 2 == 0 else list(reversed(args.modes))
@@ -124,14 +129,19 @@ def main() -> None:
                 wall, used, summary = run(mode, files, server)
                 times[mode].append(wall)
                 usage[mode].append(used)
-                print(f"round {number + 1} {mode:10s} {wall:7.1f} s  CPU {used:4.0%}  {summary}", flush=True)
+                startup[mode].append(run(mode, small, server)[0])
+                print(f"round {number + 1} {mode:10s} {wall:7.1f} s  CPU {used:4.0%}  start-up "
+                      f"{startup[mode][-1]:4.1f} s  {summary}", flush=True)
     finally:
         server.stop()
     base = statistics.median(times[args.modes[0]])
-    print(f"\n{'mode':10s} {'median s':>9s} {'ratio':>6s} {'CPU':>5s}   (ratio: to {args.modes[0]})")
+    marginal = {mode: statistics.median(times[mode]) - statistics.median(startup[mode]) for mode in args.modes}
+    print(f"\n{'mode':10s} {'median s':>9s} {'ratio':>6s} {'CPU':>5s} {'start-up s':>11s} {'ratio without it':>17s}"
+          f"   (ratios: to {args.modes[0]})")
     for mode in args.modes:
         median = statistics.median(times[mode])
-        print(f"{mode:10s} {median:9.1f} {median / base:6.2f} {statistics.median(usage[mode]):5.0%}")
+        print(f"{mode:10s} {median:9.1f} {median / base:6.2f} {statistics.median(usage[mode]):5.0%} "
+              f"{statistics.median(startup[mode]):11.1f} {marginal[mode] / marginal[args.modes[0]]:17.2f}")
     targets = {"workers-2": 0.60, "ray-2": 0.70}
     for mode, target in targets.items():
         if mode in times:

@@ -3,8 +3,13 @@ local 2-CPU cluster, committing straight to an Oxigraph server. Everything on 12
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import signal
+import subprocess
+import threading
+import time
 
 import pytest
 from servers import S3_TEST_ENVIRONMENT, create_bucket, moto_s3_server, oxigraph_server, s3_options
@@ -78,3 +83,53 @@ def test_ray_refuses_the_embedded_store(tmp_path, corpus_dir, cli):
     done = cli("decode", corpus_dir / "fake-text.txt", "--store", tmp_path / "store", "--ray", "auto")
     assert done.returncode == 2
     assert "--ray needs a remote --store" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def _kill_running_tasks(stop: threading.Event, kills: list, limit: int) -> None:
+    """SIGKILL each process running a decode task (Ray names it ``ray::decode_task``), ``limit`` times."""
+    while not stop.is_set() and len(kills) < limit:
+        found = subprocess.run(["pgrep", "-f", "ray::decode_task"], capture_output=True, text=True).stdout.split()
+        if found:
+            time.sleep(0.5)  # inside the decode, not while it starts
+            for pid in found:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+            kills.append(found)
+            time.sleep(1.0)
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("deaths", [1, 3])
+def test_a_ray_task_that_dies_is_run_again_then_reported(deaths, corpus_dir, tmp_path):
+    """Killed once, a task is run again and its document committed whole; killed on every run
+    (three), the file is a typed failure and nothing of it is stored."""
+    import ray
+
+    from kg_decoder.cli.distributed import _TASK_RETRIES, _collected, decode_task
+    from kg_decoder.graph.remote_store import StoreConfig
+    from kg_decoder.model import DecodeOptions
+
+    path = corpus_dir / "layout-parser-paper-fast.pdf"
+    with oxigraph_server(tmp_path / "oxigraph") as server:
+        config = StoreConfig.at(server.url).with_library(str(tmp_path / "library"))
+        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        stop, kills = threading.Event(), []
+        killer = threading.Thread(target=_kill_running_tasks, args=(stop, kills, deaths), daemon=True)
+        try:
+            killer.start()
+            task = ray.remote(num_cpus=1, max_retries=_TASK_RETRIES)(decode_task)
+            _, outcome = _collected(ray, path, task.remote(path.name, path.read_bytes(), config, DecodeOptions(),
+                                                           None, False))
+        finally:
+            stop.set()
+            ray.shutdown()
+        assert len(kills) == deaths
+        with kg_decoder.open_store(config) as remote:
+            if deaths <= _TASK_RETRIES:
+                assert outcome.status == "decoded"
+                with kg_decoder.open_store(None) as local:
+                    kg_decoder.decode(path, store=local)
+                    assert timeless(remote.quads()) == timeless(local.quads())
+            else:
+                assert isinstance(outcome, kg_decoder.WorkerUnavailable) and "failed 3 times" in str(outcome)
+                assert len(remote) == 0
