@@ -50,6 +50,10 @@ def decode_on_ray(files: list[Path], args: argparse.Namespace, options: DecodeOp
     if args.library:
         config = config.with_library(args.library, dict(args.library_option))
     renders = open_store(config, read_only=True)  # the server and library answer, before any task is sent
+    if not renders.library.shared and args.ray != "auto":
+        renders.close()
+        raise RayUnavailable("--ray on a cluster needs a library every machine reaches (--library s3://bucket/prefix "
+                             "or another fsspec URL): a folder is on one machine's disk")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
         import ray

@@ -156,6 +156,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
 
     if outcomes is None:
         outcomes = in_input_order(files, decode_one, pool)
+    stack.callback(outcomes.close)  # stopped early: no job starts after this, before the workers stop
     for path, result in outcomes:
         progress.update(1)
         if isinstance(result, KgDecoderError):

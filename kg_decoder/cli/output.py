@@ -56,13 +56,18 @@ def embedded_row(parent: Path, embedded: EmbeddedResult) -> list[str]:
     return [where] + decoded_row(parent, embedded.result)[1:]
 
 
-def store_flags(store: str, library: Optional[str] = None, library_options: Sequence[tuple[str, str]] = ()) -> str:
-    """The ``--store`` (and library) arguments of a command to print, quoted for a shell."""
+def store_flags(store: str, library: Optional[str] = None, library_options: Sequence[tuple[str, object]] = ()) -> str:
+    """The ``--store`` (and library) arguments of a command to print, quoted for a shell; the
+    library options' values left for the user to give again (they may be secrets).
+
+    >>> store_flags("http://h:7878", "s3://b/p", [("secret", "S3CRET")])
+    '--store http://h:7878 --library s3://b/p --library-option secret=…'
+    """
     flags = ["--store", str(store)]
     if library:
         flags += ["--library", str(library)]
-    for key, value in library_options:
-        flags += ["--library-option", f"{key}={value}"]
+    for key, _ in library_options:
+        flags += ["--library-option", f"{key}=…"]
     return " ".join(shlex.quote(flag) for flag in flags)
 
 

@@ -15,7 +15,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, TypeVar, Union
 
-from ..model.errors import KgDecoderError
+from ..model.errors import KgDecoderError, WorkerUnavailable
 from .worker import PartitionWorker
 
 READ_AHEAD = 8
@@ -45,19 +45,28 @@ class WorkerPool:
         self._idle: queue.Queue[PartitionWorker] = queue.Queue()
         for worker in self.workers:
             self._idle.put(worker)
+        self.closed = False
 
     def __enter__(self) -> "WorkerPool":
-        for worker in self.workers:
-            worker.start()
+        try:
+            for worker in self.workers:
+                worker.start()
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc_info) -> None:
+        self.closed = True
         for worker in self.workers:
             worker.close()
 
     def run(self, job: Callable[[Item, PartitionWorker], Outcome], item: Item) -> Outcome:
         """``job(item, worker)`` with a worker no other job holds meanwhile."""
         worker = self._idle.get()
+        if self.closed:  # the batch was stopped: a queued job does not start the workers again
+            self._idle.put(worker)
+            raise WorkerUnavailable("the batch was stopped")
         try:
             return job(item, worker)
         finally:
@@ -82,8 +91,9 @@ def in_input_order(items: Iterable[Item], job: Callable[[Item, PartitionWorker],
         except KgDecoderError as error:
             return error
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="decode") as threads:
-        pending: deque[tuple[Item, Future]] = deque()
+    threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="decode")
+    pending: deque[tuple[Item, Future]] = deque()
+    try:
         for item in items:
             pending.append((item, threads.submit(guarded, item)))
             if len(pending) >= READ_AHEAD * workers:
@@ -92,6 +102,8 @@ def in_input_order(items: Iterable[Item], job: Callable[[Item, PartitionWorker],
         while pending:
             done, future = pending.popleft()
             yield done, future.result()
+    finally:  # stopped early (Ctrl-C, the caller's error): the queued jobs never start
+        threads.shutdown(wait=True, cancel_futures=True)
 
 
 __all__ = ["WorkerPool", "available_cpus", "in_input_order"]

@@ -7,7 +7,9 @@ DecodeError and leaves the store as it was.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -233,6 +235,36 @@ def _decode_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name
     ``origin`` (the parent an embedded file sits in, or a web fetch) is written with the
     document, or alone when the store already holds the document.
     """
+    with _one_decode_of(sha256):
+        return _decode_new_bytes(data, plain, sha256, fmt, file_name, options, store, worker, use_cache, progress,
+                                 origin)
+
+
+_in_flight: dict[str, list] = {}  # sha256 -> [lock, holders]: one decode of the same bytes at a time
+_in_flight_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _one_decode_of(sha256: str):
+    """Decodes of the same bytes in this process one after the other (parallel decodes of a copied
+    file): the second then finds the first's document, as it would one after the other."""
+    with _in_flight_lock:
+        entry = _in_flight.setdefault(sha256, [threading.Lock(), 0])
+        entry[1] += 1
+    try:
+        with entry[0]:
+            yield
+    finally:
+        with _in_flight_lock:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _in_flight[sha256]
+
+
+def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name: Optional[str],
+                      options: DecodeOptions, store: KgStore, worker: PartitionWorker, use_cache: bool,
+                      progress: Optional[ProgressCallback],
+                      origin: Union[EmbeddingLink, WebFetch, None]) -> DecodeResult:
     iri = document_iri(sha256)
     versions = software_versions()
     states = store.document_states(iri)

@@ -20,6 +20,7 @@ import atexit
 import importlib
 import inspect
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -47,6 +48,9 @@ def _task(name: str):
 
 
 def _serve(connection) -> None:
+    # Ctrl-C in a terminal reaches the whole process group: the caller stops the worker itself,
+    # and a worker dying of it would be reported as a parser that crashed.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from . import offline
 
     offline.prepare()

@@ -39,9 +39,9 @@ from urllib.parse import urlencode, urlsplit
 import urllib3
 from pyoxigraph import DefaultGraph, NamedNode, Quad, QueryResultsFormat, RdfFormat, parse, parse_query_results, serialize
 
-from ..model.errors import MalformedQuery, MalformedUpdate, QueryError, StoreError, StoreUnsupported
+from ..model.errors import (KgDecoderError, MalformedQuery, MalformedUpdate, NotFound, QueryError, StoreError,
+                            StoreUnsupported)
 from .library import open_library
-from .queries import query_file
 from .store import KgStore, _insert_data
 
 _RESULTS = "application/sparql-results+json"
@@ -66,7 +66,7 @@ class StoreConfig:
     timeout: float = 300.0
     retries: int = 3
     library: Optional[str] = None
-    library_options: dict = field(default_factory=dict)
+    library_options: dict = field(default_factory=dict, repr=False)  # may hold the library's secrets
 
     @classmethod
     def at(cls, base_url: str) -> "StoreConfig":
@@ -83,8 +83,9 @@ class StoreConfig:
 
     @property
     def name(self) -> str:
+        """The server as messages name it: scheme, host and port (never credentials)."""
         parts = urlsplit(self.query)
-        return f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0] if self.graph_store else parts.path}"
+        return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}"
 
 
 def is_remote_location(location) -> bool:
@@ -92,13 +93,18 @@ def is_remote_location(location) -> bool:
     if not isinstance(location, (str, os.PathLike)):
         return False
     text = str(location)
-    return text.startswith(("http://", "https://")) or (text.endswith(".toml") and Path(text).is_file())
+    return text.startswith(("http://", "https://")) or text.endswith(".toml")
 
 
 def read_store_config(location: str) -> StoreConfig:
     """The config a ``--store`` value names: a server's base URL, or a TOML file (see the module)."""
     if location.startswith(("http://", "https://")):
+        if urlsplit(location).username or urlsplit(location).password:
+            raise StoreError("credentials do not belong in a store URL (it is printed and logged): give them in a "
+                             "config file ([store] user and password-env, or token)")
         return StoreConfig.at(location)
+    if not Path(location).is_file():
+        raise StoreError(f"there is no store config {location}")
     try:
         settings = tomllib.loads(Path(location).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -112,10 +118,15 @@ def read_store_config(location: str) -> StoreConfig:
         password = os.environ.get(store["password-env"])
         if password is None:
             raise StoreError(f"{location}: the variable {store['password-env']} (password-env) is not set")
+    try:
+        timeout, retries = float(store.get("timeout", 300.0)), int(store.get("retries", 3))
+    except (TypeError, ValueError):
+        raise StoreError(f"{location}: timeout and retries are numbers") from None
+    if timeout <= 0 or retries < 0:
+        raise StoreError(f"{location}: timeout must be above 0 and retries 0 or more")
     config = replace(config, update=store.get("update", config.update),
                      graph_store=store.get("graph-store", config.graph_store), user=store.get("user"),
-                     password=password, token=store.get("token"), timeout=float(store.get("timeout", 300.0)),
-                     retries=int(store.get("retries", 3)))
+                     password=password, token=store.get("token"), timeout=timeout, retries=retries)
     if library:
         url = library.pop("url", None)
         if url is None:
@@ -137,6 +148,8 @@ class RemoteStore(KgStore):
     Checks at once that the server answers and takes RDF 1.2 triple terms (StoreUnsupported).
     """
 
+    undo_is_safe = False  # a write whose answer was lost may have been carried out
+
     def __init__(self, config: StoreConfig, read_only: bool = False) -> None:
         super().__init__()
         self.config = config
@@ -154,7 +167,11 @@ class RemoteStore(KgStore):
             headers.update(urllib3.make_headers(basic_auth=f"{config.user}:{config.password or ''}"))
         self._http = urllib3.PoolManager(maxsize=32, headers=headers, retries=False,
                                          timeout=urllib3.Timeout(connect=10.0, read=config.timeout))
-        self._check_server()
+        try:
+            self._check_server()
+        except BaseException:
+            self.close()
+            raise
 
     def _check_server(self) -> None:
         try:
@@ -166,57 +183,69 @@ class RemoteStore(KgStore):
 
     # ------------------------------------------------------------ HTTP
 
-    def _sparql(self, url: str, what: str, text: str, parameters: dict, accept: Optional[str] = None):
+    def _sparql(self, url: str, kind: str, text: str, parameters: dict, accept: Optional[str] = None,
+                repeatable: bool = True):
         """A query or update POSTed directly (the protocol's ``application/sparql-query`` or
         ``-update`` body; dataset parameters in the URL)."""
         if parameters:
             url = f"{url}?{urlencode(parameters, doseq=True)}"
-        headers = {"Content-Type": f"application/sparql-{what}; charset=utf-8"}
+        headers = {"Content-Type": f"application/sparql-{kind}; charset=utf-8"}
         if accept:
             headers["Accept"] = accept
-        return self._send("POST", url, what, body=text.encode("utf-8"), headers=headers)
+        return self._send("POST", url, kind, body=text.encode("utf-8"), headers=headers, repeatable=repeatable)
 
-    def _send(self, method: str, url: str, what: str, stream: bool = False, **request) -> urllib3.BaseHTTPResponse:
-        """One request, repeated with growing pauses while the connection fails or the server is
-        passing through a bad moment (502/503/504); a 4xx is the caller's error, typed."""
+    def _send(self, method: str, url: str, kind: str, stream: bool = False, repeatable: bool = True,
+              **request) -> urllib3.BaseHTTPResponse:
+        """One request (``kind``: query, update or write), repeated with growing pauses while no
+        connection can be made or the server is passing through a bad moment (502/503/504). A
+        request that may have been carried out (an answer cut off, a read timeout) is not
+        repeated, nor is any request that is not ``repeatable`` (a user's update: it may add to
+        what it finds). Only a 2xx answer is success; a 4xx is the caller's error, typed."""
         pause = 0.25
         for attempt in range(self.config.retries + 1):
-            last_try = attempt == self.config.retries
+            last_try = attempt == self.config.retries or not repeatable
             try:
                 response = self._http.request(method, url, preload_content=not stream, **request)
-            except urllib3.exceptions.HTTPError as exc:  # no connection, a timeout, a connection cut
+            except (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError) as exc:
                 if last_try:
                     raise StoreError(f"the SPARQL server at {self.location} cannot be reached "
                                      f"({type(exc).__name__} after {attempt + 1} tries)") from None
+            except urllib3.exceptions.HTTPError as exc:  # a read timeout, a connection cut mid-answer
+                raise StoreError(f"the SPARQL server at {self.location} did not answer the {kind} "
+                                 f"({type(exc).__name__})") from None
             else:
-                if response.status < 400:
+                if 200 <= response.status < 300:
                     return response
+                body = response.read() if stream else response.data
                 if stream:
-                    response.read()
                     response.release_conn()
+                if 300 <= response.status < 400:  # redirects are not followed: a write would be lost
+                    raise StoreError(f"the SPARQL server at {self.location} redirected the {kind} to "
+                                     f"{response.headers.get('Location', '?')}: give that endpoint instead")
                 if response.status not in _TRANSIENT or last_try:
-                    raise self._error(response, what)
+                    raise self._error(response.status, body, kind)
             time.sleep(pause)
             pause *= 2
         raise AssertionError("unreachable")
 
-    def _error(self, response: urllib3.BaseHTTPResponse, what: str):
-        message = response.data.decode("utf-8", "replace").strip()[:500] or response.reason
-        if response.status in (401, 403):
-            return StoreError(f"the SPARQL server at {self.location} refused the credentials ({response.status})")
-        if response.status == 400 and what == "query":
+    def _error(self, status: int, body: bytes, kind: str) -> KgDecoderError:
+        message = " ".join(body.decode("utf-8", "replace").split())[:300] or f"HTTP {status}"
+        if status in (401, 403):
+            return StoreError(f"the SPARQL server at {self.location} refused the credentials ({status})")
+        if status == 400 and kind == "query":
             return MalformedQuery(f"the server refused the query: {message}")
-        if response.status == 400 and what == "update":
+        if status == 400 and kind == "update":
             return MalformedUpdate(f"the server refused the update: {message}")
-        if response.status < 500:
-            return QueryError(f"the SPARQL server answered {response.status}: {message}")
-        return StoreError(f"the SPARQL server at {self.location} failed ({response.status}): {message}")
+        if status == 404:
+            return NotFound(f"the SPARQL server has nothing at that address for the {kind}: {message}")
+        if status < 500:
+            return QueryError(f"the SPARQL server answered {status} to the {kind}: {message}")
+        return StoreError(f"the SPARQL server at {self.location} failed ({status}) on the {kind}: {message}")
 
     # ------------------------------------------------------------ the backend
 
     def __len__(self) -> int:
-        [row] = self._rows("quad_count")
-        return row["quads"]
+        return self.quad_count()
 
     def _evaluate(self, query: str, options: dict):
         parameters: dict = {}
@@ -228,10 +257,14 @@ class RemoteStore(KgStore):
             parameters["named-graph-uri"] = [graph.value for graph in options["named_graphs"]]
         response = self._sparql(self.config.query, "query", query, parameters, f"{_RESULTS}, {_TRIPLES};q=0.9")
         media = (response.headers.get("Content-Type") or "").split(";")[0].strip()
-        if media in (_RESULTS, "application/json"):
-            return parse_query_results(response.data, QueryResultsFormat.JSON)
-        if media == _TRIPLES:
-            return _Triples(parse(response.data, format=RdfFormat.N_TRIPLES))
+        try:
+            if media in (_RESULTS, "application/json"):
+                return parse_query_results(response.data, QueryResultsFormat.JSON)
+            if media == _TRIPLES:
+                return _Triples(parse(response.data, format=RdfFormat.N_TRIPLES))
+        except SyntaxError as exc:
+            raise StoreError(f"the SPARQL server at {self.location} answered what does not parse: "
+                             f"{str(exc)[:200]}") from None
         raise StoreError(f"the SPARQL server at {self.location} answered in {media or 'no media type'}")
 
     def _load(self, nquads: bytes) -> None:
@@ -240,19 +273,22 @@ class RemoteStore(KgStore):
             return
         self._send("POST", self.config.graph_store, "write", body=nquads, headers={"Content-Type": _QUADS})
 
-    def _update(self, update: str) -> None:
-        self._sparql(self.config.update, "update", update, {})
+    def _update(self, update: str, repeatable: bool = True) -> None:
+        self._sparql(self.config.update, "update", update, {}, repeatable=repeatable)
 
     def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
         if self.config.graph_store is None:
-            rows = self._evaluate(query_file("all_quads").text, {})
+            rows = self.quad_solutions()
             return [Quad(row["s"], row["p"], row["o"], row["g"] or DefaultGraph()) for row in rows
                     if graph is None or row["g"] == graph]
         if graph is None:
             response = self._send("GET", self.config.graph_store, "query", headers={"Accept": _QUADS})
             return list(parse(response.data, format=RdfFormat.N_QUADS))
-        response = self._send("GET", f"{self.config.graph_store}?{urlencode({'graph': graph.value})}", "query",
-                              headers={"Accept": _TRIPLES})
+        try:
+            response = self._send("GET", f"{self.config.graph_store}?{urlencode({'graph': graph.value})}", "query",
+                                  headers={"Accept": _TRIPLES})
+        except NotFound:  # a graph nothing was written to yet: empty, as in the embedded store
+            return []
         return [Quad(t.subject, t.predicate, t.object, graph)
                 for t in parse(response.data, format=RdfFormat.N_TRIPLES)]
 

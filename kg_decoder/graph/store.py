@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Optional, Sequence, Union
 
-from pyoxigraph import (BlankNode, Literal, NamedNode, Quad, QueryBoolean, QueryResultsFormat, QuerySolutions,
-                        RdfFormat, Store, Triple, parse, parse_query_results, serialize)
+from pyoxigraph import (BlankNode, DefaultGraph, Literal, NamedNode, Quad, QueryBoolean, QueryResultsFormat,
+                        QuerySolutions, RdfFormat, Store, Triple, parse, parse_query_results, serialize)
 
 from ..model import Rows
-from ..model.errors import (BlobMissing, MalformedQuery, MalformedUpdate, QueryError, StoreError, StoreLocked,
-                            TooManyRows, UnknownEntity)
+from ..model.errors import (BlobMissing, KgDecoderError, MalformedQuery, MalformedUpdate, QueryError, ServiceNotAllowed,
+                            StoreError, StoreLocked, TooManyRows, UnknownEntity)
 from .library import Library, MemoryLibrary, open_library
 from .mapping import as_nquads
 from .priority import BackgroundCommitter, lower_storage_threads
@@ -66,11 +66,13 @@ class KgStore(GraphReads):
     path: Optional[Path] = None
     location: str = "in memory"
     read_only: bool = False
+    undo_is_safe = True  # whether a failed commit surely wrote nothing (not so when a server's answer is lost)
     library: Union[Library, MemoryLibrary]
 
     def __init__(self) -> None:
         self._committer: Optional[BackgroundCommitter] = None
         self._scratch: Optional[tempfile.TemporaryDirectory] = None
+        self._scratch_lock = threading.Lock()
         # One commit at a time from this process: parallel decodes commit from several threads.
         self._commit_lock = threading.Lock()
 
@@ -98,8 +100,9 @@ class KgStore(GraphReads):
         """Add N-Quads in one transaction."""
         raise NotImplementedError
 
-    def _update(self, update: str) -> None:
-        """Run a SPARQL Update in one transaction (MalformedUpdate when it does not parse)."""
+    def _update(self, update: str, repeatable: bool = True) -> None:
+        """Run a SPARQL Update in one transaction (MalformedUpdate when it does not parse).
+        Not ``repeatable``: a user's update, never sent twice (it may add to what it finds)."""
         raise NotImplementedError
 
     def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
@@ -121,9 +124,10 @@ class KgStore(GraphReads):
         lasts as long as the store is open."""
         if self.path is not None:
             return self.path
-        if self._scratch is None:
-            self._scratch = tempfile.TemporaryDirectory(prefix="kg-decoder-")
-        return Path(self._scratch.name)
+        with self._scratch_lock:
+            if self._scratch is None:
+                self._scratch = tempfile.TemporaryDirectory(prefix="kg-decoder-")
+            return Path(self._scratch.name)
 
     def serve_reads_first(self) -> None:
         """Commit on a low-priority thread and nice the storage engine's own threads (the web server).
@@ -241,8 +245,9 @@ class KgStore(GraphReads):
         calls = check_services(update, allow_service)
         self._writable()
         try:
-            self._run_commit(lambda: self._update(update))
-        except (OSError, RuntimeError, ValueError) as exc:
+            with self._commit_lock:
+                self._run_commit(lambda: self._update(update, repeatable=False))
+        except (OSError, RuntimeError, ValueError, QueryError) as exc:
             raise _evaluation_error(exc, bool(calls), "the update") from None
 
     # ------------------------------------------------------------ bytes in the library
@@ -344,7 +349,10 @@ class KgStore(GraphReads):
         self._writable()
         if delete is not None:
             name, values = delete
-            quads = list(parse(nquads, format=RdfFormat.N_QUADS))
+            try:
+                quads = list(parse(nquads, format=RdfFormat.N_QUADS))
+            except SyntaxError as exc:
+                raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
             update = query_file(name).bound(values) + " ;\n" + _insert_data(quads)
             commit = lambda: self._update(update)  # noqa: E731
         else:
@@ -362,10 +370,17 @@ class KgStore(GraphReads):
                 raise
 
     def _undo(self, added: list[str]) -> None:
-        """Remove the blobs a failed write added, but not from a shared library: another machine may
-        have found one there and be about to cite it (its garbage collector removes them later)."""
-        if not self.library.shared:
-            self.library.remove(added)
+        """Remove the blobs a failed write added that the graph does not cite (another decode may
+        have committed the same bytes meanwhile). Not from a shared library, where another machine
+        may be about to cite one, nor after a remote write that may have been carried out: the
+        garbage collector removes what is left."""
+        if self.library.shared or not self.undo_is_safe:
+            return
+        try:
+            cited = self.cited_blobs() if added else set()
+        except KgDecoderError:
+            return
+        self.library.remove([key for key in added if key not in cited])
 
     def _run_commit(self, commit):
         return self._committer.run(commit) if self._committer is not None else commit()
@@ -438,9 +453,12 @@ class EmbeddedStore(KgStore):
             raise QueryError(str(exc)) from None
 
     def _load(self, nquads: bytes) -> None:
-        self.graph.load(nquads, format=RdfFormat.N_QUADS)
+        try:
+            self.graph.load(nquads, format=RdfFormat.N_QUADS)
+        except SyntaxError as exc:
+            raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
 
-    def _update(self, update: str) -> None:
+    def _update(self, update: str, repeatable: bool = True) -> None:
         try:
             self.graph.update(update)
         except SyntaxError as exc:
@@ -539,7 +557,7 @@ def _capped(write: Callable, row_cap: int) -> bytes:
 
 
 def _evaluation_error(exc: Exception, calls_service: bool, what: str = "the query") -> QueryError:
-    if isinstance(exc, QueryError):
+    if isinstance(exc, ServiceNotAllowed) or (isinstance(exc, QueryError) and not calls_service):
         return exc
     if calls_service:  # Oxigraph puts the remote answer into its messages: never hand it on
         return QueryError(f"{what} failed while calling a SERVICE endpoint")
@@ -550,7 +568,8 @@ def _insert_data(quads: Iterable[Quad]) -> str:
     lines = []
     for quad in quads:
         triple = Triple(quad.subject, quad.predicate, quad.object)
-        lines.append(f"GRAPH {quad.graph_name} {{ {triple} }}")
+        lines.append(f"{triple} ." if isinstance(quad.graph_name, DefaultGraph)
+                     else f"GRAPH {quad.graph_name} {{ {triple} }}")
     return "INSERT DATA {\n" + "\n".join(lines) + "\n}"
 
 

@@ -63,6 +63,7 @@ def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, tmp_path, c
                    "--no-progress", env=env, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
         assert "5 of 6 files decoded" in done.stdout and "refused: EncryptedDocument" in done.stdout
+        assert s3.endpoint_url not in done.stdout  # option values (secrets, often) are not printed
         rows = [line.split()[0] for line in done.stdout.splitlines() if line.startswith(str(corpus_dir))]
         assert rows == [str(path) for path in files]  # the table in input order
         with kg_decoder.open_store(tmp_path / "local") as local:

@@ -68,3 +68,17 @@ def test_a_worker_killed_mid_document_fails_that_file_only(corpus_dir, tmp_path)
         decoded = [path for path in files if path != victim]
         assert all(outcomes[path].status == "decoded" for path in decoded)
         assert sorted(s.file_name for s in store.document_summaries()) == sorted(p.name for p in decoded)
+
+
+def test_copies_of_a_file_decoded_side_by_side_make_one_document(corpus_dir, tmp_path, cli):
+    """The same bytes under two names, decoded by two workers at once: one decode, then the other
+    finds it, as one after the other would (one start and one end time, not two)."""
+    for name in ("a.pdf", "b.pdf"):
+        shutil.copy(corpus_dir / "layout-parser-paper-fast.pdf", tmp_path / name)
+    done = cli("decode", tmp_path / "a.pdf", tmp_path / "b.pdf", "--store", tmp_path / "store", "--workers", "2",
+               "--no-progress")
+    assert done.returncode == 0, done.stderr
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        [summary] = store.document_summaries()
+        started = [q for q in store.quads() if q.predicate.value.endswith("startedAtTime")]
+        assert len({q.subject for q in started}) == len(started)  # no activity with two start times

@@ -156,6 +156,46 @@ def test_the_cli_commands_work_on_a_remote_store(server_url, remote, corpus_dir,
     with kg_decoder.open_store(into) as copy:
         assert copy.quads() == remote.quads()
         assert copy.missing_blobs() == [] and copy.document_summaries() == remote.document_summaries()
+    (tmp_path / "export" / "graph.nq").write_text("<urn:a> <urn:b> not n-quads .\n")
+    damaged = cli("import", tmp_path / "export", "--store", tmp_path / "other")
+    assert damaged.returncode == 2 and "do not parse" in damaged.stderr
+    assert len(damaged.stderr.strip().splitlines()) == 1
+
+
+def test_an_empty_remote_store_validates_and_lists_nothing(remote):
+    assert remote.source_quads() == [] and remote.provenance_ntriples() == ""
+    assert kg_decoder.validate(remote).conforms
+
+
+def test_a_redirect_is_refused_not_taken_for_a_write(tmp_path):
+    """A proxy answering 307 to a write: not stored, so not reported as stored."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Redirecting(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.path.startswith("/query"):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/sparql-results+json")
+                self.end_headers()
+                self.wfile.write(b'{"head": {}, "boolean": false}')
+                return
+            self.send_response(307)
+            self.send_header("Location", "https://elsewhere.example/update")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with kg_decoder.open_store(f"http://127.0.0.1:{server.server_address[1]}",
+                                   library=str(tmp_path / "lib")) as store:
+            with pytest.raises(StoreError, match="redirected the update to https://elsewhere.example/update"):
+                store.sparql_update("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
+    finally:
+        server.shutdown()
 
 
 def test_a_server_without_triple_terms_is_refused_at_connect(tmp_path):
