@@ -185,7 +185,7 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _key_value(item: str) -> tuple[str, object]:
-    """``KEY=VALUE``; true/false and whole numbers as such (s3fs reads the text "false" as true).
+    """``KEY=VALUE``; true and false as such (s3fs reads the text "false" as true), the rest as text.
 
     >>> _key_value("use_ssl=false"), _key_value("endpoint_url=http://127.0.0.1:9000")
     (('use_ssl', False), ('endpoint_url', 'http://127.0.0.1:9000'))
@@ -193,10 +193,7 @@ def _key_value(item: str) -> tuple[str, object]:
     key, equals, value = item.partition("=")
     if not equals or not key.strip():
         raise argparse.ArgumentTypeError(f"takes KEY=VALUE, not {item!r}")
-    typed: object = {"true": True, "false": False}.get(value.lower(), value)
-    if value.isdigit():
-        typed = int(value)
-    return key.strip(), typed
+    return key.strip(), {"true": True, "false": False}.get(value.lower(), value)
 
 
 def _chunk_arguments(parser: argparse.ArgumentParser) -> None:

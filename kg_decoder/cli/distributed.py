@@ -119,6 +119,9 @@ def _collected(ray, path: Path, outcome) -> tuple[Path, Union[DecodeResult, KgDe
         return path, outcome
     try:
         return path, ray.get(outcome)
+    except ray.exceptions.RayTaskError as exc:  # the task raised (a bug): Ray does not run it again
+        return path, WorkerUnavailable(f"the Ray task decoding this file raised {type(exc.cause).__name__}: "
+                                       f"{str(exc.cause)[:200]}")
     except ray.exceptions.RayError as exc:  # the task's process died on each of its runs
         return path, WorkerUnavailable(f"the Ray task decoding this file failed {_TASK_RETRIES + 1} times: "
                                        f"{type(exc).__name__}")

@@ -107,6 +107,9 @@ def _decode(args: argparse.Namespace) -> int:
     if not files:
         raise UsageError("no files to decode")
     if args.server:
+        if args.workers is not None or args.ray:
+            raise UsageError("--server sends the files to a running kg-decoder serve, which decodes them: "
+                             "--workers and --ray do not apply")
         return remote.upload(files, args.server, args.token, options, chunking, args.emit, args.fail_on_error)
     with contextlib.ExitStack() as stack:
         return _decode_files(files, args, options, chunking, stack)

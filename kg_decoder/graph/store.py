@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Optional, Sequence, Union
 
 from pyoxigraph import (BlankNode, DefaultGraph, Literal, NamedNode, Quad, QueryBoolean, QueryResultsFormat,
                         QuerySolutions, RdfFormat, Store, Triple, parse, parse_query_results, serialize)
@@ -37,6 +37,9 @@ from .reads import GraphReads, snake
 from .sparql_guard import check_services
 from .terms import is_iri
 from .vocabulary import SOURCE_GRAPH
+
+if TYPE_CHECKING:
+    from .remote_store import StoreConfig
 
 # Media types of the SPARQL protocol's answers: solutions and booleans, and graphs.
 RESULT_FORMATS = {
@@ -497,7 +500,7 @@ class EmbeddedStore(KgStore):
         self.graph = None
 
 
-def open_store(location: Union[StorePath, "StoreConfig"] = "kg-store", read_only: bool = False,
+def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: bool = False,
                library: Optional[str] = None, library_options: Optional[dict] = None) -> KgStore:
     """Open (or create) a store: a folder (the embedded store), ``None`` for one in memory, an
     ``http(s)://`` URL of a SPARQL server, a ``.toml`` file describing one, or a

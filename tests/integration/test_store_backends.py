@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 import requests
