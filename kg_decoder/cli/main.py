@@ -12,6 +12,7 @@ import gc
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
@@ -97,7 +98,18 @@ def _reading_store(args: argparse.Namespace) -> KgStore:
 
 
 def _json_progress(report) -> None:
-    print(json.dumps(report.to_json(), ensure_ascii=False), file=sys.stderr, flush=True)
+    _json_line(report.to_json())
+
+
+_stderr_lines = threading.Lock()
+
+
+def _json_line(record: dict) -> None:
+    """One JSON line on stderr, whole even when parallel decodes report at once."""
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    with _stderr_lines:
+        sys.stderr.write(line)
+        sys.stderr.flush()
 
 
 def _decode(args: argparse.Namespace) -> int:
@@ -145,7 +157,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
     def decode_one(path: Path, worker) -> DecodeResult:
         def show(report, name=path.name[:30], file=str(path)):
             if args.progress_jsonl:
-                print(json.dumps({"file": file, **report.to_json()}, ensure_ascii=False), file=sys.stderr, flush=True)
+                _json_line({"file": file, **report.to_json()})
             else:
                 progress.set_postfix_str(f"{name}: {report.message}"[:70])
 

@@ -61,13 +61,13 @@ def store_flags(store: str, library: Optional[str] = None, library_options: Sequ
     library options' values left for the user to give again (they may be secrets).
 
     >>> store_flags("http://h:7878", "s3://b/p", [("secret", "S3CRET")])
-    '--store http://h:7878 --library s3://b/p --library-option secret=…'
+    '--store http://h:7878 --library s3://b/p --library-option secret=...'
     """
     flags = ["--store", str(store)]
     if library:
         flags += ["--library", str(library)]
     for key, _ in library_options:
-        flags += ["--library-option", f"{key}=…"]
+        flags += ["--library-option", f"{key}=..."]
     return " ".join(shlex.quote(flag) for flag in flags)
 
 
