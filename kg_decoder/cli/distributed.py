@@ -25,7 +25,7 @@ from ..decode.parallel import READ_AHEAD, available_cpus
 from ..decode.pipeline import decode, read_source, render_files_ahead
 from ..decode.renders import keep_rendering, kept_rendering
 from ..decode.worker import PartitionWorker
-from ..graph.remote_store import StoreConfig, is_remote_location, read_store_config
+from ..graph.remote_store import StoreConfig, is_remote_location
 from ..graph.library import sha256_hex
 from ..graph.store import KgStore, open_store
 from ..model import ChunkOptions, DecodeOptions, DecodeResult, EmbeddedResult
@@ -39,19 +39,18 @@ class RayUnavailable(RequestError):
 
 
 def decode_on_ray(files: list[Path], args: argparse.Namespace, options: DecodeOptions,
-                  chunking: Optional[ChunkOptions]) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
-    """Decode ``files`` as Ray tasks on the cluster at ``args.ray``: ``(path, summary or error)`` in input
-    order. The store, the library and the cluster are checked before the first task is sent."""
+                  chunking: Optional[ChunkOptions]) -> tuple[KgStore, Iterator[tuple[Path, Union[DecodeResult,
+                                                                                             KgDecoderError]]]]:
+    """Decode ``files`` as Ray tasks on the cluster at ``args.ray``: the store (read-only here) and
+    ``(path, summary or error)`` in input order. The store, the library and the cluster are checked
+    before the first task is sent."""
     if not is_remote_location(args.store):
         raise RayUnavailable("--ray needs a remote --store (a SPARQL server's URL or a .toml config): the embedded "
                              "store has one writer, which tasks on other machines cannot reach; use --workers N "
                              "to decode on this machine's CPUs")
-    config = read_store_config(str(args.store))
-    if args.library:
-        config = config.with_library(args.library, dict(args.library_option))
-    renders = open_store(config, read_only=True)  # the server and library answer, before any task is sent
-    if not renders.library.shared and args.ray != "auto":
-        renders.close()
+    store = open_store(args.store, read_only=True, library=args.library, library_options=dict(args.library_option))
+    if not store.library.shared and args.ray != "auto":
+        store.close()
         raise RayUnavailable("--ray on a cluster needs a library every machine reaches (--library s3://bucket/prefix "
                              "or another fsspec URL): a folder is on one machine's disk")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -62,13 +61,12 @@ def decode_on_ray(files: list[Path], args: argparse.Namespace, options: DecodeOp
     started_here = _connect(ray, args.ray, args.workers)
     # Office files rendered here, many to one LibreOffice run, each rendering sent with its file:
     # a task alone would start LibreOffice for one document.
-    render_files_ahead(files, renders, options)
-    return _results(ray, files, config, options, chunking, not args.no_record_failures, started_here, renders)
+    render_files_ahead(files, store, options)
+    return store, _results(ray, files, store, options, chunking, not args.no_record_failures, started_here)
 
 
-def _results(ray, files: list[Path], config: StoreConfig, options: DecodeOptions, chunking: Optional[ChunkOptions],
-             record_failure: bool, started_here: bool,
-             renders: KgStore) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
+def _results(ray, files: list[Path], store: KgStore, options: DecodeOptions, chunking: Optional[ChunkOptions],
+             record_failure: bool, started_here: bool) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
     try:
         task = ray.remote(num_cpus=1, max_retries=_TASK_RETRIES)(decode_task)
         in_flight = READ_AHEAD * max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -79,9 +77,9 @@ def _results(ray, files: list[Path], config: StoreConfig, options: DecodeOptions
                 data, _ = read_source(path, options.max_bytes)
             except KgDecoderError as error:
                 return error
-            kept = kept_rendering(renders, sha256_hex(data))
+            kept = kept_rendering(store, sha256_hex(data))
             rendered = Path(kept).read_bytes() if kept else None
-            return task.remote(path.name, data, config, options, chunking, record_failure, rendered)
+            return task.remote(path.name, data, store.config, options, chunking, record_failure, rendered)
 
         for path in files:
             pending.append((path, submit(path)))
@@ -90,7 +88,6 @@ def _results(ray, files: list[Path], config: StoreConfig, options: DecodeOptions
         while pending:
             yield _collected(ray, *pending.popleft())
     finally:
-        renders.close()
         if started_here:
             ray.shutdown()
 
@@ -129,7 +126,7 @@ def _collected(ray, path: Path, outcome) -> tuple[Path, Union[DecodeResult, KgDe
 
 # ---------------------------------------------------------------- in the Ray worker process
 
-_open: dict = {}  # the store connection and partition worker a Ray worker process keeps between tasks
+_task_cache: dict = {}  # the store connection and partition worker a Ray worker process keeps between tasks
 
 
 def decode_task(file_name: str, data: bytes, config: StoreConfig, options: DecodeOptions,
@@ -138,14 +135,14 @@ def decode_task(file_name: str, data: bytes, config: StoreConfig, options: Decod
     """One document decoded and committed where the task runs; its summary (no texts) or typed error.
     ``rendering`` is the document's LibreOffice rendering when the driver made it."""
     try:
-        if _open.get("config") != config:
-            _open.update(config=config, store=open_store(config))
-        if "worker" not in _open:
-            _open["worker"] = PartitionWorker(threads=1)  # a task holds one CPU
-        store = _open["store"]
+        if _task_cache.get("config") != config:
+            _task_cache.update(config=config, store=open_store(config))
+        if "worker" not in _task_cache:
+            _task_cache["worker"] = PartitionWorker(threads=1)  # a task holds one CPU
+        store = _task_cache["store"]
         if rendering is not None:
             keep_rendering(store, sha256_hex(data), rendering)
-        result = decode(data, store=store, options=options, file_name=file_name, worker=_open["worker"],
+        result = decode(data, store=store, options=options, file_name=file_name, worker=_task_cache["worker"],
                         record_failure=record_failure)
         if chunking is not None:
             for document in result.documents():

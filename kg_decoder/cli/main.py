@@ -135,8 +135,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
     if args.ray:
         from .distributed import decode_on_ray
 
-        outcomes = decode_on_ray(files, args, options, chunking)
-        store = _store(args, read_only=True)
+        store, outcomes = decode_on_ray(files, args, options, chunking)
     else:
         store = _store(args)
         # The workers warm up while LibreOffice renders the Office files ahead (many to one run).

@@ -39,7 +39,33 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class Library:
+class _Ages:
+    """A library's blob ages, from when each was last written (:meth:`modified`)."""
+
+    def modified(self, sha256: str) -> float:
+        raise NotImplementedError
+
+    def age(self, sha256: str) -> float:
+        """Seconds since the blob was last written: the garbage collector of a shared library removes
+        only blobs older than a grace period, as a decode elsewhere may be between its blobs and its
+        commit."""
+        return max(0.0, time.time() - self.modified(sha256))
+
+
+class _Unlocked(_Ages):
+    """A library without the local lock a garbage collector and its writers share."""
+
+    def leftovers(self) -> list[Path]:
+        return []
+
+    def writing(self):
+        return contextlib.nullcontext()
+
+    def collecting(self, timeout: float = 60.0):
+        return contextlib.nullcontext()
+
+
+class Library(_Ages):
     """Content-addressed blobs. Writes are atomic per blob (write to a temp file, then rename).
 
     >>> import tempfile
@@ -113,10 +139,6 @@ class Library:
         except FileNotFoundError:
             raise KeyError(f"no bytes with sha256 {sha256} in the library") from None
 
-    def age(self, sha256: str) -> float:
-        """Seconds since the blob was written."""
-        return max(0.0, time.time() - self.modified(sha256))
-
     def ages(self) -> dict[str, float]:
         """Every blob's :meth:`age`."""
         ages = {}
@@ -165,7 +187,7 @@ class Library:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-class MemoryLibrary:
+class MemoryLibrary(_Unlocked):
     """The library of a store in memory: the same interface, a dict behind it."""
 
     shared = False
@@ -210,21 +232,9 @@ class MemoryLibrary:
         except KeyError:
             raise KeyError(f"no bytes with sha256 {sha256} in the library") from None
 
-    def age(self, sha256: str) -> float:
-        return max(0.0, time.time() - self.modified(sha256))
-
     def ages(self) -> dict[str, float]:
         now = time.time()
         return {key: max(0.0, now - written) for key, written in sorted(self._written.items())}
-
-    def leftovers(self) -> list[Path]:
-        return []
-
-    def writing(self):
-        return contextlib.nullcontext()
-
-    def collecting(self, timeout: float = 60.0):
-        return contextlib.nullcontext()
 
 
 # Object stores, where one PUT is atomic (a reader sees the whole object or none): a blob is written
@@ -233,7 +243,7 @@ _ATOMIC_PUTS = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "oss", "memory"
 _TEMPORARY = ".incoming-"
 
 
-class FsLibrary:
+class FsLibrary(_Unlocked):
     """Content-addressed blobs under any fsspec URL (``s3://bucket/prefix``, ``gs://...``,
     ``file://...``), in :class:`Library`'s layout; ``options`` are the filesystem's storage options.
 
@@ -318,26 +328,13 @@ class FsLibrary:
             raise KeyError(f"no bytes with sha256 {sha256} in the library")
         return self._written(path, info)
 
-    def age(self, sha256: str) -> float:
-        """Seconds since the blob was last written: the garbage collector removes only blobs older
-        than a grace period, as a decode elsewhere may be between its blobs and its commit."""
-        return max(0.0, time.time() - self.modified(sha256))
-
     def ages(self) -> dict[str, float]:
         """Every blob's :meth:`age`, from one listing."""
         now = time.time()
         return {key: max(0.0, now - self._written(path, info)) for key, (path, info) in sorted(self._listing().items())}
 
-    def leftovers(self) -> list[Path]:
-        # A temporary file of a writer killed before its move may be another machine's write in
-        # progress: nothing tells them apart here, so none is offered for removal.
-        return []
-
-    def writing(self):
-        return contextlib.nullcontext()
-
-    def collecting(self, timeout: float = 60.0):
-        return contextlib.nullcontext()
+    # leftovers(): none. A temporary file of a writer killed before its move may be another machine's
+    # write in progress: nothing tells them apart here, so none is offered for removal.
 
     def __repr__(self) -> str:
         return f"FsLibrary({self.url!r})"
