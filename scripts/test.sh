@@ -11,7 +11,14 @@ server_dir="$(mktemp -d)"
 port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 .venv/bin/oxigraph serve --location "$server_dir" --bind "127.0.0.1:$port" >"$server_dir.log" 2>&1 &
 server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -rf "$server_dir" "$server_dir.log"' EXIT
+# The server's own exit status (143 after the kill) must not become this script's: under set -e a
+# failing command in the trap would replace the tests' status.
+stop_server() {
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    rm -rf "$server_dir" "$server_dir.log"
+}
+trap stop_server EXIT
 .venv/bin/python - "$port" <<'WAIT'
 import sys, time, urllib.request
 for _ in range(300):
