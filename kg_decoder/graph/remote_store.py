@@ -28,6 +28,7 @@ A store is named by the server's base URL (``http://host:7878``, Oxigraph's layo
 
 from __future__ import annotations
 
+import io
 import os
 import time
 import tomllib
@@ -135,11 +136,47 @@ def read_store_config(location: str) -> StoreConfig:
     return config
 
 
-class _Triples(list):
-    """The triples of a CONSTRUCT or DESCRIBE answer, serialisable as Oxigraph's own result is."""
+class _Triples:
+    """The triples of a CONSTRUCT or DESCRIBE answer, to iterate once or serialise as Oxigraph's
+    own result is."""
+
+    def __init__(self, triples: Iterable) -> None:
+        self._triples = triples
+
+    def __iter__(self):
+        return iter(self._triples)
 
     def serialize(self, output=None, format=RdfFormat.N_TRIPLES):
-        return serialize(self, output, format=format)
+        return serialize(self._triples, output, format=format)
+
+
+class _StreamedAnswer(io.RawIOBase):
+    """A server's answer read as the parser asks for it: a row cap stops reading, and dropping the
+    result closes the connection, so the server stops sending. A connection cut part way is
+    StoreError, which the parser passes on as it is."""
+
+    def __init__(self, response: urllib3.BaseHTTPResponse, location: str) -> None:
+        super().__init__()
+        self._response = response
+        self._location = location
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        try:
+            data = self._response.read(len(buffer))
+        except urllib3.exceptions.HTTPError as exc:
+            raise StoreError(f"the SPARQL server at {self._location} stopped part way through its answer "
+                             f"({type(exc).__name__})") from None
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._response.close()  # a half-read answer cannot go back to the pool
+            self._response.release_conn()
+        super().close()
 
 
 class RemoteStore(KgStore):
@@ -184,15 +221,16 @@ class RemoteStore(KgStore):
     # ------------------------------------------------------------ HTTP
 
     def _sparql(self, url: str, kind: str, text: str, parameters: dict, accept: Optional[str] = None,
-                repeatable: bool = True):
+                repeatable: bool = True, stream: bool = False):
         """A query or update POSTed directly (the protocol's ``application/sparql-query`` or
-        ``-update`` body; dataset parameters in the URL)."""
+        ``-update`` body; dataset parameters in the URL); ``stream``: the answer left unread."""
         if parameters:
             url = f"{url}?{urlencode(parameters, doseq=True)}"
         headers = {"Content-Type": f"application/sparql-{kind}; charset=utf-8"}
         if accept:
             headers["Accept"] = accept
-        return self._send("POST", url, kind, body=text.encode("utf-8"), headers=headers, repeatable=repeatable)
+        return self._send("POST", url, kind, body=text.encode("utf-8"), headers=headers, repeatable=repeatable,
+                          stream=stream)
 
     def _send(self, method: str, url: str, kind: str, stream: bool = False, repeatable: bool = True,
               **request) -> urllib3.BaseHTTPResponse:
@@ -247,7 +285,7 @@ class RemoteStore(KgStore):
     def __len__(self) -> int:
         return self.quad_count()
 
-    def _evaluate(self, query: str, options: dict):
+    def _evaluate(self, query: str, options: dict, streamed: bool = False):
         parameters: dict = {}
         if options.get("use_default_graph_as_union"):
             parameters["union-default-graph"] = ""  # Oxigraph's; other servers take no such switch
@@ -255,16 +293,22 @@ class RemoteStore(KgStore):
             parameters["default-graph-uri"] = [graph.value for graph in options["default_graph"]]
         if options.get("named_graphs"):
             parameters["named-graph-uri"] = [graph.value for graph in options["named_graphs"]]
-        response = self._sparql(self.config.query, "query", query, parameters, f"{_RESULTS}, {_TRIPLES};q=0.9")
+        response = self._sparql(self.config.query, "query", query, parameters, f"{_RESULTS}, {_TRIPLES};q=0.9",
+                                stream=streamed)
         media = (response.headers.get("Content-Type") or "").split(";")[0].strip()
+        answer = _StreamedAnswer(response, self.location) if streamed else response.data
         try:
             if media in (_RESULTS, "application/json"):
-                return parse_query_results(response.data, QueryResultsFormat.JSON)
+                return parse_query_results(answer, QueryResultsFormat.JSON)
             if media == _TRIPLES:
-                return _Triples(parse(response.data, format=RdfFormat.N_TRIPLES))
+                triples = parse(answer, format=RdfFormat.N_TRIPLES)
+                return _Triples(triples if streamed else list(triples))
         except SyntaxError as exc:
             raise StoreError(f"the SPARQL server at {self.location} answered what does not parse: "
                              f"{str(exc)[:200]}") from None
+        finally:
+            if streamed and media not in (_RESULTS, "application/json", _TRIPLES):
+                answer.close()
         raise StoreError(f"the SPARQL server at {self.location} answered in {media or 'no media type'}")
 
     def _load(self, nquads: bytes) -> None:

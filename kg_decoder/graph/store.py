@@ -93,10 +93,12 @@ class KgStore(GraphReads):
     def __len__(self) -> int:
         raise NotImplementedError
 
-    def _evaluate(self, query: str, options: dict):
+    def _evaluate(self, query: str, options: dict, streamed: bool = False):
         """Oxigraph's kind of result for ``query`` (QuerySolutions, QueryBoolean, or triples to
         iterate and ``serialize``); ``options`` as pyoxigraph's ``Store.query`` takes them.
-        MalformedQuery when it does not parse, QueryError when it fails."""
+        MalformedQuery when it does not parse, QueryError when it fails. ``streamed``: read as it
+        is consumed, so a row cap bounds what is read (a user's query); iterating may then raise
+        StoreError when the answer is cut off or damaged."""
         raise NotImplementedError
 
     def _load(self, nquads: bytes) -> None:
@@ -191,7 +193,7 @@ class KgStore(GraphReads):
                 options["named_graphs"] = [NamedNode(iri) for iri in named_graphs]
         except ValueError as exc:  # an IRI of a graph that is not one
             raise QueryError(str(exc)) from None
-        return self._evaluate(query, options)
+        return self._evaluate(query, options, streamed=True)
 
     def select_rows(self, query: str, allow_service: Sequence[str] = ()) -> Rows:
         """A user's SELECT query as rows of plain values (IRIs and literals as their text)."""
@@ -204,6 +206,8 @@ class KgStore(GraphReads):
                                  "web app's /sparql")
             columns = [v.value for v in solutions.variables]
             rows = [tuple(None if row[c] is None else _plain(row[c]) for c in columns) for row in solutions]
+        except SyntaxError as exc:
+            raise self._unreadable_answer(exc, bool(calls)) from None
         except (OSError, RuntimeError, ValueError) as exc:
             raise _evaluation_error(exc, bool(calls)) from None
         finally:
@@ -238,10 +242,18 @@ class KgStore(GraphReads):
             if RESULT_FORMATS[media] == QueryResultsFormat.TSV:
                 return media, table
             return media, parse_query_results(table, QueryResultsFormat.TSV).serialize(format=RESULT_FORMATS[media])
+        except SyntaxError as exc:
+            raise self._unreadable_answer(exc, bool(calls)) from None
         except (OSError, RuntimeError, ValueError, TypeError) as exc:
             raise _evaluation_error(exc, bool(calls)) from None
         finally:
             result = None
+
+    def _unreadable_answer(self, exc: SyntaxError, calls_service: bool) -> StoreError:
+        """A streamed answer (a remote store's) that stops parsing part way: the store's fault.
+        The parser's message may quote a SERVICE endpoint's answer: then it is left out."""
+        detail = "" if calls_service else f": {str(exc)[:200]}"
+        return StoreError(f"the store at {self.location} answered what does not parse{detail}")
 
     def sparql_update(self, update: str, allow_service: Sequence[str] = ()) -> None:
         """Run a user's SPARQL Update (one transaction); SERVICE as in :meth:`sparql`."""
@@ -447,8 +459,8 @@ class EmbeddedStore(KgStore):
     def __len__(self) -> int:
         return len(self.graph)
 
-    def _evaluate(self, query: str, options: dict):
-        try:
+    def _evaluate(self, query: str, options: dict, streamed: bool = False):
+        try:  # Oxigraph's results are evaluated as they are consumed
             return self.graph.query(query, **options)
         except SyntaxError as exc:
             raise MalformedQuery(f"the query does not parse: {exc}") from None

@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import threading
+import tracemalloc
 
 import pytest
 import requests
@@ -19,7 +20,7 @@ from servers import oxigraph_server
 
 import kg_decoder
 from kg_decoder.graph.remote_store import RemoteStore, StoreConfig
-from kg_decoder.model.errors import MalformedQuery, MalformedUpdate, StoreError, StoreUnsupported
+from kg_decoder.model.errors import MalformedQuery, MalformedUpdate, StoreError, StoreUnsupported, TooManyRows
 
 # Formats with pages, rendered positions, a spreadsheet, markup, an e-mail with attachments.
 DOCUMENTS = ["layout-parser-paper-fast.pdf", "handbook-1p.docx", "stanley-cups.xlsx", "example-10k-1p.html",
@@ -131,6 +132,65 @@ def test_user_queries_answer_alike(both):
     with pytest.raises(MalformedUpdate):
         remote.sparql_update("INSERT DATA {")
 
+
+
+def test_a_capped_answer_reads_only_what_the_cap_needs(remote):
+    """A user's query with half a million rows under a cap of 100: the server's answer is read as
+    the rows are counted, so memory stays small and the connection is closed, not drained."""
+    numbers = " ".join(str(n) for n in range(100))
+    rows = f"VALUES ?a {{ {numbers} }} VALUES ?b {{ {numbers} }} VALUES ?c {{ {numbers[:140]} }}"
+    queries = {"SELECT": f"SELECT ?a ?b ?c WHERE {{ {rows} }}",
+               "CONSTRUCT": f"CONSTRUCT {{ ?s <urn:p> ?c }} WHERE {{ {rows} "
+                            f"BIND(IRI(CONCAT('urn:', STR(?a), '-', STR(?b))) AS ?s) }}"}
+    for kind, query in queries.items():
+        tracemalloc.start()
+        try:
+            with pytest.raises(TooManyRows):
+                remote.answer(query, lambda offered: next(iter(offered)), 100)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 5_000_000, f"{kind}: {peak} bytes at the peak: the answer was read whole"
+    assert remote.answer("SELECT ?a WHERE { VALUES ?a { 1 2 } }", lambda offered: "text/csv", 100) == \
+        ("text/csv", b"a\r\n1\r\n2\r\n")
+
+
+@pytest.mark.parametrize("answer, error", [
+    (b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "literal", "value": "1"}}, ', "part way"),
+    (b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "literal", "value": "1"}}, zz]}}',
+     "does not parse"),
+])
+def test_an_answer_cut_off_or_damaged_part_way_is_a_store_error(tmp_path, answer, error):
+    """A server whose streamed answer stops or turns to garbage after the first row."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Breaking(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            sent = b'{"head": {}, "boolean": false}' if body.startswith(b"ASK") else answer  # the probe at open
+            self.send_response(200)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            # More than is sent when the answer is cut off: the client waits for the rest.
+            self.send_header("Content-Length", str(len(sent) if sent.endswith(b"}") else 100000))
+            self.end_headers()
+            self.wfile.write(sent)
+            self.wfile.flush()
+            self.close_connection = True
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Breaking)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with kg_decoder.open_store(f"http://127.0.0.1:{server.server_address[1]}",
+                                   library=str(tmp_path / "lib")) as store:
+            for ask in (lambda: store.answer("SELECT ?x {}", lambda offered: "text/csv", 100),
+                        lambda: store.select_rows("SELECT ?x {}")):
+                with pytest.raises(StoreError, match=error):
+                    ask()
+    finally:
+        server.shutdown()
 
 def test_the_cli_commands_work_on_a_remote_store(server_url, remote, corpus_dir, tmp_path, cli):
     flags = ["--store", server_url, "--library", str(tmp_path / "remote-library")]
