@@ -71,22 +71,35 @@ def _results(ray, files: list[Path], store: KgStore, options: DecodeOptions, chu
         task = ray.remote(num_cpus=1, max_retries=_TASK_RETRIES)(decode_task)
         in_flight = READ_AHEAD * max(1, int(ray.cluster_resources().get("CPU", 1)))
         pending: deque = deque()
+        running: dict = {}  # sha256 -> the task of the bytes' latest copy in flight
 
         def submit(path: Path):
             try:
                 data, _ = read_source(path, options.max_bytes)
             except KgDecoderError as error:
                 return error
-            kept = kept_rendering(store, sha256_hex(data))
+            sha256 = sha256_hex(data)
+            if sha256 in running:
+                # A copy waits for the one before: two tasks committing the same document at once
+                # (on two machines) would give its activity two start and end times.
+                ray.wait([running[sha256]])
+            kept = kept_rendering(store, sha256)
             rendered = Path(kept).read_bytes() if kept else None
-            return task.remote(path.name, data, store.config, options, chunking, record_failure, rendered)
+            running[sha256] = task.remote(path.name, data, store.config, options, chunking, record_failure, rendered)
+            return running[sha256]
+
+        def collect():
+            path, outcome = pending.popleft()
+            for sha256 in [key for key, ref in running.items() if ref is outcome]:
+                del running[sha256]
+            return _collected(ray, path, outcome)
 
         for path in files:
             pending.append((path, submit(path)))
             if len(pending) >= in_flight:
-                yield _collected(ray, *pending.popleft())
+                yield collect()
         while pending:
-            yield _collected(ray, *pending.popleft())
+            yield collect()
     finally:
         if started_here:
             ray.shutdown()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -55,16 +56,19 @@ def test_an_s3_library_decodes_traces_and_exports_images(s3, corpus_dir, tmp_pat
 
 
 def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, tmp_path, cli):
-    files = [corpus_dir / name for name in FILES]
+    """Six corpus files and a copy of the first (decoded after it, not beside it on the other CPU)."""
+    copy = tmp_path / "copy.pdf"
+    shutil.copy(corpus_dir / FILES[0], copy)
+    files = [corpus_dir / FILES[0], copy] + [corpus_dir / name for name in FILES[1:]]
     with oxigraph_server(tmp_path / "oxigraph") as server:
         env = {**os.environ, **S3_TEST_ENVIRONMENT, "RAY_USAGE_STATS_ENABLED": "0"}
         done = cli("decode", *files, "--store", server.url, "--library", "s3://kg-test/ray-test",
                    "--library-option", f"endpoint_url={s3.endpoint_url}", "--ray", "auto", "--workers", "2",
                    "--no-progress", env=env, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
-        assert "5 of 6 files decoded" in done.stdout and "refused: EncryptedDocument" in done.stdout
+        assert "6 of 7 files decoded" in done.stdout and "refused: EncryptedDocument" in done.stdout
         assert s3.endpoint_url not in done.stdout  # option values (secrets, often) are not printed
-        rows = [line.split()[0] for line in done.stdout.splitlines() if line.startswith(str(corpus_dir))]
+        rows = [line.split()[0] for line in done.stdout.splitlines() if line.startswith(("/", str(corpus_dir)))]
         assert rows == [str(path) for path in files]  # the table in input order
         with kg_decoder.open_store(tmp_path / "local") as local:
             for path in files:
@@ -75,6 +79,8 @@ def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, tmp_path, c
             with kg_decoder.open_store(server.url, library="s3://kg-test/ray-test",
                                        library_options=s3_options(s3.endpoint_url)) as remote:
                 assert timeless(remote.quads()) == timeless(local.quads())
+                started = [q for q in remote.quads() if q.predicate.value.endswith("startedAtTime")]
+                assert len({q.subject for q in started}) == len(started)  # no activity with two start times
                 assert remote.missing_blobs() == []
                 traced = kg_decoder.trace(quote="Potentiodynamic polarization data", store=remote)
                 assert traced and traced[0].boxes == kg_decoder.trace(quote="Potentiodynamic polarization data", store=local)[0].boxes
