@@ -70,32 +70,43 @@ def _results(ray, files: list[Path], store: KgStore, options: DecodeOptions, chu
     try:
         task = ray.remote(num_cpus=1, max_retries=_TASK_RETRIES)(decode_task)
         in_flight = READ_AHEAD * max(1, int(ray.cluster_resources().get("CPU", 1)))
-        pending: deque = deque()
-        running: dict = {}  # sha256 -> the task of the bytes' latest copy in flight
+        pending: deque = deque()  # [path, task or error, sha256] in input order
+        # Copies of bytes in flight, sent when the copy before them is collected: two tasks committing
+        # one document at once (on two machines) would give its activity two start and end times.
+        waiting: dict[str, list] = {}
 
-        def submit(path: Path):
+        def send(entry: list, data: bytes, sha256: str) -> None:
+            kept = kept_rendering(store, sha256)
+            rendered = Path(kept).read_bytes() if kept else None
+            entry[1] = task.remote(entry[0].name, data, store.config, options, chunking, record_failure, rendered)
+            entry[2] = sha256
+            waiting.setdefault(sha256, [])
+
+        def submit(path: Path) -> None:
+            entry = [path, None, None]
+            pending.append(entry)
             try:
                 data, _ = read_source(path, options.max_bytes)
             except KgDecoderError as error:
-                return error
+                entry[1] = error
+                return
             sha256 = sha256_hex(data)
-            if sha256 in running:
-                # A copy waits for the one before: two tasks committing the same document at once
-                # (on two machines) would give its activity two start and end times.
-                ray.wait([running[sha256]])
-            kept = kept_rendering(store, sha256)
-            rendered = Path(kept).read_bytes() if kept else None
-            running[sha256] = task.remote(path.name, data, store.config, options, chunking, record_failure, rendered)
-            return running[sha256]
+            if sha256 in waiting:
+                waiting[sha256].append((entry, data))
+            else:
+                send(entry, data, sha256)
 
         def collect():
-            path, outcome = pending.popleft()
-            for sha256 in [key for key, ref in running.items() if ref is outcome]:
-                del running[sha256]
-            return _collected(ray, path, outcome)
+            path, outcome, sha256 = pending.popleft()
+            collected = _collected(ray, path, outcome)
+            copies = waiting.pop(sha256, [])
+            if copies:
+                send(*copies[0], sha256)
+                waiting[sha256] = copies[1:]
+            return collected
 
         for path in files:
-            pending.append((path, submit(path)))
+            submit(path)
             if len(pending) >= in_flight:
                 yield collect()
         while pending:

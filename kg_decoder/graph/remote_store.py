@@ -303,13 +303,14 @@ class RemoteStore(KgStore):
             if media == _TRIPLES:
                 triples = parse(answer, format=RdfFormat.N_TRIPLES)
                 return _Triples(triples if streamed else list(triples))
-        except SyntaxError as exc:
-            raise StoreError(f"the SPARQL server at {self.location} answered what does not parse: "
-                             f"{str(exc)[:200]}") from None
-        finally:
-            if streamed and media not in (_RESULTS, "application/json", _TRIPLES):
+            raise StoreError(f"the SPARQL server at {self.location} answered in {media or 'no media type'}")
+        except BaseException as exc:
+            if streamed:  # not left open for as long as the error is kept
                 answer.close()
-        raise StoreError(f"the SPARQL server at {self.location} answered in {media or 'no media type'}")
+            if isinstance(exc, SyntaxError):
+                raise StoreError(f"the SPARQL server at {self.location} answered what does not parse: "
+                                 f"{str(exc)[:200]}") from None
+            raise
 
     def _load(self, nquads: bytes) -> None:
         if self.config.graph_store is None:

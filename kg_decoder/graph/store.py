@@ -176,7 +176,8 @@ class KgStore(GraphReads):
 
     def sparql(self, query: str, default_graph: Optional[list[str]] = None,
                named_graphs: Optional[list[str]] = None, union: bool = False, allow_service: Sequence[str] = ()):
-        """Start a user's SPARQL query: Oxigraph's solutions, boolean or triples, to consume on this thread.
+        """Start a user's SPARQL query: Oxigraph's solutions, boolean or triples, to consume once, on this
+        thread (a remote store's answer is read as it is consumed: its connection is held until then).
 
         ``union`` makes the default graph the union of all graphs (provenance included).
         SERVICE is refused (ServiceNotAllowed) unless its endpoint starts with one of the
