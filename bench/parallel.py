@@ -94,7 +94,8 @@ def run(mode: str, files: list[Path], server: OxigraphServer) -> tuple[float, fl
         command += ["--store", server.url, "--library", str(scratch / "library"), "--workers", workers]
         if kind == "ray":
             command += ["--ray", "auto"]
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    # A remote store's local cache (renderings) new for each run, as an embedded store's folder is.
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "KG_DECODER_CACHE": str(scratch / "cache")}
     busy0, total0 = cpu_jiffies()
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env)

@@ -16,6 +16,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from parallel import SHARED, OxigraphServer
@@ -73,8 +74,8 @@ def main() -> None:
             server.clear()
             with tempfile.TemporaryDirectory() as folder:
                 stores = {"embedded": kg_decoder.open_store(Path(folder) / "embedded"),
-                          "remote": kg_decoder.open_store(StoreConfig.at(server.url).with_library(
-                              str(Path(folder) / "remote-library")))}
+                          "remote": kg_decoder.open_store(replace(StoreConfig.at(server.url).with_library(
+                              str(Path(folder) / "remote-library")), cache=str(Path(folder) / "remote-cache")))}
                 times = {name: timed_commits(store) for name, store in stores.items()}
                 results = []
                 order = ["embedded", "remote"] if number % 2 == 0 else ["remote", "embedded"]

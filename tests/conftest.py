@@ -3,8 +3,12 @@ store no test changes), fresh stores, the command line as a user runs it, and a 
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -14,6 +18,11 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 CORPUS = REPO.parent / "shared" / "corpus"
 sys.path.insert(0, str(TESTS / "support"))
+
+# Remote stores' local caches in a folder of this run (inherited by the processes tests start),
+# never in the user's own cache.
+os.environ["KG_DECODER_CACHE"] = tempfile.mkdtemp(prefix="kg-decoder-test-cache-")
+atexit.register(shutil.rmtree, os.environ["KG_DECODER_CACHE"], True)
 
 import fixtures  # noqa: E402
 

@@ -1,12 +1,15 @@
 """The PDF a document of an Office format was rendered to (LibreOffice), kept beside the store in
 ``<store>/renders/<sha256>.pdf``: the page images of the trace view and the character boxes of a
-trace come from the same rendering the decode placed the elements on. A store without a folder
-(in memory, remote) keeps them in a temporary folder while it is open; after that, or when the
-file was lost, the document is rendered again (LibreOffice lays out the same document the same way).
+trace come from the same rendering the decode placed the elements on. A remote store keeps them in
+its local cache folder; a store in memory in a temporary folder while it is open. When the file
+was lost, the document is rendered again (LibreOffice lays out the same document the same way).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 import threading
 from typing import Optional
 
@@ -19,12 +22,19 @@ _BATCH_SECONDS, _SECONDS_PER_DOCUMENT = 60.0, 30.0
 
 
 def keep_rendering(store: KgStore, sha256: str, pdf: bytes) -> None:
-    """Keep the rendering of the document with this content hash (written whole, then renamed)."""
+    """Keep the rendering of the document with this content hash (written whole under a name of its
+    own, then renamed: processes sharing a cache folder may keep the same rendering at once)."""
     path = _path(store, sha256)
     path.parent.mkdir(parents=True, exist_ok=True)
-    incoming = path.with_name(f".{path.name}.incoming")
-    incoming.write_bytes(pdf)
-    incoming.replace(path)
+    handle, incoming = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".incoming")
+    try:
+        with os.fdopen(handle, "wb") as output:
+            output.write(pdf)
+        os.replace(incoming, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(incoming)
+        raise
 
 
 def kept_rendering(store: KgStore, sha256: str) -> Optional[str]:

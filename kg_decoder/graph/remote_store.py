@@ -20,21 +20,28 @@ A store is named by the server's base URL (``http://host:7878``, Oxigraph's layo
     user = "decoder"                                   # or token = "..." (a Bearer token)
     password-env = "KG_STORE_PASSWORD"                 # the password from this variable
     timeout = 300
+    cache = "/var/cache/kg-decoder"                    # optional, see below; false: none
 
     [library]
     url = "s3://bucket/kg-library"
     endpoint_url = "http://127.0.0.1:9000"             # any other key: an fsspec storage option
+
+What decoding keeps beside the graph on this machine (the parse cache, LibreOffice renderings)
+goes to ``cache``, by default ``$KG_DECODER_CACHE/stores/<host>-<port>-<hash>``
+(``KG_DECODER_CACHE`` defaults to ``$XDG_CACHE_HOME/kg-decoder``, i.e. ``~/.cache/kg-decoder``): re-decoding with other section settings then partitions nothing again, and a
+trace view draws an Office page without rendering the document again, as on an embedded store.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import time
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO, Iterable, Optional
+from typing import BinaryIO, Iterable, Optional, Union
 from urllib.parse import urlencode, urlsplit
 
 import urllib3
@@ -45,6 +52,7 @@ from ..model.errors import (KgDecoderError, MalformedQuery, MalformedUpdate, Not
 from .library import open_library
 from .store import KgStore, _insert_data
 
+CACHE_VARIABLE = "KG_DECODER_CACHE"  # where remote stores' local cache folders go by default
 _RESULTS = "application/sparql-results+json"
 _TRIPLES = "application/n-triples"
 _QUADS = "application/n-quads"
@@ -68,6 +76,7 @@ class StoreConfig:
     retries: int = 3
     library: Optional[str] = None
     library_options: dict = field(default_factory=dict, repr=False)  # may hold the library's secrets
+    cache: Union[str, bool] = True  # a local folder for the parse cache and renderings; True: the user's; False: none
 
     @classmethod
     def at(cls, base_url: str) -> "StoreConfig":
@@ -81,6 +90,27 @@ class StoreConfig:
 
     def with_library(self, library: str, options: Optional[dict] = None) -> "StoreConfig":
         return replace(self, library=str(library), library_options=dict(options or {}))
+
+    def cache_folder(self) -> Optional[Path]:
+        """The local folder ``cache`` names, made if need be; None when there is none (or the default
+        one cannot be made: then a temporary folder serves while the store is open)."""
+        if self.cache is False:
+            return None
+        if isinstance(self.cache, str):
+            folder = Path(self.cache).expanduser()
+        else:
+            parts = urlsplit(self.query)
+            digest = hashlib.sha256(self.query.encode("utf-8")).hexdigest()[:12]
+            base = os.environ.get(CACHE_VARIABLE) or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache",
+                                                          "kg-decoder")
+            folder = Path(base) / "stores" / f"{parts.hostname}-{parts.port or parts.scheme}-{digest}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if isinstance(self.cache, str):
+                raise StoreError(f"cannot make the cache folder {folder}: {exc}") from None
+            return None
+        return folder
 
     @property
     def name(self) -> str:
@@ -125,9 +155,12 @@ def read_store_config(location: str) -> StoreConfig:
         raise StoreError(f"{location}: timeout and retries are numbers") from None
     if timeout <= 0 or retries < 0:
         raise StoreError(f"{location}: timeout must be above 0 and retries 0 or more")
+    cache = store.get("cache", True)
+    if not isinstance(cache, (str, bool)):
+        raise StoreError(f"{location}: cache is a folder, or false for none")
     config = replace(config, update=store.get("update", config.update),
                      graph_store=store.get("graph-store", config.graph_store), user=store.get("user"),
-                     password=password, token=store.get("token"), timeout=timeout, retries=retries)
+                     password=password, token=store.get("token"), timeout=timeout, retries=retries, cache=cache)
     if library:
         url = library.pop("url", None)
         if url is None:
@@ -191,6 +224,7 @@ class RemoteStore(KgStore):
         super().__init__()
         self.config = config
         self.location = config.name
+        self.path = config.cache_folder()  # the parse cache and renderings, as an embedded store's folder holds them
         self.read_only = read_only or config.update is None
         if config.library is None:
             raise StoreError(f"the store at {self.location} needs a library for its bytes: give --library "

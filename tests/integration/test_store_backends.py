@@ -8,11 +8,13 @@ loading, an update that fails).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
 import threading
 import tracemalloc
+from dataclasses import replace
 
 import pytest
 import requests
@@ -68,6 +70,30 @@ def test_open_store_reads_a_url_and_a_config_file(server_url, tmp_path):
         assert isinstance(store, RemoteStore)
     with pytest.raises(StoreError, match="needs a library"):
         kg_decoder.open_store(server_url)
+    config.write_text(f'[store]\nurl = "{server_url}"\ncache = false\n\n[library]\nurl = "{tmp_path / "lib"}"\n')
+    with kg_decoder.open_store(config) as store:
+        assert store.path is None  # no cache folder: a temporary one while the store is open
+    config.write_text(f'[store]\nurl = "{server_url}"\ncache = 3\n\n[library]\nurl = "{tmp_path / "lib"}"\n')
+    with pytest.raises(StoreError, match="cache is a folder"):
+        kg_decoder.open_store(config)
+
+
+def test_a_remote_store_keeps_its_parse_cache_and_renderings_on_this_machine(server_url, corpus_dir, tmp_path):
+    """Re-decoding with other section settings after the store was closed partitions nothing again,
+    and the DOCX's rendering is still there for traces, as in an embedded store's folder."""
+    path = corpus_dir / "handbook-1p.docx"
+    config = replace(StoreConfig.at(server_url).with_library(str(tmp_path / "lib")), cache=str(tmp_path / "cache"))
+    with kg_decoder.open_store(config) as store:
+        store.sparql_update("CLEAR ALL")
+        first = kg_decoder.decode(path, store=store)
+    assert first.partition_source == "partitioned"
+    assert (tmp_path / "cache" / "renders" / f"{hashlib.sha256(path.read_bytes()).hexdigest()}.pdf").is_file()
+    with kg_decoder.open_store(config) as store:
+        again = kg_decoder.decode(path, store=store, section_strategy="heading")
+        assert again.status == "decoded" and again.partition_source == "parse cache"
+    with kg_decoder.open_store(replace(config, cache=False)) as store:
+        fresh = kg_decoder.decode(path, store=store, section_strategy="size", section_max_size=50)
+        assert fresh.partition_source == "partitioned"
 
 
 def test_the_same_documents_give_the_same_graph_and_answers(both, corpus_dir, tmp_path):
