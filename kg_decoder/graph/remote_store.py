@@ -27,9 +27,10 @@ A store is named by the server's base URL (``http://host:7878``, Oxigraph's layo
     endpoint_url = "http://127.0.0.1:9000"             # any other key: an fsspec storage option
 
 What decoding keeps beside the graph on this machine (the parse cache, LibreOffice renderings)
-goes to ``cache``, by default ``$KG_DECODER_CACHE/stores/<host>-<port>-<hash>``
-(``KG_DECODER_CACHE`` defaults to ``$XDG_CACHE_HOME/kg-decoder``, i.e. ``~/.cache/kg-decoder``): re-decoding with other section settings then partitions nothing again, and a
-trace view draws an Office page without rendering the document again, as on an embedded store.
+goes to ``cache``, by default ``$KG_DECODER_CACHE/stores/<host>-<port>-<hash>`` (the variable
+defaults to ``$XDG_CACHE_HOME/kg-decoder``, that is ``~/.cache/kg-decoder``): re-decoding with
+other section settings then partitions nothing again, and a trace view draws an Office page
+without rendering the document again, as on an embedded store.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class StoreConfig:
     retries: int = 3
     library: Optional[str] = None
     library_options: dict = field(default_factory=dict, repr=False)  # may hold the library's secrets
-    cache: Union[str, bool] = True  # a local folder for the parse cache and renderings; True: the user's; False: none
+    cache: Union[str, bool] = True  # this machine's folder for the parse cache and renderings; True: the default
 
     @classmethod
     def at(cls, base_url: str) -> "StoreConfig":
@@ -224,11 +225,11 @@ class RemoteStore(KgStore):
         super().__init__()
         self.config = config
         self.location = config.name
-        self.path = config.cache_folder()  # the parse cache and renderings, as an embedded store's folder holds them
         self.read_only = read_only or config.update is None
         if config.library is None:
             raise StoreError(f"the store at {self.location} needs a library for its bytes: give --library "
                              f"(a folder, or an fsspec URL such as s3://bucket/prefix) or [library] in a config")
+        self.path = config.cache_folder()  # the parse cache and renderings, as an embedded store's folder holds them
         self.library = open_library(config.library, config.library_options)
         # urllib3 rather than requests: a third less time per round trip, which a trace makes six of.
         headers = {}
