@@ -15,10 +15,11 @@ import socket
 import threading
 import tracemalloc
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 import requests
-from servers import oxigraph_server
+from servers import handler_server, oxigraph_server
 
 import kg_decoder
 from kg_decoder.graph.remote_store import RemoteStore, StoreConfig
@@ -188,7 +189,6 @@ def test_a_capped_answer_reads_only_what_the_cap_needs(remote):
 ])
 def test_an_answer_cut_off_or_damaged_part_way_is_a_store_error(tmp_path, answer, error):
     """A server whose streamed answer stops or turns to garbage after the first row."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Breaking(BaseHTTPRequestHandler):
         def do_POST(self):
@@ -203,20 +203,11 @@ def test_an_answer_cut_off_or_damaged_part_way_is_a_store_error(tmp_path, answer
             self.wfile.flush()
             self.close_connection = True
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Breaking)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with kg_decoder.open_store(f"http://127.0.0.1:{server.server_address[1]}",
-                                   library=str(tmp_path / "lib")) as store:
-            for ask in (lambda: store.answer("SELECT ?x {}", lambda offered: "text/csv", 100),
-                        lambda: store.select_rows("SELECT ?x {}")):
-                with pytest.raises(StoreError, match=error):
-                    ask()
-    finally:
-        server.shutdown()
+    with handler_server(Breaking) as url, kg_decoder.open_store(url, library=str(tmp_path / "lib")) as store:
+        for ask in (lambda: store.answer("SELECT ?x {}", lambda offered: "text/csv", 100),
+                    lambda: store.select_rows("SELECT ?x {}")):
+            with pytest.raises(StoreError, match=error):
+                ask()
 
 def test_the_cli_commands_work_on_a_remote_store(server_url, remote, corpus_dir, tmp_path, cli):
     flags = ["--store", server_url, "--library", str(tmp_path / "remote-library")]
@@ -253,7 +244,6 @@ def test_an_empty_remote_store_validates_and_lists_nothing(remote):
 
 def test_a_redirect_is_refused_not_taken_for_a_write(tmp_path):
     """A proxy answering 307 to a write: not stored, so not reported as stored."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Redirecting(BaseHTTPRequestHandler):
         def do_POST(self):
@@ -268,24 +258,14 @@ def test_a_redirect_is_refused_not_taken_for_a_write(tmp_path):
             self.send_header("Location", "https://elsewhere.example/update")
             self.end_headers()
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with kg_decoder.open_store(f"http://127.0.0.1:{server.server_address[1]}",
-                                   library=str(tmp_path / "lib")) as store:
-            with pytest.raises(StoreError, match="redirected the update to https://elsewhere.example/update"):
-                store.sparql_update("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
-    finally:
-        server.shutdown()
+    with handler_server(Redirecting) as url, kg_decoder.open_store(url, library=str(tmp_path / "lib")) as store:
+        with pytest.raises(StoreError, match="redirected the update to https://elsewhere.example/update"):
+            store.sparql_update("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
 
 
 def test_a_server_without_triple_terms_is_refused_at_connect(tmp_path):
     """A SPARQL 1.1 server that does not parse RDF 1.2 triple terms (here: one that answers 400
     to any query that has them) gets a clear error when the store is opened."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class OldServer(BaseHTTPRequestHandler):
         def do_POST(self):
@@ -295,16 +275,8 @@ def test_a_server_without_triple_terms_is_refused_at_connect(tmp_path):
             self.end_headers()
             self.wfile.write(b"Parse error: unexpected <<(")
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), OldServer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with pytest.raises(StoreUnsupported, match="triple terms"):
-            kg_decoder.open_store(f"http://127.0.0.1:{server.server_address[1]}", library=str(tmp_path / "lib"))
-    finally:
-        server.shutdown()
+    with handler_server(OldServer) as url, pytest.raises(StoreUnsupported, match="triple terms"):
+        kg_decoder.open_store(url, library=str(tmp_path / "lib"))
 
 
 def test_an_unreachable_server_is_a_store_error(tmp_path):

@@ -1,5 +1,6 @@
 """Real servers for the tests, each a process of its own on a free loopback port: the Oxigraph
-server (the ``oxigraph`` binary of the ``oxigraph`` package) and moto's S3 (``moto_server``).
+server (the ``oxigraph`` binary of the ``oxigraph`` package) and moto's S3 (``moto_server``); and
+small misbehaving HTTP servers in a thread (:func:`handler_server`).
 
 Each runs in a process group of its own, so stopping it stops whatever it started too; leaving
 the ``with`` block stops it, however the block ends.
@@ -8,6 +9,7 @@ the ``with`` block stops it, however the block ends.
 from __future__ import annotations
 
 import contextlib
+import http.server
 import os
 import shutil
 import signal
@@ -15,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -197,3 +200,16 @@ def s3_options(endpoint_url: str) -> dict:
     return {"endpoint_url": endpoint_url, "key": "testing", "secret": "testing",
             "client_kwargs": {"region_name": "us-east-1"},
             "config_kwargs": {"connect_timeout": 2, "read_timeout": 10, "retries": {"max_attempts": 2}}}
+
+
+@contextlib.contextmanager
+def handler_server(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served by a thread on a free loopback port, without its request log; yields the URL."""
+    quiet = type(handler.__name__, (handler,), {"log_message": lambda self, *args: None})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
