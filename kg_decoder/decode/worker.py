@@ -57,13 +57,14 @@ def _serve(connection) -> None:
     from . import offline
 
     offline.prepare()
-    if os.environ.get(THREADS_VARIABLE):
+    threads = int(os.environ[THREADS_VARIABLE]) if os.environ.get(THREADS_VARIABLE) else None
+    if threads:
         import cv2
 
-        cv2.setNumThreads(int(os.environ[THREADS_VARIABLE]))
+        cv2.setNumThreads(threads)
     from .backends import warm_up
 
-    warm_up()
+    warm_up(threads)
     tasks: dict = {}
     connection.send("ready")
 

@@ -100,8 +100,12 @@ def render_page(data: bytes, format_name: str, page_number: int, as_pdf: PdfConv
     return backend_for(format_name).render_page(data, FORMATS[format_name], page_number, as_pdf, scale)
 
 
-def warm_up() -> None:
-    """Import every backend's parsers and load the spaCy model once, before the first document."""
+def warm_up(threads: Optional[int] = None) -> None:
+    """Import every backend's parsers and load the spaCy model once, before the first document;
+    ``threads``: the CPUs this process's share of the machine (the layout model keeps to them)."""
+    from .pdf_tables import limit_threads
+
+    limit_threads(threads)
     for backend in BACKENDS:
         backend.warm_up()
     import unstructured.nlp.tokenize as tokenize

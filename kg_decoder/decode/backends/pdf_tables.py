@@ -16,23 +16,31 @@ from typing import Callable, Optional
 
 from ...model import BBox, Element
 from .pdf_geometry import PageGeometry
-from . import table_finder
+from .table_finder import FoundTable, tables_on_page
+from .table_page import marks_from_pdfium, marks_from_pdfplumber
+from .table_regions import RENDER_SCALE, LayoutDetector, page_pixels, table_signal
 
 MAX_RENDER_PIXELS = 20_000_000
 INFERRED_CELL = 0.8  # how sure the decoder is of a cell whose row and column it inferred (DESIGN.md)
-_DETECTOR: Optional[table_finder.LayoutDetector] = None  # loaded once per process (the worker lives long)
+_DETECTOR: Optional[LayoutDetector] = None  # loaded once per process (the worker lives long)
+_THREADS: Optional[int] = None
 
 
-def detector() -> table_finder.LayoutDetector:
+def limit_threads(threads: Optional[int]) -> None:
+    """Keep the layout model to ``threads`` CPUs (a worker's share of the machine); None: no limit."""
+    global _THREADS
+    _THREADS = threads
+
+
+def detector() -> LayoutDetector:
     global _DETECTOR
     if _DETECTOR is None:
         import logging
 
-        params = table_finder.RegionParams()
         previous = logging.root.manager.disable
         logging.disable(logging.INFO)  # rapid-layout announces at INFO, on stderr, which model file it loads
         try:
-            _DETECTOR = table_finder.LayoutDetector(conf_thresh=min(0.3, params.thresh, params.reclass_thresh))
+            _DETECTOR = LayoutDetector(_THREADS)
         finally:
             logging.disable(previous)
     return _DETECTOR
@@ -49,7 +57,7 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
     candidates = []
     for number in numbers:
         try:
-            if table_finder.table_signal(table_finder.read_page_pdfium(pdf[number - 1])):
+            if table_signal(marks_from_pdfium(pdf[number - 1])):
                 candidates.append(number)
         except Exception as exc:  # PDFium on a damaged page
             warnings.append(f"page {number}: tables not looked for: {type(exc).__name__}: {exc}"[:300])
@@ -57,7 +65,6 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
         return []
     import pdfplumber
 
-    params = table_finder.RegionParams()
     elements: list[Element] = []
     try:
         plumbed = pdfplumber.open(io.BytesIO(data), password=password or "")
@@ -67,12 +74,12 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
     with plumbed:
         for number in candidates:
             try:
-                page_data = table_finder.read_page(plumbed.pages[number - 1])
+                marks = marks_from_pdfplumber(plumbed.pages[number - 1])
                 width, height = pdf[number - 1].get_size()
                 # The model reads 608x800 pixels whatever it is given: a huge page is drawn smaller.
-                scale = min(params.scale, (MAX_RENDER_PIXELS / max(width * height, 1.0)) ** 0.5)
-                found = detector().detect_image(table_finder.render_page(pdf[number - 1], scale), scale)
-                tables = table_finder.tables_on_page(page_data, found, number)
+                scale = min(RENDER_SCALE, (MAX_RENDER_PIXELS / max(width * height, 1.0)) ** 0.5)
+                found = detector().detect(page_pixels(pdf[number - 1], scale), scale)
+                tables = tables_on_page(marks, found, number)
             except Exception as exc:  # pdfminer, the model or the finder on an odd page
                 warnings.append(f"page {number}: tables not looked for: {type(exc).__name__}: {exc}"[:300])
                 continue
@@ -83,7 +90,7 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
     return elements
 
 
-def _table_element(table: table_finder.Table, geometry: PageGeometry) -> Optional[Element]:
+def _table_element(table: FoundTable, geometry: PageGeometry) -> Optional[Element]:
     """A table found through pdfplumber: its boxes moved from the displayed MediaBox onto the displayed
     page."""
     def placed(box: Optional[BBox]) -> Optional[BBox]:
@@ -95,7 +102,7 @@ def _table_element(table: table_finder.Table, geometry: PageGeometry) -> Optiona
     return table_element(table, placed)
 
 
-def table_element(table: table_finder.Table, placed: Callable[[Optional[BBox]], Optional[BBox]] = lambda box: box,
+def table_element(table: FoundTable, placed: Callable[[Optional[BBox]], Optional[BBox]] = lambda box: box,
                   confidences: Optional[dict[tuple[int, int], float]] = None) -> Optional[Element]:
     """One table as an element: markup with every grid position (an empty cell where nothing is), its
     box and each cell's box (``placed`` moves a box onto the page) and confidence (``confidences`` for
@@ -104,30 +111,31 @@ def table_element(table: table_finder.Table, placed: Callable[[Optional[BBox]], 
     if box is None:
         return None
     confidences = confidences or {}
-    starts = {(cell.row, cell.col): cell for cell in table.cells}
-    covered = {(r, c) for cell in table.cells for r in range(cell.row, cell.row + cell.row_span)
-               for c in range(cell.col, cell.col + cell.col_span)}
+    matrix = table.matrix
+    starts = {(cell.row, cell.column): cell for cell in matrix.cells}
+    covered = {(r, c) for cell in matrix.cells for r in range(cell.row, cell.row + cell.row_span)
+               for c in range(cell.column, cell.column + cell.column_span)}
     rows = []
-    for r in range(table.n_rows):
+    for r in range(matrix.rows):
         parts = []
-        for c in range(table.n_cols):
+        for c in range(matrix.columns):
             cell = starts.get((r, c))
             if cell is not None:
                 tag = "th" if cell.header else "td"
                 spans = (f' rowspan="{cell.row_span}"' if cell.row_span > 1 else "") + (
-                    f' colspan="{cell.col_span}"' if cell.col_span > 1 else "")
+                    f' colspan="{cell.column_span}"' if cell.column_span > 1 else "")
                 parts.append(f"<{tag}{spans}>{html.escape(cell.text)}</{tag}>")
             elif (r, c) not in covered:
                 parts.append("<td></td>")
         rows.append("<tr>" + "".join(parts) + "</tr>")
     markup = "<table>" + "".join(rows) + "</table>"
-    places = {(r, c): (None, INFERRED_CELL) for r in range(table.n_rows) for c in range(table.n_cols)
+    places = {(r, c): (None, INFERRED_CELL) for r in range(matrix.rows) for c in range(matrix.columns)
               if (r, c) not in covered}
-    places.update({(cell.row, cell.col): (placed(cell.box), confidences.get((cell.row, cell.col), INFERRED_CELL))
-                   for cell in table.cells})
-    text = "\n".join(" ".join(cell.text for cell in sorted(table.cells, key=lambda cell: cell.col) if cell.row == r)
-                     for r in range(table.n_rows))
-    return Element(0, "Table", text, html=markup, page_number=table.page, bbox=box,
+    places.update({(cell.row, cell.column): (placed(cell.bbox), confidences.get((cell.row, cell.column), INFERRED_CELL))
+                   for cell in matrix.cells})
+    text = "\n".join(" ".join(cell.text for cell in sorted(matrix.cells, key=lambda cell: cell.column) if cell.row == r)
+                     for r in range(matrix.rows))
+    return Element(0, "Table", text, html=markup, page_number=table.page_number, bbox=box,
                    confidence=round(min(max(table.score, 0.0), 1.0), 4), cell_places=places)
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ...model import Element
+from ...model import Cell, Element, Matrix
 from ..image_text import read_words
-from . import table_finder
 from .pdf_tables import INFERRED_CELL, table_element
+from .table_finder import FoundTable
+from .table_structure import mark_header
 
 _LINE_SHARE = 30  # a line is at least this many times shorter than the page: width / 30, height / 30
 _MIN_LINES = 3
@@ -88,7 +89,7 @@ def _table(grey, across, down, rows: list[int], columns: list[int], scale: float
     groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for cell in owner:
         groups.setdefault(root(cell), []).append(cell)
-    cells: list[table_finder.Cell] = []
+    cells: list[Cell] = []
     confidences: dict[tuple[int, int], float] = {}
     for members in groups.values():
         top, left = min(r for r, _ in members), min(c for _, c in members)
@@ -101,16 +102,15 @@ def _table(grey, across, down, rows: list[int], columns: list[int], scale: float
             box = (columns[c0], rows[r0], columns[c1 + 1], rows[r1 + 1])
             text, confidence = _read_cell(grey, box, languages)
             page_box = tuple(round(v / scale, 3) for v in box)
-            cells.append(table_finder.Cell(r0, c0, r1 - r0 + 1, c1 - c0 + 1, text, page_box))
+            cells.append(Cell(r0, c0, r1 - r0 + 1, c1 - c0 + 1, text, False, bbox=page_box))
             if confidence is not None:
                 confidences[(r0, c0)] = confidence
     if sum(1 for cell in cells if cell.text) < 2:
         return None
-    table_finder.mark_header(cells, n_rows, n_columns)
+    mark_header(cells, n_rows)
     read = list(confidences.values())
-    found = table_finder.Table(page_number, tuple(round(v / scale, 3) for v in (columns[0], rows[0], columns[-1],
-                                                                               rows[-1])),
-                               round(sum(read) / len(read), 4) if read else INFERRED_CELL, n_rows, n_columns, cells)
+    found = FoundTable(page_number, tuple(round(v / scale, 3) for v in (columns[0], rows[0], columns[-1], rows[-1])),
+                       round(sum(read) / len(read), 4) if read else INFERRED_CELL, Matrix(n_rows, n_columns, cells))
     return table_element(found, confidences=confidences)
 
 
