@@ -18,9 +18,9 @@ from pyoxigraph import Literal
 
 import kg_decoder
 from conftest import run_cli
-from invariants import check_chunks
+from invariants import check_chunks, reference_tokens
 from kg_decoder.cite.chunks import chunk_document, document_chunks
-from kg_decoder.cite.chunker import ChunkOptions, Heading, chunk_text, count_tokens
+from kg_decoder.cite.chunker import ChunkOptions, Heading, chunk_text
 from kg_decoder.model.errors import InvalidFact, InvalidOption, InvalidSpan, UnknownEntity
 from kg_decoder import add_facts, read_facts
 from kg_decoder.decode.tables import parse_table
@@ -269,7 +269,7 @@ def test_chunker_overlap_is_counted_in_tokens():
     chunks = chunk_text(text, ChunkOptions(chunk_size=50, overlap=10, min_chunk_tokens=2))
     for first, second in zip(chunks, chunks[1:]):
         assert second.start < first.end < second.end
-        shared = count_tokens(text[second.start:first.end])
+        shared = reference_tokens(text[second.start:first.end])
         assert 8 <= shared <= 11, shared
 
 

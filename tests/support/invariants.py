@@ -2,12 +2,47 @@
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
+import hashlib
+from importlib.resources import files
+
 import kg_decoder
-from kg_decoder.cite.chunker import count_tokens
 from kg_decoder.decode.assembly import SEPARATOR
 from kg_decoder.graph.library import sha256_hex
 
 TABLE_PREFIX, TABLE_SUFFIX = "<table", "</table>"
+
+
+@functools.lru_cache(maxsize=1)
+def _reference_encoding():
+    """cl100k_base as OpenAI's tiktoken counts it, not the chunker's bpe-openai: the merge table is the
+    file bpe-openai ships (tiktoken would download it), checked against the hash tiktoken expects of
+    OpenAI's own; the split pattern and special tokens are tiktoken's."""
+    import tiktoken
+    from tiktoken_ext import openai_public
+
+    data = gzip.decompress((files("bpe_openai") / "data" / "cl100k_base.tiktoken.gz").read_bytes())
+
+    def shipped_table(url: str, expected_hash: str) -> dict[bytes, int]:
+        assert hashlib.sha256(data).hexdigest() == expected_hash, f"not OpenAI's {url}"
+        return {base64.b64decode(token): int(rank) for token, rank in (row.split() for row in data.splitlines() if row)}
+
+    original, openai_public.load_tiktoken_bpe = openai_public.load_tiktoken_bpe, shipped_table
+    try:
+        return tiktoken.Encoding(**openai_public.cl100k_base())
+    finally:
+        openai_public.load_tiktoken_bpe = original
+
+
+def reference_tokens(text: str) -> int:
+    """Tokens of ``text`` in cl100k_base, counted by another engine than the chunker's.
+
+    >>> reference_tokens("Hello world"), reference_tokens("")
+    (2, 0)
+    """
+    return len(_reference_encoding().encode_ordinary(text))
 
 
 def orphans(store) -> list:
@@ -64,7 +99,7 @@ def check_chunks(store, document: str, chunk_size: int) -> list:
         assert chunk.text[chunk.prefix_length: chunk.prefix_length + chunk.char_length] == body, chunk.iri
         assert body and body == body.strip()
         assert "\ufffd" not in chunk.text or "\ufffd" in text
-        assert chunk.tokens == count_tokens(chunk.text) <= chunk_size
+        assert chunk.tokens == reference_tokens(chunk.text) <= chunk_size
         assert store.chunk_info(chunk.iri).sha256 == sha256_hex(chunk.text.encode("utf-8"))
         for i in range(chunk.char_offset, chunk.char_offset + chunk.char_length):
             covered[chunk.segment][i] = True
