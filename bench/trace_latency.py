@@ -9,15 +9,29 @@ The growth decodes through the real pipeline (grouping, assembly, RDF mapping, o
 per document, chunking); only partitioning is done once per source file and reused for its
 copies, each copy a different document (its bytes differ by a trailing comment line).
 
-Prints the median (and p90) per trace kind at both sizes and the ratio.
+Probes: a fact, a span (the first characters of each document, on page 1 for the PDF), a quote
+searched in its document, and a quote searched in every document (unscoped; taken from the one
+source that is never copied, so its answer stays the same size as the store grows). Each is timed
+  warm  --repeats times in this process: after the first, the trace's caches (the page's text layer,
+        the alignment of an element's characters) answer;
+  cold  once each in a fresh process that opens the store read-only and traces something of another
+        document first (imports, queries and the store warm, the probe's page never read before):
+        what the first trace of a page costs. The operating system's file cache is not emptied.
+
+Prints the median (and p90) per probe kind at both sizes and the ratio.
 
     .venv/bin/python bench/trace_latency.py [--corpus ../shared/corpus] [--target-quads 1000000]
+        [--repeats 20] [--cold 4]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -80,6 +94,7 @@ def add_facts_to(store, document: str, tag: str) -> list[tuple]:
 
 
 def time_traces(store, probes: dict[str, list], repeats: int) -> dict[str, list[float]]:
+    """Warm: each probe ``repeats`` times in this process."""
     from kg_decoder.cite.trace import trace
 
     timings: dict[str, list[float]] = {name: [] for name in probes}
@@ -93,13 +108,58 @@ def time_traces(store, probes: dict[str, list], repeats: int) -> dict[str, list[
     return timings
 
 
+def time_cold(folder: str, probes: dict[str, list], warm_up: dict, per_kind: int) -> dict[str, list[float]]:
+    """Cold: each probe (at most ``per_kind`` of a kind) once, in a process of its own."""
+    timings: dict[str, list[float]] = {name: [] for name in probes}
+    for name, calls in probes.items():
+        for kwargs in calls[:per_kind]:
+            done = subprocess.run([sys.executable, __file__, "--cold-probe", folder, "--probe",
+                                   json.dumps({"probe": kwargs, "warm_up": warm_up})],
+                                  capture_output=True, text=True, check=True)
+            timings[name].append(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+    return timings
+
+
+def cold_probe(folder: str, spec: dict) -> None:
+    """One cold trace, in this (fresh) process: prints its seconds as JSON."""
+    import kg_decoder
+    from kg_decoder.cite.trace import trace
+
+    store = kg_decoder.open_store(folder, read_only=True)
+    assert trace(store=store, **_arguments(spec["warm_up"]))
+    kwargs = _arguments(spec["probe"])
+    started = time.perf_counter()
+    sources = trace(store=store, **kwargs)
+    seconds = time.perf_counter() - started
+    assert sources, kwargs
+    print(json.dumps({"seconds": seconds, "sources": len(sources)}))
+
+
+def _arguments(kwargs: dict) -> dict:
+    """A probe's arguments back from JSON (facts and spans are tuples)."""
+    return {key: tuple(value) if isinstance(value, list) else value for key, value in kwargs.items()}
+
+
+def unscoped_quotes(text: str, count: int = 2) -> list[str]:
+    """Quotes of two words or more for a search in every document: pieces of text between markup
+    (a table cell's, a title's), the first ``count`` different ones."""
+    pieces = [piece.strip() for piece in re.split(r"<[^>]+>|\n", text)]
+    return list(dict.fromkeys(piece for piece in pieces if len(piece.split()) >= 2))[:count]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--small-quads", type=int, default=10_000)
     parser.add_argument("--target-quads", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--cold", type=int, default=4, help="cold probes of each kind (each a process)")
+    parser.add_argument("--cold-probe", help=argparse.SUPPRESS)
+    parser.add_argument("--probe", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cold_probe:
+        cold_probe(args.cold_probe, json.loads(args.probe))
+        return 0
 
     import kg_decoder
     from kg_decoder.cite.chunks import chunk_document
@@ -108,7 +168,9 @@ def main() -> int:
     store = kg_decoder.open_store(folder)
     worker = ReusingWorker()
     originals = {name: (args.corpus / name).read_bytes() for name in SOURCES}
-    probes: dict[str, list] = {"fact": [], "span": [], "quote": []}
+    growable = [name for name in SOURCES if Path(name).suffix in (".pdf", ".html", ".txt")]
+    probes: dict[str, list] = {"fact": [], "span": [], "quote": [], "quote-all": []}
+    warm_up = None  # a probe of a document without pages, traced first by a cold process
     for name, data in originals.items():
         result = kg_decoder.decode(data, store=store, file_name=name, worker=worker)
         chunk_document(result.document, store=store, chunk_size=256)
@@ -118,7 +180,10 @@ def main() -> int:
         probes["span"].append({"span": (first.iri, 0, min(40, len(first.text)))})
         if facts:
             probes["quote"].append({"quote": facts[0][2], "document": result.document})
-    growable = [name for name in SOURCES if Path(name).suffix in (".pdf", ".html", ".txt")]
+        if name not in growable:
+            probes["quote-all"] += [{"quote": quote} for quote in unscoped_quotes(first.text)]
+        if name.endswith(".txt"):
+            warm_up = {"span": (first.iri, 0, min(40, len(first.text)))}
     started, number = time.perf_counter(), 0
 
     def grow_to(quads: int) -> None:
@@ -139,24 +204,31 @@ def main() -> int:
     grow_to(args.small_quads)
     small_quads = len(store)
     small = time_traces(store, probes, args.repeats)
+    small_cold = time_cold(folder, probes, warm_up, args.cold)
     grow_to(args.target_quads)
     large_quads = len(store)
     large = time_traces(store, probes, args.repeats)
+    large_cold = time_cold(folder, probes, warm_up, args.cold)
 
     print(f"store: {small_quads:,} quads -> {large_quads:,} quads ({number * len(growable) + len(SOURCES)} documents)")
-    print(f"{'trace':8} {'median small':>13} {'median large':>13} {'p90 small':>10} {'p90 large':>10} {'ratio':>6}")
+    print(f"{'trace':15} {'times':>6} {'median small':>13} {'median large':>13} {'p90 small':>10} {'p90 large':>10} "
+          f"{'ratio':>6}")
     worst = 0.0
-    for name in probes:
-        a, b = statistics.median(small[name]), statistics.median(large[name])
-        worst = max(worst, b / a)
-        print(f"{name:8} {a * 1000:11.2f}ms {b * 1000:11.2f}ms {_p90(small[name]) * 1000:8.2f}ms "
-              f"{_p90(large[name]) * 1000:8.2f}ms {b / a:6.2f}")
+    for temperature, at_small, at_large in (("warm", small, large), ("cold", small_cold, large_cold)):
+        for name in probes:
+            if not at_small[name]:
+                continue
+            a, b = statistics.median(at_small[name]), statistics.median(at_large[name])
+            worst = max(worst, b / a)
+            print(f"{temperature + ' ' + name:15} {len(at_small[name]):6} {a * 1000:11.2f}ms {b * 1000:11.2f}ms "
+                  f"{_p90(at_small[name]) * 1000:8.2f}ms {_p90(at_large[name]) * 1000:8.2f}ms {b / a:6.2f}")
     print(f"worst median ratio {worst:.2f} (target <= 2)")
     return 0
 
 
 def _p90(values: list[float]) -> float:
-    return sorted(values)[int(0.9 * (len(values) - 1))]
+    """The 90th percentile, nearest rank."""
+    return sorted(values)[max(0, math.ceil(0.9 * len(values)) - 1)]
 
 
 if __name__ == "__main__":

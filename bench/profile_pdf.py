@@ -1,0 +1,257 @@
+"""Profile: where the wall time of a PDF decode goes, step by step, on a set of PDFs (by default the
+PDFs of ../shared/corpus and the ICDAR 2013 half in ../shared/tables-icdar2013).
+
+Every PDF is decoded with ``kg_decoder.decode`` (everything on: tables, picture OCR...; parse cache
+off; a new store per round), in this process: the worker's task (``build_document``) runs here
+instead of in a worker process, so each step can be timed by wrapping the function that does it.
+What the worker adds on top (sending the bytes and the N-Quads over a socket) is not in the table.
+A step's time is its own: time spent in a step it calls is counted to that inner step; what no
+wrapped step covers is "other".
+
+The steps, as the decode meets them: reading the file and detecting its format; the store's look-ups
+(is the document there already?); PDFium opening the document (page geometry, which pages have a
+text layer, turned text); unstructured's ``partition_pdf`` (``fast``): pdfminer's layout of each
+page, unstructured's elements of each page (text types), the rest of partition_pdf; elements
+converted; PDFium's text layer where ``fast`` read nothing; turned text; fonts (declared heights;
+pdfminer's glyph patch); tables (the pre-signal on PDFium's reading, pdfplumber's words and rules,
+the page drawn for the layout model, the layout model, structure building, the tables put in place
+of the lines read there and the text beside them); OCR of pages without a text layer; the document's
+title; pictures (found by PDFium, then read by OCR); table matrices; grouping into pages; assembly
+of the page texts; mapping to quads; N-Quads; library blobs; the store's write (one transaction).
+
+    .venv/bin/python bench/profile_pdf.py [--folders ../shared/corpus ../shared/tables-icdar2013]
+        [--rounds 1] [--limit N]
+
+A wrapped name that no longer exists (the code moved) is reported, not skipped silently: update the
+list in ``STEPS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+# (step, module, attribute): the function at module.attribute (a class's method with "Class.method") is
+# timed as the step. Several functions may share a step; a function imported by name into another
+# module is wrapped where the caller looks it up.
+STEPS = [
+    ("read the file, detect its format", "kg_decoder.decode.pipeline", "read_source"),
+    ("read the file, detect its format", "kg_decoder.decode.pipeline", "_detect"),
+    ("read the file, detect its format", "kg_decoder.decode.pipeline", "sha256_hex"),
+    ("PDFium: open, geometry, text layer present, turned text", "kg_decoder.decode.backends.pdf", "_inspect_pdf"),
+    ("unstructured partition_pdf: pdfminer layout of each page", "unstructured.partition.pdf",
+     "open_pdfminer_pages_generator"),
+    ("unstructured partition_pdf: elements of each page (text types)", "unstructured.partition.pdf",
+     "_pdfminer_page_elements"),
+    ("unstructured partition_pdf: the rest", "kg_decoder.decode.backends.pdf", "call"),
+    ("unstructured elements converted, moved onto the page", "kg_decoder.decode.backends.pdf", "convert_all"),
+    ("unstructured elements converted, moved onto the page", "kg_decoder.decode.backends.pdf", "_on_displayed_page"),
+    ("PDFium text layer (pages fast read nothing)", "kg_decoder.decode.backends.pdf", "text_layer_elements"),
+    ("turned text (PDFium)", "kg_decoder.decode.backends.pdf", "turned_text_elements"),
+    ("fonts: declared heights, pdfminer glyph patch", "kg_decoder.decode.backends.pdf_fonts", "declared_heights"),
+    ("fonts: declared heights, pdfminer glyph patch", "kg_decoder.decode.backends.pdf_text_layer", "declared_heights"),
+    ("fonts: declared heights, pdfminer glyph patch", "kg_decoder.decode.backends.pdf_fonts", "install"),
+    ("tables: pre-signal (PDFium words and rules)", "kg_decoder.decode.backends.pdf_tables", "marks_from_pdfium"),
+    ("tables: pre-signal (PDFium words and rules)", "kg_decoder.decode.backends.pdf_tables", "table_signal"),
+    ("tables: pdfplumber words and rules", "pdfplumber", "open"),
+    ("tables: pdfplumber words and rules", "kg_decoder.decode.backends.pdf_tables", "marks_from_pdfplumber"),
+    ("tables: page drawn for the layout model", "kg_decoder.decode.backends.pdf_tables", "page_pixels"),
+    ("tables: layout model", "kg_decoder.decode.backends.table_regions", "LayoutDetector.detect"),
+    ("tables: structure (regions, rows, columns, cells)", "kg_decoder.decode.backends.pdf_tables", "tables_on_page"),
+    ("tables: elements (markup, boxes on the page)", "kg_decoder.decode.backends.pdf_tables", "_table_element"),
+    ("tables: put in place of the lines read there", "kg_decoder.decode.backends.pdf", "replacing"),
+    ("tables: text beside a table (PDFium)", "kg_decoder.decode.backends.pdf", "lines_outside"),
+    ("OCR of pages without a text layer", "kg_decoder.decode.backends.pdf", "_ocr_pages"),
+    ("title (metadata, largest type)", "kg_decoder.decode.backends.pdf", "_document_title"),
+    ("pictures: found (PDFium image objects)", "kg_decoder.decode.backends.pdf", "PdfBackend.images"),
+    ("pictures: read (OCR)", "kg_decoder.decode.backends", "read_image_texts"),
+    ("table matrices", "kg_decoder.decode.build", "table_matrix"),
+    ("grouping into pages, assembly of their texts", "kg_decoder.decode.build", "complete_pages"),
+    ("grouping into pages, assembly of their texts", "kg_decoder.decode.build", "group"),
+    ("grouping into pages, assembly of their texts", "kg_decoder.decode.build", "assemble"),
+    ("mapping to quads", "kg_decoder.decode.build", "document_quads"),
+    ("N-Quads serialised", "kg_decoder.decode.build", "as_nquads"),
+    ("library blobs (hashes)", "kg_decoder.decode.build", "_image_blobs"),
+    ("library blobs (hashes)", "kg_decoder.decode.build", "_image_text_blobs"),
+    ("library blobs (hashes)", "kg_decoder.decode.build", "sha256_hex"),
+]
+STORE_STEPS = [("store: look-ups before the decode", "document_states"),
+               ("store: look-ups before the decode", "document_failure"),
+               ("store: write (one transaction), flush", "write_document"),
+               ("store: write (one transaction), flush", "flush")]
+GENERATORS = {"open_pdfminer_pages_generator"}  # their work happens at each next(): timed there
+
+
+class Profile:
+    """Exclusive time per step: a step's time less the time of the steps it calls."""
+
+    def __init__(self) -> None:
+        self.own: dict[str, float] = defaultdict(float)
+        self.calls: Counter = Counter()
+        self._local = threading.local()
+
+    def _stack(self) -> list:
+        if not hasattr(self._local, "stack"):
+            self._local.stack = []
+        return self._local.stack
+
+    def timed(self, step: str, function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            stack = self._stack()
+            stack.append(0.0)
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                elapsed = time.perf_counter() - started
+                inner = stack.pop()
+                self.own[step] += elapsed - inner
+                self.calls[step] += 1
+                if stack:
+                    stack[-1] += elapsed
+
+        return wrapper
+
+    def timed_generator(self, step: str, function):
+        advance = self.timed(step, next)
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            iterator = function(*args, **kwargs)
+            while True:
+                try:
+                    item = advance(iterator)
+                except StopIteration:
+                    return
+                yield item
+
+        return wrapper
+
+    def reset(self) -> None:
+        self.own.clear()
+        self.calls.clear()
+
+
+def install(profile: Profile) -> list[str]:
+    """Wrap every step's function; returns the names that were not found."""
+    missing = []
+    for step, module_name, attribute in STEPS:
+        try:
+            owner = importlib.import_module(module_name)
+            *path, name = attribute.split(".")
+            for part in path:
+                owner = getattr(owner, part)
+            function = getattr(owner, name)
+        except (ImportError, AttributeError):
+            missing.append(f"{module_name}.{attribute}")
+            continue
+        wrap = profile.timed_generator if name in GENERATORS else profile.timed
+        setattr(owner, name, wrap(step, function))
+    return missing
+
+
+def watch_store(profile: Profile, store) -> None:
+    for step, method in STORE_STEPS:
+        setattr(store, method, profile.timed(step, getattr(store, method)))
+
+
+class InProcessWorker:
+    """The decode worker's task run in this process (see the module's docstring)."""
+
+    def build_document(self, plain: bytes, job, progress=None):
+        from kg_decoder.decode.build import build_document
+
+        return build_document(plain, job, progress)
+
+    def call(self, name: str, *args, timeout=None, progress=None, crash=None):
+        from kg_decoder.decode.worker import _task
+
+        function, takes_progress = _task(name)
+        return function(*args, progress=progress) if takes_progress else function(*args)
+
+
+def prepare() -> None:
+    """What the worker does before its first task: no torch, offline models, parsers imported."""
+    import logging
+
+    sys.modules.setdefault("torch", None)
+    from kg_decoder.decode import offline
+    from kg_decoder.decode.backends import warm_up
+    from kg_decoder.decode.backends.pdf_tables import detector
+
+    logging.disable(logging.WARNING)  # pdfminer's complaints about odd PDFs (the worker sends them nowhere)
+    offline.prepare()
+    warm_up()
+    detector()  # the layout model, loaded once per worker
+
+
+def pdf_files(folders: list[Path]) -> list[Path]:
+    return sorted(path for folder in folders for path in folder.glob("*.pdf"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folders", nargs="+", type=Path,
+                        default=[SHARED / "corpus", SHARED / "tables-icdar2013"])
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--limit", type=int, help="only the first N PDFs (a quick look)")
+    args = parser.parse_args()
+
+    prepare()
+    import kg_decoder
+
+    profile = Profile()
+    missing = install(profile)
+    worker = InProcessWorker()
+    files = pdf_files(args.folders)[:args.limit]
+    total = 0.0
+    pages = decoded = 0
+    with tempfile.TemporaryDirectory() as folder:
+        warm_store = kg_decoder.open_store(Path(folder) / "warm")
+        for path in sorted(files, key=lambda p: p.stat().st_size)[:2]:  # first calls of everything
+            try:
+                kg_decoder.decode(path, store=warm_store, worker=worker, partition_cache=False)
+            except kg_decoder.DecodeError:
+                pass
+        profile.reset()
+        for round_number in range(args.rounds):
+            store = kg_decoder.open_store(Path(folder) / f"round-{round_number}")
+            watch_store(profile, store)
+            for path in files:
+                started = time.perf_counter()
+                try:
+                    result = kg_decoder.decode(path, store=store, worker=worker, partition_cache=False)
+                except kg_decoder.DecodeError as error:
+                    if round_number == 0:
+                        print(f"left out: {path.name}: {error.code}", file=sys.stderr)
+                    continue
+                store.flush()
+                total += time.perf_counter() - started
+                pages += result.pages
+                decoded += 1
+    covered = sum(profile.own.values())
+    print(f"{decoded // args.rounds} PDFs, {pages // args.rounds} pages, {args.rounds} round(s): "
+          f"{total:.1f} s wall, {1000 * total / max(pages, 1):.0f} ms per page")
+    print(f"{'step':64} {'seconds':>8} {'share':>6} {'ms/page':>8} {'calls':>6}")
+    rows = sorted(profile.own.items(), key=lambda item: -item[1]) + [("other (not in a step above)", total - covered)]
+    for step, seconds in rows:
+        print(f"{step:64} {seconds:8.2f} {100 * seconds / total:5.1f}% {1000 * seconds / max(pages, 1):8.1f} "
+              f"{profile.calls.get(step, ''):>6}")
+    for name in missing:
+        print(f"NOT TIMED (not found, update STEPS): {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
