@@ -227,7 +227,8 @@ def main() -> None:
     print(f"ratio decode/raw       {decoded / raw:.3f}   (target <= 1.3 with everything on)")
     if only_pdfs and floor > 0:
         print(f"ratio decode/floor     {decoded / floor:.1f}")
-        print(f"per page               decode {1000 * decoded / pdf_pages:.0f} ms, raw {1000 * raw / pdf_pages:.0f} ms, "
+        print(f"per page               decode {1000 * decoded / pdf_pages:.0f} ms, "
+              f"raw {1000 * raw / pdf_pages:.0f} ms, "
               f"PDFium {1000 * floor / pdf_pages:.1f} ms")
     for name in args.compare:
         without = statistics.median(times[f"no-{name}"])

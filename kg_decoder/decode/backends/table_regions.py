@@ -287,7 +287,8 @@ def _strongly_tabular(words: Sequence[Word], box: BBox, marks: PageMarks, min_fi
     # charts: axis labels fill one column and one row of the grid, tables fill most of it
     if sum(len(row.cells) for row in grid.rows) < min_fill * len(grid.rows) * len(columns):
         return False
-    return any(len(texts) >= 3 and sum(reads_as_number(t) for t in texts) >= 0.6 * len(texts) for texts in columns.values())
+    return any(len(texts) >= 3 and sum(reads_as_number(t) for t in texts) >= 0.6 * len(texts)
+               for texts in columns.values())
 
 
 __all__ = ["Detection", "LayoutDetector", "RENDER_SCALE", "Region", "find_regions", "page_pixels", "table_signal"]

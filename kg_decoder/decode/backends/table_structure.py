@@ -174,8 +174,8 @@ def _gaps_within_ruled_bands(separators: list[float], rule_xs: list[float], line
         if any(abs(separator - x) <= 3 for x in rule_xs):
             kept.append(separator)
             continue
-        k = max(i for i in range(len(edges) - 1) if edges[i] <= separator)
-        band_left, band_right = edges[k], edges[k + 1]
+        band = max(i for i in range(len(edges) - 1) if edges[i] <= separator)
+        band_left, band_right = edges[band], edges[band + 1]
         with_text = both_sides = 0
         for pieces in lines:
             before = any(p.x1 > band_left and p.x0 < separator and p.x1 <= separator + 0.5 for p in pieces)
@@ -198,7 +198,8 @@ def join_lines(rows: list[Row], line_tops: list[float], line_bottoms: list[float
     if n <= 1:
         return rows, [False] * n
     width = right - left
-    rule_ys = [rule.position for rule in horizontal_rules if min(rule.end, right) - max(rule.start, left) >= 0.5 * width]
+    rule_ys = [rule.position for rule in horizontal_rules
+               if min(rule.end, right) - max(rule.start, left) >= 0.5 * width]
     ruled = [any(line_bottoms[i] - 1 <= y <= line_tops[i + 1] + 1 for y in rule_ys) for i in range(n - 1)]
     rows_are_bands = sum(ruled) >= max(2, RULED_ROWS * (n - 1))
     one_record = [False] * n  # per line: its ruled band reads as one record
@@ -267,27 +268,27 @@ def group_header(rows: list[Row], ruled_above: Sequence[bool]) -> list[Row]:
     without a column-spanning cell are stacked text of the same cells and become one row; rows with
     a spanning cell, or a rule above, stay rows of their own. Then header cells span their
     sub-columns (:func:`_span_columns`) and the header rows where their columns are empty."""
-    k = next((i for i, row in enumerate(rows) if _is_data_row(row)), None)
-    if k is None:
-        k = next((i for i, row in enumerate(rows) if 0 in row.cells), None)
-    if k is None:
+    body = next((i for i, row in enumerate(rows) if _is_data_row(row)), None)
+    if body is None:
+        body = next((i for i, row in enumerate(rows) if 0 in row.cells), None)
+    if body is None:
         return rows
-    while k > 0 and set(rows[k - 1].cells) == {0}:  # section labels just above the data belong to the body
-        k -= 1
-    if k < 2 or k > MAX_HEADER_LINES:
+    while body > 0 and set(rows[body - 1].cells) == {0}:  # section labels just above the data belong to it
+        body -= 1
+    if body < 2 or body > MAX_HEADER_LINES:
         return rows
-    spanning = [row.spans_columns() for row in rows[:k]]
+    spanning = [row.spans_columns() for row in rows[:body]]
     groups: list[list[int]] = []
-    for i in range(k):
+    for i in range(body):
         if spanning[i] or not groups or spanning[groups[-1][-1]] or ruled_above[i]:
             groups.append([i])
         else:
             groups[-1].append(i)
     header = [_joined(rows[i] for i in group) for group in groups]
-    _span_columns(header, rows[k:])
+    _span_columns(header, rows[body:])
     if len(header) > 1:
         _span_rows(header)
-    return header + rows[k:]
+    return header + rows[body:]
 
 
 def _span_columns(header: list[Row], body: list[Row]) -> None:
@@ -335,19 +336,19 @@ def unfold_repeated(rows: list[Row]) -> Optional[TableGrid]:
     head = rows[0].cells
     starts = sorted(head)
     texts = [_letters(cell_text(head[c].words)) for c in starts]
-    m = len(texts)
-    period = next((k for k in range(2, m // 2 + 1) if m % k == 0 and all(texts[i] == texts[i % k] for i in range(m))),
-                  None)
+    count = len(texts)
+    period = next((k for k in range(2, count // 2 + 1)
+                   if count % k == 0 and all(texts[i] == texts[i % k] for i in range(count))), None)
     if period is None or not all(texts[:period]):
         return None
     bounds = starts + [10**6]
 
     def locate(column: int) -> tuple[int, int]:  # column -> (copy, column inside the copy)
-        i = max(j for j in range(m) if bounds[j] <= column) if column >= bounds[0] else 0
+        i = max(j for j in range(count) if bounds[j] <= column) if column >= bounds[0] else 0
         return i // period, i % period
 
     unfolded = [Row({i: RowCell(i, head[starts[i]].words) for i in range(period)})]
-    for copy in range(m // period):
+    for copy in range(count // period):
         for row in rows[1:]:
             stacked = Row()
             for first, cell in row.cells.items():
