@@ -102,7 +102,7 @@ def render_page(data: bytes, format_name: str, page_number: int, as_pdf: PdfConv
 
 def warm_up(threads: Optional[int] = None) -> None:
     """Import every backend's parsers and load the spaCy model once, before the first document;
-    ``threads``: the CPUs this process's share of the machine (the layout model keeps to them)."""
+    ``threads``: this process's share of the CPUs, which the layout model keeps to (None: all)."""
     from .pdf_tables import limit_threads
 
     limit_threads(threads)

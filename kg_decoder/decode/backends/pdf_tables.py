@@ -131,10 +131,11 @@ def table_element(table: FoundTable, placed: Callable[[Optional[BBox]], Optional
     markup = "<table>" + "".join(rows) + "</table>"
     places = {(r, c): (None, INFERRED_CELL) for r in range(matrix.rows) for c in range(matrix.columns)
               if (r, c) not in covered}
-    places.update({(cell.row, cell.column): (placed(cell.bbox), confidences.get((cell.row, cell.column), INFERRED_CELL))
+    places.update({(cell.row, cell.column): (placed(cell.bbox),
+                                             confidences.get((cell.row, cell.column), INFERRED_CELL))
                    for cell in matrix.cells})
-    text = "\n".join(" ".join(cell.text for cell in sorted(matrix.cells, key=lambda cell: cell.column) if cell.row == r)
-                     for r in range(matrix.rows))
+    by_column = sorted(matrix.cells, key=lambda cell: cell.column)
+    text = "\n".join(" ".join(cell.text for cell in by_column if cell.row == r) for r in range(matrix.rows))
     return Element(0, "Table", text, html=markup, page_number=table.page_number, bbox=box,
                    confidence=round(min(max(table.score, 0.0), 1.0), 4), cell_places=places)
 

@@ -38,7 +38,7 @@ class FoundTable:
     page_number: int
     box: BBox
     score: float
-    matrix: Matrix  # the non-empty cells only; the element's markup pads the grid
+    matrix: Matrix  # cells where there is text (the element's markup pads the other grid positions)
 
 
 def tables_on_page(marks: PageMarks, detections: Sequence[Detection], page_number: int) -> list[FoundTable]:

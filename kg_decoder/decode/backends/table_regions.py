@@ -48,7 +48,7 @@ class Region:
 
     box: BBox
     score: float
-    source: str  # model | grid | reclass
+    source: str  # model | grid | taken (a text or figure box)
 
 
 def bundled_model_path() -> str:
@@ -85,7 +85,7 @@ class LayoutDetector:
         """The boxes found in a page drawn at ``scale`` pixels per point, in points."""
         import cv2
 
-        # The model was trained on OpenCV's channel order (measured: it finds more tables given BGR).
+        # BGR: the order rapid-layout's own image loader (OpenCV) hands the model; the thresholds were set with it.
         result = self.engine(cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
         return [Detection(label, float(score), tuple(v / scale for v in box))
                 for box, score, label in zip(result.boxes or [], result.scores or [], result.class_names or [])]
@@ -223,7 +223,7 @@ def find_regions(detections: Sequence[Detection], marks: PageMarks) -> list[Regi
         inside = words_in(other.box, marks.words)
         snapped = snap_box(other.box, marks.words) if inside else None
         if snapped and _strongly_tabular(inside, snapped, marks):
-            regions.append(Region(other.box, other.score * 0.5, "reclass"))
+            regions.append(Region(other.box, other.score * 0.5, "taken"))
     found = []
     for region in regions:
         if _strokes_in(region.box, marks) >= CHART_STROKES:
