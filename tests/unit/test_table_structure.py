@@ -10,7 +10,7 @@ import pytest
 
 from kg_decoder.decode.backends.table_finder import tables_on_page
 from kg_decoder.decode.backends.table_page import PageMarks, Rule, Word, marks_from_pdfium, marks_from_pdfplumber
-from kg_decoder.decode.backends.table_regions import table_signal
+from kg_decoder.decode.backends.table_regions import Detection, table_signal
 from kg_decoder.decode.backends.table_structure import build_table, grid_cells, mark_header
 from kg_decoder.model import Cell
 
@@ -186,6 +186,19 @@ def test_a_ruled_grid_the_model_missed_is_a_table_and_a_chart_grid_is_not():
     chart = marks(words, ruled.horizontal_rules, ruled.vertical_rules)
     chart.slanted = [(20 + k, 10, 30 + k, 50) for k in range(10)]  # a plotted line inside the grid
     assert tables_on_page(chart, [], 1) == []
+
+
+def test_the_row_labels_the_model_left_out_join_the_table():
+    labels = ["Agriculture", "Mining", "Manufacturing", "Trade"]  # one start, ragged ends: a stub column
+    words = line(0, (120, "2022"), (180, "2023")) + [
+        w for k, label in enumerate(labels) for w in line(15 * (k + 1), (0, label), (120, f"{k + 1},204"),
+                                                          (180, f"{k + 2},310"))]
+    numbers_only = Detection("table", 0.9, (115, -2, 215, 75))
+    [table] = tables_on_page(marks(words), [numbers_only], 3)
+    assert (table.box, table.score) == ((0, 0, 205, 70), 0.9)  # from the labels on
+    assert (table.matrix.rows, table.matrix.columns) == (5, 3)
+    assert [c.text for c in table.matrix.cells if c.column == 0] == labels
+    assert [c.text for c in table.matrix.cells if c.header] == ["2022", "2023"]
 
 
 @pytest.mark.parametrize("turn", [0, 90, 180, 270])
