@@ -27,9 +27,11 @@ Prints the median (and p90) per probe kind at both sizes and the ratio.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import math
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -165,6 +167,7 @@ def main() -> int:
     from kg_decoder.cite.chunks import chunk_document
 
     folder = tempfile.mkdtemp(prefix="trace-bench-")
+    atexit.register(shutil.rmtree, folder, True)  # a store of 10^6 quads takes a gigabyte
     store = kg_decoder.open_store(folder)
     worker = ReusingWorker()
     originals = {name: (args.corpus / name).read_bytes() for name in SOURCES}
