@@ -27,6 +27,7 @@ Then compares write throughput on the same quads: kg-decoder's transactional per
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import statistics
 import subprocess
@@ -210,6 +211,7 @@ def main() -> None:
     print(f"files: {len(plan)} ({sum(item['format'] == 'pdf' for item in plan)} PDFs, {pdf_pages} PDF pages); "
           f"raw strategies: {', '.join(f'{name} {count}' for name, count in sorted(strategies.items()))}", flush=True)
     plan_file = Path(tempfile.mkstemp(suffix=".json")[1])
+    atexit.register(plan_file.unlink, missing_ok=True)
     plan_file.write_text(json.dumps(plan))
     modes = ("raw", "decode", "floor") + tuple(f"no-{name}" for name in args.compare)
     times: dict[str, list[float]] = {mode: [] for mode in modes}
