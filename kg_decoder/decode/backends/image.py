@@ -9,7 +9,7 @@ from typing import Optional
 from ...model import PIXELS, DecodeOptions, Element, Page, Partitioned, ProgressCallback
 from ...model.errors import CorruptDocument, InvalidOption
 from ..images import describe_image
-from .base import Backend, Format, PdfConverter
+from .base import Backend, Format, PdfConverter, drawing_scale
 from ..image_text import on_white
 from .page_ocr import image_scale, ocr_page
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
@@ -69,15 +69,23 @@ class ImageBackend(Backend):
 
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:
-        """The frame itself, as a PNG (the image's pixels are its coordinate system)."""
+        """The frame itself, as a PNG (the image's pixels are its coordinate system), made smaller when
+        it has more than :data:`~kg_decoder.decode.backends.base.MAX_DRAWING_PIXELS` (the trace view
+        places boxes by fractions of the page)."""
         from PIL import Image
 
         with Image.open(io.BytesIO(data)) as image:
             if not 1 <= page_number <= getattr(image, "n_frames", 1):
                 return None
             image.seek(page_number - 1)
+            scale = drawing_scale(image.width, image.height, 1.0)
+            if scale < 1.0:
+                image.draft("RGB", (round(image.width * scale), round(image.height * scale)))  # JPEG: decoded smaller
+            frame = image.convert("RGB")
+            if scale < 1.0:
+                frame.thumbnail((round(image.width * scale), round(image.height * scale)))
             buffer = io.BytesIO()
-            image.convert("RGB").save(buffer, "PNG")
+            frame.save(buffer, "PNG")
             return buffer.getvalue()
 
     def warm_up(self) -> None:

@@ -1,0 +1,77 @@
+"""What the web server's workers run (:mod:`kg_decoder.serve.workers`), in their own processes:
+a user's SPARQL query or update, a trace, a page drawn as a picture.
+
+Each task names the store by :meth:`KgStore.reader_location` and the store's write generation
+when it was sent. A worker keeps the store open between tasks, as a snapshot of what was
+committed when it opened it, and opens it again when the server has committed since: a warm
+worker whose snapshot is current adds nothing to a task. An update opens the store for writing
+itself, while the server has lent it its writer (:meth:`EmbeddedStore.writer_lent`), and closes
+it again whatever happens.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..cite.trace import trace
+from ..graph.store import EmbeddedStore, KgStore, open_reader
+from ..model import TraceSource
+from .pages import page_image, rendered_page_image
+from .sparql import Answer, answer_query
+
+_opened: dict[str, tuple[int, KgStore]] = {}
+
+
+def warm_up() -> None:
+    """Import what drawing a page needs (the rest came with this module)."""
+    import pypdfium2  # noqa: F401
+    from PIL import Image  # noqa: F401
+
+
+def _store(location: tuple, generation: int) -> KgStore:
+    """The store at ``location`` as committed at ``generation`` or later."""
+    key = repr(location)
+    opened = _opened.get(key)
+    if opened is not None and opened[0] >= generation:
+        return opened[1]
+    if opened is not None:
+        del _opened[key]
+        opened[1].close()
+    store = open_reader(location)
+    _opened[key] = (generation, store)
+    return store
+
+
+def refresh(location: tuple, generation: int) -> None:
+    """Open the store again if the server committed since this worker opened it (done while idle)."""
+    _store(location, generation)
+
+
+def sparql_answer(location: tuple, generation: int, query: str, accept: str, default_graph: Optional[list[str]],
+                  named_graphs: Optional[list[str]], union: bool, row_cap: int,
+                  allow_service: Sequence[str]) -> Answer:
+    return answer_query(_store(location, generation), query, accept, default_graph, named_graphs, union, row_cap,
+                        allow_service)
+
+
+def sparql_update(location: tuple, update: str, allow_service: Sequence[str], allow_load: Sequence[str]) -> None:
+    """Run an update on the store opened for writing here; closed again whatever happens."""
+    kind, path, library, library_options = location
+    store = EmbeddedStore(path, library=library, library_options=library_options)
+    try:
+        store.sparql_update(update, allow_service=allow_service, allow_load=allow_load)
+    finally:
+        store.close()
+
+
+def trace_sources(location: tuple, generation: int, request: dict, limit: int) -> list[TraceSource]:
+    """``kg_decoder.trace`` with the request's arguments, a quote's search stopped at ``limit`` places."""
+    return trace(**request, store=_store(location, generation), limit=limit)
+
+
+def draw_page(location: tuple, generation: int, page: str) -> bytes:
+    return page_image(_store(location, generation), page)
+
+
+def draw_rendered_page(location: tuple, generation: int, document: str, number: int) -> bytes:
+    return rendered_page_image(_store(location, generation), document, number)

@@ -1,0 +1,246 @@
+"""Untrusted work of the web server in worker processes that can be killed: a pool of warm workers.
+
+Oxigraph cannot stop a query once it has started, some queries crash its process, and a trace
+or a page drawing of hostile bytes may run long or take gigabytes. So the server does none of
+that itself: each such request borrows a worker of the pool (:data:`READING`: the process runner
+of :mod:`kg_decoder.decode.worker`), which runs the task in :mod:`kg_decoder.serve.worker_tasks`
+under the request's limits:
+
+- a wall-clock limit that stops the task (interrupted, so the worker stays warm; killed when it
+  does not stop in time, stuck in Oxigraph), and a CPU-time limit the kernel enforces;
+- an address-space limit (``RLIMIT_AS``) beyond what the warm worker maps;
+- the client going away (waitress tells) stops the task the same way.
+
+A worker that dies costs that one request (a typed error naming the limit) and is replaced. The
+pool also rations itself: at most ``size`` tasks at once (``ServerBusy`` past that, at once, so
+that no request thread waits behind them), at most ``per_client`` of them for one client address
+(one client cannot take every worker), and a task still running after ``slow_after`` seconds is
+niced, so that new, short tasks pass it on the CPU. The pool's size stays below the server's
+threads, so static files and cheap pages always find a thread.
+
+The store is named to the workers by its location; after the server commits, idle workers open it
+again in the background (:meth:`KgStore.share_with_readers`), so a request's task rarely waits for
+that. A store in memory cannot be opened by another process: :func:`worker_pool` gives None and
+the caller runs the work itself, in threads, as before.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from typing import Callable, Optional
+
+from ..decode.worker import PartitionWorker, WorkerSetup
+from ..graph.store import KgStore
+from ..model.errors import KgDecoderError, ServerBusy, WorkCrashed, WorkerUnavailable
+
+TASKS = "kg_decoder.serve.worker_tasks"
+DEFAULT_WORKERS = 4
+DEFAULT_MEMORY_MB = 1024
+DEFAULT_CLIENT_SLOTS = 2
+SLOW_AFTER_SECONDS = 1.0
+_WAIT_FOR_WORKER_SECONDS = 5.0  # a worker briefly opening the store again, or starting
+_log = logging.getLogger(__name__)
+
+
+def reading_setup(memory_bytes: int) -> WorkerSetup:
+    return WorkerSetup(warm_up=f"{TASKS}:warm_up", idle=False, memory_bytes=memory_bytes, interruptible=True,
+                       name="server's worker")
+
+
+class WorkerPool:
+    """Up to ``size`` warm workers for untrusted work; see the module's description.
+
+    >>> pool = WorkerPool(size=1)  # its workers start when it is first used, or by start()
+    >>> pool.close()
+    """
+
+    def __init__(self, size: int = DEFAULT_WORKERS, memory_bytes: int = DEFAULT_MEMORY_MB * 2 ** 20,
+                 per_client: int = DEFAULT_CLIENT_SLOTS, slow_after: float = SLOW_AFTER_SECONDS) -> None:
+        if size < 1 or per_client < 1:
+            raise ValueError("a pool needs at least one worker and one slot per client")
+        self.size, self.per_client, self.slow_after = size, per_client, slow_after
+        self.setup = reading_setup(memory_bytes)
+        self._changed = threading.Condition()
+        self._workers: list[PartitionWorker] = []
+        self._idle: list[PartitionWorker] = []
+        self._held = 0
+        self._by_client: Counter = Counter()
+        self._stale: dict[int, tuple[tuple, int]] = {}  # id(worker) -> a store to open again while idle
+        self._refreshing = False
+        self.closed = False
+
+    def start(self) -> None:
+        """Start a first worker now, so that the first request finds it warm."""
+        with self._changed:
+            if not self._workers:
+                self._add_worker(start=True)
+
+    # ------------------------------------------------------------ running a task
+
+    def run(self, task: str, *args, client: str = "", timeout: float, crash: str,
+            timed_out: Callable[[float], KgDecoderError], cancelled: Optional[Callable[[], bool]] = None,
+            crashed: Callable[[str], KgDecoderError] = WorkCrashed):
+        """``task`` (a function of :mod:`~kg_decoder.serve.worker_tasks`) run in a worker within
+        ``timeout`` seconds, wall-clock and CPU; its value, or its typed error raised here.
+
+        ServerBusy when every worker, or this ``client``'s share of them, is taken; ``timed_out(timeout)``
+        past the time limit; RequestCancelled once ``cancelled()``; ``crashed(crash)`` (WorkCrashed)
+        when the worker dies of the input; MemoryLimit or CpuLimit when it dies of its limit.
+        """
+        worker = self._acquire(client)
+        started = time.monotonic()
+        slowed = [False]
+
+        def watch() -> bool:
+            if not slowed[0] and time.monotonic() - started > self.slow_after:
+                slowed[0] = _lower_priority(worker.pid)
+            return cancelled is not None and cancelled()
+
+        try:
+            return worker.call(f"{TASKS}:{task}", *args, timeout=timeout, cpu_seconds=timeout + 5, crash=crash,
+                               cancelled=watch, timed_out=timed_out, unexpected=_bug, crashed=crashed)
+        finally:
+            self._release(worker, client, retire=slowed[0] and not _restore_priority(worker.pid))
+
+    def _acquire(self, client: str) -> PartitionWorker:
+        deadline = time.monotonic() + _WAIT_FOR_WORKER_SECONDS
+        with self._changed:
+            if self.closed:
+                raise WorkerUnavailable("the server is stopping")
+            if self._by_client[client] >= self.per_client:
+                raise ServerBusy(f"this client has {self.per_client} requests of this kind running; wait for one "
+                                 f"to finish")
+            if self._held >= self.size:
+                raise ServerBusy(f"all {self.size} of the server's workers are busy; try again")
+            self._held += 1
+            self._by_client[client] += 1
+            while not self._idle:
+                if len(self._workers) < self.size:
+                    self._add_worker(start=False)
+                    break
+                if not self._changed.wait(max(0.0, deadline - time.monotonic())):
+                    self._held -= 1
+                    self._by_client[client] -= 1
+                    raise ServerBusy("the server's workers are busy; try again")
+            warm = [candidate for candidate in self._idle if candidate.warm()]
+            worker = warm[-1] if warm else self._idle[-1]  # the last used: its caches are warm too
+            self._idle.remove(worker)
+            if not self._idle and len(self._workers) < self.size:
+                self._add_worker(start=True)  # a spare warms up for the next request
+            return worker
+
+    def _release(self, worker: PartitionWorker, client: str, retire: bool) -> None:
+        if retire:  # its priority could not be raised again: a fresh worker instead
+            worker.close()
+        if worker.pid is None and not self.closed:
+            worker.start()  # killed or retired: its successor warms up now, not on the next request
+        with self._changed:
+            self._held -= 1
+            self._by_client[client] -= 1
+            if self._by_client[client] <= 0:
+                del self._by_client[client]
+            self._idle.append(worker)
+            self._changed.notify()
+        self._refresh_soon()
+
+    def _add_worker(self, start: bool) -> None:
+        worker = PartitionWorker(setup=self.setup)
+        self._workers.append(worker)
+        self._idle.append(worker)
+        if start:
+            worker.start()
+
+    # ------------------------------------------------------------ the store changed
+
+    def store_changed(self, location: tuple, generation: int) -> None:
+        """The server committed: each idle worker opens the store again now, off the request path."""
+        with self._changed:
+            for worker in self._workers:
+                self._stale[id(worker)] = (location, generation)
+        self._refresh_soon()
+
+    def _refresh_soon(self) -> None:
+        with self._changed:
+            if self._refreshing or not self._stale or self.closed:
+                return
+            self._refreshing = True
+        threading.Thread(target=self._refresh, name="kg-worker-refresh", daemon=True).start()
+
+    def _refresh(self) -> None:
+        while True:
+            with self._changed:
+                ready = [w for w in self._idle if id(w) in self._stale and w.pid is not None]
+                if not ready or self.closed:
+                    self._refreshing = False
+                    return
+                worker = ready[0]
+                self._idle.remove(worker)
+                location, generation = self._stale.pop(id(worker))
+            try:
+                worker.call(f"{TASKS}:refresh", location, generation, timeout=60.0, unexpected=_bug)
+            except Exception:  # the next task opens the store itself, or starts a new worker
+                _log.debug("a worker could not open the store again", exc_info=True)
+            with self._changed:
+                self._idle.append(worker)
+                self._changed.notify()
+
+    def close(self) -> None:
+        with self._changed:
+            self.closed = True
+            workers = list(self._workers)
+        for worker in workers:
+            worker.close()
+
+
+def _bug(message: str) -> Exception:
+    return RuntimeError(f"a worker task failed: {message}")
+
+
+def _lower_priority(pid: Optional[int]) -> bool:
+    """Nice a worker whose task runs long: new tasks pass it on the CPU. Whether it was niced."""
+    if pid is None:
+        return False
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, 10)
+        return True
+    except (AttributeError, OSError):
+        return False
+
+
+def _restore_priority(pid: Optional[int]) -> bool:
+    """Give a niced worker its priority back; False when this process may not (it then retires it)."""
+    if pid is None:
+        return True
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, 0)
+        return True
+    except (AttributeError, OSError):
+        return False
+
+
+_pools: dict[tuple, WorkerPool] = {}
+_pools_lock = threading.Lock()
+
+
+def worker_pool(store: KgStore, size: int = DEFAULT_WORKERS, memory_mb: int = DEFAULT_MEMORY_MB,
+                per_client: int = DEFAULT_CLIENT_SLOTS) -> Optional[WorkerPool]:
+    """The process's pool of workers with these settings, told of ``store``'s commits; None for a
+    store no other process can open (in memory). Pools are shared by the apps of one process (tests
+    start many) and stopped at exit."""
+    location = store.reader_location()
+    if location is None:
+        return None
+    key = (size, memory_mb, per_client)
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None or pool.closed:
+            pool = _pools[key] = WorkerPool(size, memory_mb * 2 ** 20, per_client)
+            pool.start()
+            atexit.register(pool.close)
+    store.share_with_readers(lambda generation: pool.store_changed(location, generation))
+    return pool
