@@ -51,6 +51,11 @@ def limit_image_pixels(limit: Optional[int] = None) -> int:
     return limit
 
 
+def too_many_pixels(exc: BaseException) -> bool:
+    """Whether PIL refused a picture for its pixel count (a decompression bomb)."""
+    return type(exc).__name__ in ("DecompressionBombError", "DecompressionBombWarning")
+
+
 def describe_image(data: bytes) -> tuple[Optional[str], Optional[int], Optional[int]]:
     """MIME type (from the bytes), width and height in pixels; Nones when PIL cannot read it.
 

@@ -59,3 +59,11 @@ def prepare() -> None:
     """Everything needed before the first partition call, in order."""
     set_offline_environment()
     install_offline_spacy_model()
+
+
+def warm_up_decoding() -> None:
+    """A decoding worker's start: offline first, then every backend's parsers and the spaCy model loaded."""
+    from .backends import warm_up
+
+    prepare()
+    warm_up()

@@ -44,7 +44,7 @@ from ..graph.priority import make_idle
 from ..model.errors import (CorruptDocument, CpuLimit, DecodeTimeout, KgDecoderError, MemoryLimit, RequestCancelled,
                             UnsafeDocument, WorkerUnavailable)
 from ..model.progress import ProgressCallback
-from .images import limit_image_pixels
+from .images import limit_image_pixels, too_many_pixels
 
 _START_TIMEOUT_SECONDS = 600.0
 BUILD_DOCUMENT = "kg_decoder.decode.build:build_document"
@@ -59,7 +59,7 @@ class WorkerSetup:
     priority, how many bytes of address space it may take beyond what it maps when warm (None: no
     limit), and whether its tasks can be interrupted without killing it."""
 
-    warm_up: str = "kg_decoder.decode.backends:warm_up"
+    warm_up: str = "kg_decoder.decode.offline:warm_up_decoding"
     idle: bool = True
     memory_bytes: Optional[int] = None
     interruptible: bool = False
@@ -109,9 +109,9 @@ def _serve(connection, setup: WorkerSetup) -> None:
     # No task uses torch, but thinc (under spaCy) imports it whenever it is installed: 1.2 of the
     # 4 CPU-seconds a worker takes to start. Kept out, thinc goes on without it.
     sys.modules.setdefault("torch", None)
-    from . import offline
+    from .offline import set_offline_environment
 
-    offline.prepare()
+    set_offline_environment()
     if os.environ.get(THREADS_VARIABLE):
         import cv2
 
@@ -175,7 +175,7 @@ def _serve(connection, setup: WorkerSetup) -> None:
         except MemoryError:
             reply = ("error", MemoryLimit("the work needed more memory than a worker may take"))
         except Exception as exc:  # a parser bug on odd bytes: the document, not the caller, is at fault
-            if type(exc).__name__ in ("DecompressionBombError", "DecompressionBombWarning"):
+            if too_many_pixels(exc):
                 reply = ("error", UnsafeDocument(f"a picture has too many pixels to decode safely: {exc}"[:500]))
             else:
                 reply = ("unexpected", f"{type(exc).__name__}: {exc}"[:500])
@@ -297,8 +297,10 @@ class PartitionWorker:
         """Run the task ``name`` in the worker, relaying its progress reports; its typed error is raised here.
 
         Past ``timeout`` seconds the task is stopped (interrupted, or its worker killed: a new one
-        starts for the next call) and ``timed_out(timeout)`` is raised (DecodeTimeout by default);
-        so it is when ``cancelled()`` turns true (RequestCancelled). A worker that dies is
+        starts for the next call) and ``timed_out(timeout)`` is raised (DecodeTimeout by default).
+        Once ``cancelled()`` turns true the task is interrupted and RequestCancelled raised when it
+        has unwound; one stuck in native code runs on to its time limit (a kill would cost a new
+        worker's start each time a client hangs up). A worker that dies is
         ``crashed(crash)``, a CorruptDocument by default (CpuLimit past ``cpu_seconds`` of CPU time,
         MemoryLimit when it ran out of its address space); an untyped exception in the task,
         ``unexpected(message)`` (CorruptDocument by default).
@@ -308,20 +310,25 @@ class PartitionWorker:
             self._await_ready()
             started = time.monotonic()
             self._connection.send((name, args, cpu_seconds))
+            cancelling = False  # the caller went away: the task was interrupted, its answer is awaited
             while True:
                 remaining = None if timeout is None else max(0.0, started + timeout - time.monotonic())
                 wait = remaining if cancelled is None else min(_POLL_SECONDS, _POLL_SECONDS if remaining is None
                                                                 else remaining)
                 if not self._connection.poll(wait):
                     if remaining is not None and remaining <= wait:
-                        self._stop()
+                        self._stop(interrupt=not cancelling)
+                        if cancelling:
+                            raise RequestCancelled("the client went away; its work was stopped at the time limit")
                         elapsed = time.monotonic() - started
                         raise (timed_out(timeout) if timed_out else
                                DecodeTimeout(f"decoding took longer than the limit of {timeout:g} s "
                                              f"(stopped after {elapsed:.1f} s)"))
-                    if cancelled is not None and cancelled():
-                        self._stop()
-                        raise RequestCancelled("the client went away; its work was stopped")
+                    if not cancelling and cancelled is not None and cancelled():
+                        if not self._interrupt():
+                            self._kill()
+                            raise RequestCancelled("the client went away; its work was stopped")
+                        cancelling = True  # stuck in native code, it runs on to its time limit
                     continue
                 try:
                     status, payload = self._connection.recv()
@@ -331,6 +338,8 @@ class PartitionWorker:
                     _relay(progress, payload)
                     continue
                 break
+        if cancelling:
+            raise RequestCancelled("the client went away; its work was stopped")
         if status == "ok":
             return payload
         if status == "unexpected":
@@ -338,14 +347,20 @@ class PartitionWorker:
                 f"the document could not be processed: {payload}"[:500])
         raise payload
 
-    def _stop(self) -> None:
+    def _interrupt(self) -> bool:
+        """Ask the running task to stop (SIGUSR1 raises in it); whether the worker can be asked."""
+        if not self.setup.interruptible or self._process is None:
+            return False
+        try:
+            self._process.send_signal(signal.SIGUSR1)
+            return True
+        except OSError:
+            return False
+
+    def _stop(self, interrupt: bool = True) -> None:
         """Stop the running task: interrupt it and wait a moment for it to unwind (the worker stays
         warm), or kill the worker."""
-        if self.setup.interruptible and self._process is not None:
-            try:
-                self._process.send_signal(signal.SIGUSR1)
-            except OSError:
-                pass
+        if interrupt and self._interrupt():
             deadline = time.monotonic() + _GRACE_SECONDS
             while self._connection.poll(max(0.0, deadline - time.monotonic())):
                 try:

@@ -17,6 +17,7 @@ the SPARQL 1.1 protocols to a server. Every query either runs is a file in ``que
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
 import threading
@@ -53,6 +54,7 @@ GRAPH_FORMATS = {
     "application/ld+json": RdfFormat.JSON_LD,
 }
 StorePath = Union[str, os.PathLike, None]
+_GENERATIONS = itertools.count(1)
 
 
 class KgStore(GraphReads):
@@ -79,9 +81,10 @@ class KgStore(GraphReads):
         self._scratch_lock = threading.Lock()
         # One commit at a time from this process: parallel decodes commit from several threads.
         self._commit_lock = threading.Lock()
-        # How many commits this process made: readers in other processes (the web server's workers)
-        # open the store again when theirs is older. Listeners hear of each new one.
-        self.generation = 0
+        # Which commit of this process the store is at, counted over every store the process opens (a
+        # store opened again starts past its last): readers in other processes (the web server's
+        # workers) open the store again when theirs is older. Listeners hear of each new one.
+        self.generation = next(_GENERATIONS)
         self._write_listeners: list[Callable[[int], None]] = []
         self._flush_each_commit = False
 
@@ -155,7 +158,7 @@ class KgStore(GraphReads):
             self._write_listeners.append(listener)
 
     def _committed(self) -> None:
-        self.generation += 1
+        self.generation = next(_GENERATIONS)
         for listener in list(self._write_listeners):
             listener(self.generation)
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .workers import WorkerPool
 
 MAX_QUOTE_CHARACTERS = 2000
-MAX_TRACE_SOURCES = 200
+MAX_TRACE_SOURCES = 100
 PAGE_SECONDS = 200.0  # a drawing may convert an Office document with LibreOffice first (180 s at most)
 
 

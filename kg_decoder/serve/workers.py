@@ -11,8 +11,11 @@ under the request's limits:
 - an address-space limit (``RLIMIT_AS``) beyond what the warm worker maps;
 - the client going away (waitress tells) stops the task the same way.
 
-A worker that dies costs that one request (a typed error naming the limit) and is replaced. The
-pool also rations itself: at most ``size`` tasks at once (``ServerBusy`` past that, at once, so
+A worker that dies costs that one request (a typed error naming the limit) and is replaced at once
+by a spare kept warm for that (a worker takes a second or more to start); a new spare starts in
+the background. A client that goes away has its task interrupted; one stuck in Oxigraph runs on
+to its time limit rather than be killed (a kill would cost a worker's start each time a client
+hangs up). The pool also rations itself: at most ``size`` tasks at once (``ServerBusy`` past that, at once, so
 that no request thread waits behind them), at most ``per_client`` of them for one client address
 (one client cannot take every worker), and a task still running after ``slow_after`` seconds is
 niced, so that new, short tasks pass it on the CPU. The pool's size stays below the server's
@@ -55,7 +58,7 @@ def reading_setup(memory_bytes: int) -> WorkerSetup:
 class WorkerPool:
     """Up to ``size`` warm workers for untrusted work; see the module's description.
 
-    >>> pool = WorkerPool(size=1)  # its workers start when it is first used, or by start()
+    >>> pool = WorkerPool(size=1)  # its workers start when they are first used, or by start()
     >>> pool.close()
     """
 
@@ -68,17 +71,25 @@ class WorkerPool:
         self._changed = threading.Condition()
         self._workers: list[PartitionWorker] = []
         self._idle: list[PartitionWorker] = []
+        self._spares: list[PartitionWorker] = []  # started, not in the pool: a dead worker's successor
         self._held = 0
         self._by_client: Counter = Counter()
-        self._stale: dict[int, tuple[tuple, int]] = {}  # id(worker) -> a store to open again while idle
+        self._stores: dict[str, tuple[tuple, int]] = {}  # the stores served: location, last generation
+        self._behind: set[int] = set()  # id() of workers that may not have opened them as they are now
         self._refreshing = False
         self.closed = False
 
     def start(self) -> None:
-        """Start a first worker now, so that the first request finds it warm."""
+        """Start every worker now (they warm up side by side in the background): a request then finds
+        one warm, instead of waiting seconds for one to start."""
         with self._changed:
-            if not self._workers:
+            while len(self._workers) < self.size:
                 self._add_worker(start=True)
+            while len(self._spares) < self.per_client:  # one client may lose that many at once
+                spare = PartitionWorker(setup=self.setup)
+                spare.start()
+                self._spares.append(spare)
+                self._behind.add(id(spare))
 
     # ------------------------------------------------------------ running a task
 
@@ -137,9 +148,18 @@ class WorkerPool:
     def _release(self, worker: PartitionWorker, client: str, retire: bool) -> None:
         if retire:  # its priority could not be raised again: a fresh worker instead
             worker.close()
-        if worker.pid is None and not self.closed:
-            worker.start()  # killed or retired: its successor warms up now, not on the next request
         with self._changed:
+            if worker.pid is None and not self.closed:  # killed, dead or retired: a warm spare takes its place
+                warm = [spare for spare in self._spares if spare.warm()]
+                if warm:
+                    self._spares.remove(warm[0])
+                    self._spares.append(worker)
+                    self._workers[self._workers.index(worker)] = warm[0]
+                    worker, successor = warm[0], worker
+                else:
+                    successor = worker
+                successor.start()  # warms up now, not on the next request
+                self._behind.add(id(successor))
             self._held -= 1
             self._by_client[client] -= 1
             if self._by_client[client] <= 0:
@@ -152,47 +172,59 @@ class WorkerPool:
         worker = PartitionWorker(setup=self.setup)
         self._workers.append(worker)
         self._idle.append(worker)
+        self._behind.add(id(worker))
         if start:
             worker.start()
 
     # ------------------------------------------------------------ the store changed
 
     def store_changed(self, location: tuple, generation: int) -> None:
-        """The server committed: each idle worker opens the store again now, off the request path."""
+        """The server committed (or started serving a store): each idle worker, and each spare, opens
+        the store again now, off the request path. A request's task opens it itself when it must."""
         with self._changed:
-            for worker in self._workers:
-                self._stale[id(worker)] = (location, generation)
+            self._stores[repr(location)] = (location, generation)
+            self._behind.update(id(worker) for worker in self._workers + self._spares)
         self._refresh_soon()
 
     def _refresh_soon(self) -> None:
         with self._changed:
-            if self._refreshing or not self._stale or self.closed:
+            if self._refreshing or not self._behind or not self._stores or self.closed:
                 return
             self._refreshing = True
         threading.Thread(target=self._refresh, name="kg-worker-refresh", daemon=True).start()
 
     def _refresh(self) -> None:
+        """Open the stores again in the workers behind, one at a time, each while it is idle and warm;
+        ends when none is left (a worker still warming up is waited for)."""
         while True:
             with self._changed:
-                ready = [w for w in self._idle if id(w) in self._stale and w.pid is not None]
-                if not ready or self.closed:
+                behind = [w for w in self._idle + self._spares if id(w) in self._behind]
+                ready = [w for w in behind if w.warm()]
+                if self.closed or not behind:
                     self._refreshing = False
                     return
-                worker = ready[0]
-                self._idle.remove(worker)
-                location, generation = self._stale.pop(id(worker))
+                if ready:
+                    worker = ready[0]
+                    spare = worker in self._spares
+                    (self._spares if spare else self._idle).remove(worker)
+                    self._behind.discard(id(worker))
+                    stores = list(self._stores.values())
+            if not ready:
+                time.sleep(0.2)
+                continue
             try:
-                worker.call(f"{TASKS}:refresh", location, generation, timeout=60.0, unexpected=_bug)
+                for location, generation in stores:
+                    worker.call(f"{TASKS}:refresh", location, generation, timeout=60.0, unexpected=_bug)
             except Exception:  # the next task opens the store itself, or starts a new worker
                 _log.debug("a worker could not open the store again", exc_info=True)
             with self._changed:
-                self._idle.append(worker)
+                (self._spares if spare else self._idle).append(worker)
                 self._changed.notify()
 
     def close(self) -> None:
         with self._changed:
             self.closed = True
-            workers = list(self._workers)
+            workers = self._workers + self._spares
         for worker in workers:
             worker.close()
 
@@ -243,4 +275,5 @@ def worker_pool(store: KgStore, size: int = DEFAULT_WORKERS, memory_mb: int = DE
             pool.start()
             atexit.register(pool.close)
     store.share_with_readers(lambda generation: pool.store_changed(location, generation))
+    pool.store_changed(location, store.generation)  # the workers open it as they warm up
     return pool

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Optional
 
 from ...model import PIXELS, DecodeOptions, Element, Page, Partitioned, ProgressCallback
-from ...model.errors import CorruptDocument, InvalidOption
+from ...model.errors import CorruptDocument, InvalidOption, UnsafeDocument
 from ..images import describe_image
 from .base import Backend, Format, PdfConverter, drawing_scale
 from ..image_text import on_white
@@ -34,7 +34,9 @@ class ImageBackend(Backend):
                 for frame in range(frames):
                     image.seek(frame)
                     sizes.append(image.size)
-        except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise UnsafeDocument(f"the picture has too many pixels to decode safely: {exc}"[:500]) from None
+        except (UnidentifiedImageError, OSError, ValueError) as exc:
             raise CorruptDocument(f"the file could not be read as {fmt.name.upper()}: {exc}") from None
         if options.strategy == "hi_res":
             require_layout_model()
