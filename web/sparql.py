@@ -34,7 +34,7 @@ def endpoint():
         config.require_token()
         with config.write_lock:
             run_update(config.store, update, allow_service=config.allow_service, allow_load=config.allow_load,
-                       timeout=config.query_timeout, workers=config.workers, client=config.client())
+                       timeout=config.query_timeout, workers=config.workers)
         return Response(status=204)
     if not query:
         raise RequestError("give a query (query=... or a application/sparql-query body)", code="missing-query")

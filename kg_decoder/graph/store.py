@@ -36,6 +36,7 @@ from .mapping import as_nquads
 from .priority import BackgroundCommitter, lower_storage_threads
 from .queries import query_file
 from .reads import GraphReads, snake
+from .snapshots import drop_all_snapshots, drop_snapshot, take_snapshot
 from .sparql_guard import check_services
 from .terms import is_iri
 from .vocabulary import SOURCE_GRAPH
@@ -82,10 +83,10 @@ class KgStore(GraphReads):
         # One commit at a time from this process: parallel decodes commit from several threads.
         self._commit_lock = threading.Lock()
         # Which commit of this process the store is at, counted over every store the process opens (a
-        # store opened again starts past its last): readers in other processes (the web server's
-        # workers) open the store again when theirs is older. Listeners hear of each new one.
+        # store opened again starts past its last). Readers in other processes (the web server's
+        # workers) hear of each commit, with where to read the store as it is then.
         self.generation = next(_GENERATIONS)
-        self._write_listeners: list[Callable[[int], None]] = []
+        self._readers: list[Callable[[tuple, int], None]] = []
         self._flush_each_commit = False
 
     def __enter__(self) -> "KgStore":
@@ -149,18 +150,28 @@ class KgStore(GraphReads):
         when it cannot (a store in memory)."""
         return None
 
-    def share_with_readers(self, listener: Optional[Callable[[int], None]] = None) -> None:
-        """Other processes read this store while this one writes it: each commit is flushed to the
-        storage's tables (a reader that opens the store replays only what is not), and ``listener``
-        is told the :attr:`generation` after each commit."""
+    def share_with_readers(self, listener: Callable[[tuple, int], None]) -> None:
+        """Other processes read this store while this one writes it: ``listener`` is told, now and
+        after each commit, where they read it as committed then (:func:`open_reader` opens that) and
+        the :attr:`generation` it is at; each commit is flushed to the storage's tables. Only for a
+        store :meth:`reader_location` names."""
+        if self.reader_location() is None:
+            raise StoreError(f"the store at {self.location} cannot be read by another process")
         self._flush_each_commit = True
-        if listener is not None:
-            self._write_listeners.append(listener)
+        if listener not in self._readers:  # several apps over one store may share a pool of workers
+            self._readers.append(listener)
+            listener(self._readers_location(), self.generation)
+
+    def _readers_location(self) -> tuple:
+        """Where other processes read the store as committed now."""
+        return self.reader_location()
 
     def _committed(self) -> None:
         self.generation = next(_GENERATIONS)
-        for listener in list(self._write_listeners):
-            listener(self.generation)
+        if self._readers:
+            location = self._readers_location()
+            for listener in list(self._readers):
+                listener(location, self.generation)
 
     def serve_reads_first(self) -> None:
         """Commit on a low-priority thread and nice the storage engine's own threads (the web server).
@@ -472,7 +483,7 @@ class EmbeddedStore(KgStore):
     """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None."""
 
     def __init__(self, path: StorePath = None, read_only: bool = False, library: Optional[str] = None,
-                 library_options: Optional[dict] = None) -> None:
+                 library_options: Optional[dict] = None, snapshot: Optional[str] = None) -> None:
         super().__init__()
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise StoreError(f"a store is a folder path (or None for one in memory), not a {type(path).__name__}")
@@ -480,11 +491,13 @@ class EmbeddedStore(KgStore):
         self.location = str(self.path) if self.path is not None else "in memory"
         self.read_only = read_only
         self._library_arguments = (library, library_options)
+        self._snapshots_taken = 0
+        self._lent_snapshot: Optional[Path] = None
         if self.path is None:
             self.graph = Store()
             self.library = MemoryLibrary() if library is None else open_library(library, library_options)
             return
-        graph_path = self.path / "oxigraph"
+        graph_path = Path(snapshot) if snapshot is not None and read_only else self.path / "oxigraph"
         try:
             if read_only:
                 if not graph_path.is_dir():
@@ -509,7 +522,17 @@ class EmbeddedStore(KgStore):
         if self.path is None:
             return None
         library, options = self._library_arguments
-        return ("embedded", str(self.path), library, options)
+        return ("embedded", str(self.path), library, options, None)
+
+    def _readers_location(self) -> tuple:
+        """A snapshot of the store as committed now (see :mod:`~kg_decoder.graph.snapshots`): readers
+        never open the folder this process writes."""
+        with self._commit_lock:
+            if not self._snapshots_taken:
+                drop_all_snapshots(self.path)  # left by a server of this store that stopped
+            self._snapshots_taken += 1
+            snapshot = take_snapshot(self.graph, self.path, f"{self.generation}-{self._snapshots_taken}")
+        return self.reader_location()[:-1] + (str(snapshot),)
 
     @contextlib.contextmanager
     def writer_lent(self):
@@ -521,8 +544,11 @@ class EmbeddedStore(KgStore):
             raise StoreError(f"the store at {self.location} cannot be written by another process")
         graph_path = str(self.path / "oxigraph")
         with self._commit_lock:
-            self.graph.flush()
-            self.graph = _read_only_graph(graph_path)  # the writer's last reference goes: its lock is freed
+            if self._lent_snapshot is not None:  # the last lend's: its reads are long done
+                drop_snapshot(self._lent_snapshot)
+            self._snapshots_taken += 1
+            self._lent_snapshot = take_snapshot(self.graph, self.path, f"lent-{self._snapshots_taken}")
+            self.graph = _read_only_graph(str(self._lent_snapshot))  # the writer's last reference goes
             try:
                 yield
             finally:
@@ -634,12 +660,12 @@ def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: 
 
 
 def open_reader(location: tuple) -> KgStore:
-    """A store opened read-only from what :meth:`KgStore.reader_location` gave (in another process):
-    an embedded store as its writer has committed it up to now, or the same remote store."""
+    """A store opened read-only (in another process) from what :meth:`KgStore.share_with_readers`
+    told: an embedded store's snapshot, or the same remote store."""
     kind, *details = location
     if kind == "embedded":
-        path, library, library_options = details
-        return EmbeddedStore(path, read_only=True, library=library, library_options=library_options)
+        path, library, library_options, snapshot = details
+        return EmbeddedStore(path, read_only=True, library=library, library_options=library_options, snapshot=snapshot)
     from .remote_store import RemoteStore
 
     return RemoteStore(details[0], read_only=True)

@@ -43,10 +43,9 @@ def bounded_trace(store: KgStore, request: dict, bounds: Bounds = Bounds(), work
     if isinstance(quote, str) and len(quote) > MAX_QUOTE_CHARACTERS:
         raise RequestError(f"a quote may be {MAX_QUOTE_CHARACTERS} characters long, not {len(quote)}",
                            code="quote-too-long", http_status=413)
-    location = store.reader_location()
-    if workers is None or location is None:
+    if workers is None or store.reader_location() is None:
         return trace(**request, store=store, limit=bounds.sources)
-    return workers.run("trace_sources", location, store.generation, request, bounds.sources, client=client,
+    return workers.run("trace_sources", store, request, bounds.sources, client=client,
                        timeout=bounds.seconds, cancelled=cancelled, crash="the trace crashed its worker",
                        timed_out=lambda limit: TimeLimit(f"the trace ran past the time limit of {limit:g} s and was "
                                                          f"stopped; give a document or a longer quote"))
@@ -56,10 +55,9 @@ def bounded_page_image(store: KgStore, page: str, bounds: Bounds = Bounds(), wor
                        client: str = "", cancelled: Optional[Callable[[], bool]] = None) -> bytes:
     """:func:`~kg_decoder.serve.pages.page_image` in a worker (where the store allows), within
     ``bounds.page_seconds``."""
-    location = store.reader_location()
-    if workers is None or location is None:
+    if workers is None or store.reader_location() is None:
         return page_image(store, page)
-    return workers.run("draw_page", location, store.generation, page, client=client, timeout=bounds.page_seconds,
+    return workers.run("draw_page", store, page, client=client, timeout=bounds.page_seconds,
                        cancelled=cancelled, crash="drawing the page crashed its worker",
                        timed_out=_drawing_timeout)
 
@@ -68,10 +66,9 @@ def bounded_rendered_page_image(store: KgStore, document: str, number: int, boun
                                 workers: Optional[WorkerPool] = None, client: str = "",
                                 cancelled: Optional[Callable[[], bool]] = None) -> bytes:
     """:func:`~kg_decoder.serve.pages.rendered_page_image` in a worker (where the store allows)."""
-    location = store.reader_location()
-    if workers is None or location is None:
+    if workers is None or store.reader_location() is None:
         return rendered_page_image(store, document, number)
-    return workers.run("draw_rendered_page", location, store.generation, document, number, client=client,
+    return workers.run("draw_rendered_page", store, document, number, client=client,
                        timeout=bounds.page_seconds, cancelled=cancelled, crash="drawing the page crashed its worker",
                        timed_out=_drawing_timeout)
 

@@ -59,7 +59,7 @@ def run_query(store: KgStore, query: str, accept: str = "", format: Optional[str
     check_services(query, allow_service)
     location = store.reader_location()
     if workers is not None and location is not None and location[0] == "embedded":
-        return workers.run("sparql_answer", location, store.generation, query, wanted, default_graph, named_graphs,
+        return workers.run("sparql_answer", store, query, wanted, default_graph, named_graphs,
                            union, row_cap, tuple(allow_service), client=client, timeout=timeout, cancelled=cancelled,
                            crash="the query crashed the SPARQL engine (it is too complex); it was stopped",
                            crashed=QueryTooComplex, timed_out=_query_timeout("query"))
@@ -78,11 +78,11 @@ def run_query(store: KgStore, query: str, accept: str = "", format: Optional[str
 
 
 def run_update(store: KgStore, update: str, allow_service: Sequence[str] = (), allow_load: Sequence[str] = (),
-               timeout: float = 30.0, workers: Optional[WorkerPool] = None, client: str = "") -> None:
+               timeout: float = 30.0, workers: Optional[WorkerPool] = None) -> None:
     """Run a user's SPARQL Update, refused first when it calls or loads from an endpoint not allowed.
 
-    With ``workers`` (over an embedded store on disk) this process lends its writer to one of them
-    for the update (:meth:`EmbeddedStore.writer_lent`), which is stopped at the time limit: an update
+    With ``workers`` (over an embedded store on disk) this process lends its writer to their writing
+    worker for the update (:meth:`EmbeddedStore.writer_lent`), which is stopped at the time limit: an update
     is one transaction, written all at once at its end, so a stopped one leaves the store as it was.
     """
     check_services(update, allow_service, allow_load, update=True)
@@ -91,9 +91,9 @@ def run_update(store: KgStore, update: str, allow_service: Sequence[str] = (), a
         store.sparql_update(update, allow_service=allow_service, allow_load=allow_load)
         return
     with store.writer_lent():
-        workers.run("sparql_update", location, update, tuple(allow_service), tuple(allow_load), client=client,
-                    timeout=timeout, crash="the update crashed the SPARQL engine (it is too complex); it was stopped",
-                    crashed=QueryTooComplex, timed_out=_query_timeout("update"))
+        workers.write("sparql_update", location, update, tuple(allow_service), tuple(allow_load), timeout=timeout,
+                      crash="the update crashed the SPARQL engine (it is too complex); it was stopped",
+                      crashed=QueryTooComplex, timed_out=_query_timeout("update"))
 
 
 def answer_query(store: KgStore, query: str, accept: str, default_graph: Optional[list[str]],

@@ -1,12 +1,12 @@
 """What the web server's workers run (:mod:`kg_decoder.serve.workers`), in their own processes:
 a user's SPARQL query or update, a trace, a page drawn as a picture.
 
-Each task names the store by :meth:`KgStore.reader_location` and the store's write generation
-when it was sent. A worker keeps the store open between tasks, as a snapshot of what was
-committed when it opened it, and opens it again when the server has committed since: a warm
-worker whose snapshot is current adds nothing to a task. An update opens the store for writing
-itself, while the server has lent it its writer (:meth:`EmbeddedStore.writer_lent`), and closes
-it again whatever happens.
+Each task names where to read the store (an embedded store's latest snapshot, see
+:mod:`kg_decoder.graph.snapshots`, or a remote store) and its generation. A worker keeps the store
+open between tasks and opens the new snapshot when the server has committed since: a warm worker
+whose snapshot is current adds nothing to a task. An update opens the store itself for writing,
+while the server has lent it its writer (:meth:`EmbeddedStore.writer_lent`), and closes it again
+whatever happens.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..model import TraceSource
 from .pages import page_image, rendered_page_image
 from .sparql import Answer, answer_query
 
-_opened: dict[str, tuple[int, KgStore]] = {}
+_opened: dict[str, tuple[tuple, KgStore]] = {}  # a store (kind and path) -> where it was opened, and it
 
 
 def warm_up() -> None:
@@ -29,16 +29,16 @@ def warm_up() -> None:
 
 
 def _store(location: tuple, generation: int) -> KgStore:
-    """The store at ``location`` as committed at ``generation`` or later."""
-    key = repr(location)
+    """The store read at ``location`` (the one before it closed first: its snapshot may go)."""
+    key = repr(location[:2])
     opened = _opened.get(key)
-    if opened is not None and opened[0] >= generation:
+    if opened is not None and opened[0] == location:
         return opened[1]
     if opened is not None:
         del _opened[key]
         opened[1].close()
     store = open_reader(location)
-    _opened[key] = (generation, store)
+    _opened[key] = (location, store)
     return store
 
 
@@ -56,7 +56,7 @@ def sparql_answer(location: tuple, generation: int, query: str, accept: str, def
 
 def sparql_update(location: tuple, update: str, allow_service: Sequence[str], allow_load: Sequence[str]) -> None:
     """Run an update on the store opened for writing here; closed again whatever happens."""
-    kind, path, library, library_options = location
+    kind, path, library, library_options, _ = location
     store = EmbeddedStore(path, library=library, library_options=library_options)
     try:
         store.sparql_update(update, allow_service=allow_service, allow_load=allow_load)

@@ -21,9 +21,10 @@ that no request thread waits behind them), at most ``per_client`` of them for on
 niced, so that new, short tasks pass it on the CPU. The pool's size stays below the server's
 threads, so static files and cheap pages always find a thread.
 
-The store is named to the workers by its location; after the server commits, idle workers open it
-again in the background (:meth:`KgStore.share_with_readers`), so a request's task rarely waits for
-that. A store in memory cannot be opened by another process: :func:`worker_pool` gives None and
+The workers read an embedded store through snapshots (:mod:`kg_decoder.graph.snapshots`), never
+the folder the server writes; after each commit the idle workers open the new snapshot in the
+background (:meth:`KgStore.share_with_readers`), so a request's task rarely waits for that, and a
+snapshot no worker reads any more is removed. A store in memory cannot be opened by another process: :func:`worker_pool` gives None and
 the caller runs the work itself, in threads, as before.
 """
 
@@ -38,6 +39,7 @@ from collections import Counter
 from typing import Callable, Optional
 
 from ..decode.worker import PartitionWorker, WorkerSetup
+from ..graph.snapshots import drop_snapshot
 from ..graph.store import KgStore
 from ..model.errors import KgDecoderError, ServerBusy, WorkCrashed, WorkerUnavailable
 
@@ -72,10 +74,13 @@ class WorkerPool:
         self._workers: list[PartitionWorker] = []
         self._idle: list[PartitionWorker] = []
         self._spares: list[PartitionWorker] = []  # started, not in the pool: a dead worker's successor
+        self._writer: Optional[PartitionWorker] = None  # runs updates only (see write)
         self._held = 0
         self._by_client: Counter = Counter()
-        self._stores: dict[str, tuple[tuple, int]] = {}  # the stores served: location, last generation
-        self._behind: set[int] = set()  # id() of workers that may not have opened them as they are now
+        self._stores: dict[str, tuple[tuple, int]] = {}  # a store -> where to read it now, its generation
+        self._issued: dict[str, list[tuple]] = {}  # a store -> the places it was read at, oldest first
+        self._opened: dict[int, dict[str, tuple]] = {}  # id(worker) -> store -> where that worker reads it
+        self._behind: set[int] = set()  # id() of workers that may not read the stores as they are now
         self._refreshing = False
         self.closed = False
 
@@ -93,17 +98,22 @@ class WorkerPool:
 
     # ------------------------------------------------------------ running a task
 
-    def run(self, task: str, *args, client: str = "", timeout: float, crash: str,
+    def run(self, task: str, store: KgStore, *args, client: str = "", timeout: float, crash: str,
             timed_out: Callable[[float], KgDecoderError], cancelled: Optional[Callable[[], bool]] = None,
             crashed: Callable[[str], KgDecoderError] = WorkCrashed):
-        """``task`` (a function of :mod:`~kg_decoder.serve.worker_tasks`) run in a worker within
-        ``timeout`` seconds, wall-clock and CPU; its value, or its typed error raised here.
+        """``task`` (a function of :mod:`~kg_decoder.serve.worker_tasks`) run over ``store`` (as it is
+        now, see :func:`worker_pool`) in a worker within ``timeout`` seconds, wall-clock and CPU; its
+        value, or its typed error raised here.
 
         ServerBusy when every worker, or this ``client``'s share of them, is taken; ``timed_out(timeout)``
         past the time limit; RequestCancelled once ``cancelled()``; ``crashed(crash)`` (WorkCrashed)
         when the worker dies of the input; MemoryLimit or CpuLimit when it dies of its limit.
         """
+        key = _key(store.reader_location())
         worker = self._acquire(client)
+        with self._changed:
+            location, generation = self._stores[key]
+            self._opened.setdefault(id(worker), {})[key] = location  # it opens that, and closes the one before
         started = time.monotonic()
         slowed = [False]
 
@@ -113,10 +123,28 @@ class WorkerPool:
             return cancelled is not None and cancelled()
 
         try:
-            return worker.call(f"{TASKS}:{task}", *args, timeout=timeout, cpu_seconds=timeout + 5, crash=crash,
-                               cancelled=watch, timed_out=timed_out, unexpected=_bug, crashed=crashed)
+            return worker.call(f"{TASKS}:{task}", location, generation, *args, timeout=timeout, cpu_seconds=timeout + 5,
+                               crash=crash, cancelled=watch, timed_out=timed_out, unexpected=_bug, crashed=crashed)
         finally:
             self._release(worker, client, retire=slowed[0] and not _restore_priority(worker.pid))
+
+    def write(self, task: str, *args, timeout: float, crash: str, timed_out: Callable[[float], KgDecoderError],
+              crashed: Callable[[str], KgDecoderError] = WorkCrashed):
+        """``task`` run in the pool's one writing worker, which opens the store for writing (while the
+        server has lent it its writer) and never reads for a request: no process holds the store both
+        ways. Writes come one at a time (the server's write lock); stopped and typed as :meth:`run`'s."""
+        with self._changed:
+            if self.closed:
+                raise WorkerUnavailable("the server is stopping")
+            if self._writer is None:
+                self._writer = PartitionWorker(setup=self.setup)
+            writer = self._writer
+        try:
+            return writer.call(f"{TASKS}:{task}", *args, timeout=timeout, cpu_seconds=timeout + 5, crash=crash,
+                               timed_out=timed_out, unexpected=_bug, crashed=crashed)
+        finally:
+            if _worn(writer.pid, self.setup.memory_bytes):
+                writer.close()
 
     def _acquire(self, client: str) -> PartitionWorker:
         deadline = time.monotonic() + _WAIT_FOR_WORKER_SECONDS
@@ -146,9 +174,11 @@ class WorkerPool:
             return worker
 
     def _release(self, worker: PartitionWorker, client: str, retire: bool) -> None:
-        if retire:  # its priority could not be raised again: a fresh worker instead
+        if retire or _worn(worker.pid, self.setup.memory_bytes):  # a fresh worker instead (see _worn)
             worker.close()
         with self._changed:
+            if worker.pid is None:
+                self._opened.pop(id(worker), None)  # the process that read those snapshots is gone
             if worker.pid is None and not self.closed:  # killed, dead or retired: a warm spare takes its place
                 warm = [spare for spare in self._spares if spare.warm()]
                 if warm:
@@ -179,12 +209,28 @@ class WorkerPool:
     # ------------------------------------------------------------ the store changed
 
     def store_changed(self, location: tuple, generation: int) -> None:
-        """The server committed (or started serving a store): each idle worker, and each spare, opens
-        the store again now, off the request path. A request's task opens it itself when it must."""
+        """A store was committed (or is served from now): each idle worker, and each spare, opens it
+        where ``location`` says, off the request path (a request's task does it itself when it must)."""
+        key = _key(location)
         with self._changed:
-            self._stores[repr(location)] = (location, generation)
+            self._stores[key] = (location, generation)
+            issued = self._issued.setdefault(key, [])
+            if location not in issued:
+                issued.append(location)
             self._behind.update(id(worker) for worker in self._workers + self._spares)
+            self._drop_unread()
         self._refresh_soon()
+
+    def _drop_unread(self) -> None:
+        """Remove the snapshots no worker reads any more (but each store's latest); under the lock."""
+        reading = {repr(place) for opened in self._opened.values() for place in opened.values()}
+        for key, places in self._issued.items():
+            latest = self._stores[key][0]
+            for place in list(places):
+                if place != latest and repr(place) not in reading:
+                    places.remove(place)
+                    if place[0] == "embedded" and place[-1] is not None:
+                        drop_snapshot(place[-1])
 
     def _refresh_soon(self) -> None:
         with self._changed:
@@ -214,19 +260,46 @@ class WorkerPool:
                 continue
             try:
                 for location, generation in stores:
+                    with self._changed:
+                        self._opened.setdefault(id(worker), {})[_key(location)] = location
                     worker.call(f"{TASKS}:refresh", location, generation, timeout=60.0, unexpected=_bug)
             except Exception:  # the next task opens the store itself, or starts a new worker
                 _log.debug("a worker could not open the store again", exc_info=True)
             with self._changed:
+                if worker.pid is None:
+                    self._opened.pop(id(worker), None)
                 (self._spares if spare else self._idle).append(worker)
+                self._drop_unread()
                 self._changed.notify()
 
     def close(self) -> None:
         with self._changed:
             self.closed = True
-            workers = self._workers + self._spares
+            workers = self._workers + self._spares + ([self._writer] if self._writer else [])
         for worker in workers:
             worker.close()
+
+
+def _worn(pid: Optional[int], memory_bytes: Optional[int]) -> bool:
+    """Whether a worker has taken more than three quarters of the address space it may take beyond
+    what it mapped at rest: a task interrupted in Oxigraph, or one that grew the heap, may leave it
+    so, and the next task, however small, would then die of the limit. Such a worker is replaced."""
+    if pid is None or not memory_bytes:
+        return False
+    try:
+        with open(f"/proc/{pid}/limits") as limits:
+            line = next(line for line in limits if line.startswith("Max address space"))
+        limit = line.split()[3]
+        with open(f"/proc/{pid}/statm") as statm:
+            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, StopIteration, IndexError, ValueError):
+        return False
+    return limit.isdigit() and mapped - (int(limit) - memory_bytes) > 0.75 * memory_bytes
+
+
+def _key(location: tuple) -> str:
+    """Which store a location reads (an embedded store's folder, or a remote store), whatever snapshot."""
+    return repr(location[:2])
 
 
 def _bug(message: str) -> Exception:
@@ -264,8 +337,7 @@ def worker_pool(store: KgStore, size: int = DEFAULT_WORKERS, memory_mb: int = DE
     """The process's pool of workers with these settings, told of ``store``'s commits; None for a
     store no other process can open (in memory). Pools are shared by the apps of one process (tests
     start many) and stopped at exit."""
-    location = store.reader_location()
-    if location is None:
+    if store.reader_location() is None:
         return None
     key = (size, memory_mb, per_client)
     with _pools_lock:
@@ -274,6 +346,5 @@ def worker_pool(store: KgStore, size: int = DEFAULT_WORKERS, memory_mb: int = DE
             pool = _pools[key] = WorkerPool(size, memory_mb * 2 ** 20, per_client)
             pool.start()
             atexit.register(pool.close)
-    store.share_with_readers(lambda generation: pool.store_changed(location, generation))
-    pool.store_changed(location, store.generation)  # the workers open it as they warm up
+    store.share_with_readers(pool.store_changed)  # now, and after each commit: the workers open it
     return pool
