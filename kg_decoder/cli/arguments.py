@@ -142,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "for more (default: LOAD is refused)")
     serve.add_argument("--row-cap", type=int, default=100_000)
     serve.add_argument("--request-workers", type=int, default=4,
-                       help="worker processes for SPARQL, traces and page drawings (default 4, at most --threads - 2)")
+                       help="worker processes for SPARQL, traces and page drawings (default 4, at most --threads - 2; "
+                            "0: that work runs in the server's threads, where nothing can stop it: for measuring only)")
     serve.add_argument("--worker-memory", type=int, default=1024, metavar="MB",
                        help="address space a worker may take beyond what it maps at rest (default 1024 MB)")
     serve.add_argument("--client-slots", type=int, default=2,

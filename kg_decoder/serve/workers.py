@@ -24,8 +24,8 @@ threads, so static files and cheap pages always find a thread.
 The workers read an embedded store through snapshots (:mod:`kg_decoder.graph.snapshots`), never
 the folder the server writes; after each commit the idle workers open the new snapshot in the
 background (:meth:`KgStore.share_with_readers`), so a request's task rarely waits for that, and a
-snapshot no worker reads any more is removed. A store in memory cannot be opened by another process: :func:`worker_pool` gives None and
-the caller runs the work itself, in threads, as before.
+snapshot no worker reads any more is removed. A store in memory cannot be opened by another
+process: :func:`worker_pool` gives None and the caller runs the work itself, in threads, as before.
 """
 
 from __future__ import annotations
@@ -308,21 +308,17 @@ def _bug(message: str) -> Exception:
 
 def _lower_priority(pid: Optional[int]) -> bool:
     """Nice a worker whose task runs long: new tasks pass it on the CPU. Whether it was niced."""
-    if pid is None:
-        return False
-    try:
-        os.setpriority(os.PRIO_PROCESS, pid, 10)
-        return True
-    except (AttributeError, OSError):
-        return False
+    return pid is not None and _set_priority(pid, 10)
 
 
 def _restore_priority(pid: Optional[int]) -> bool:
     """Give a niced worker its priority back; False when this process may not (it then retires it)."""
-    if pid is None:
-        return True
+    return pid is None or _set_priority(pid, 0)
+
+
+def _set_priority(pid: int, niceness: int) -> bool:
     try:
-        os.setpriority(os.PRIO_PROCESS, pid, 0)
+        os.setpriority(os.PRIO_PROCESS, pid, niceness)
         return True
     except (AttributeError, OSError):
         return False
