@@ -139,7 +139,7 @@ def check_inflated_sizes(archive: zipfile.ZipFile) -> None:
             raise CorruptDocument(f"the ZIP container is damaged: no local header for {info.filename[:100]!r}")
         name_length, extra_length = _LOCAL_HEADER.unpack(header)[-2:]
         raw.seek(info.header_offset + _LOCAL_HEADER.size + name_length + extra_length)
-        inflated = _inflated_size(raw, info.file_size + _INFLATE_STEP, info.filename)
+        inflated = _inflated_size(raw, info.file_size + _INFLATE_STEP)
         if inflated > info.file_size:
             raise UnsafeDocument(f"the archive member {info.filename[:100]!r} inflates past the {info.file_size} "
                                  f"bytes its header declares (a ZIP bomb?)")
@@ -148,9 +148,11 @@ def check_inflated_sizes(archive: zipfile.ZipFile) -> None:
             raise UnsafeDocument(f"the archive would unpack to more than {MAX_UNPACKED_BYTES} bytes")
 
 
-def _inflated_size(raw, limit: int, name: str) -> int:
+def _inflated_size(raw, limit: int) -> int:
     """How many bytes the deflate stream at ``raw``'s position inflates to: read until the stream ends
-    (whatever size the headers give it) or the count passes ``limit``."""
+    (whatever size the headers give it), breaks off damaged, or the count passes ``limit``. A damaged
+    member is not refused here: what it inflates to before the damage is counted, and the parser that
+    reads it says it is damaged (an embedded part then fails alone, its parent decodes)."""
     decompressor = zlib.decompressobj(-15)
     inflated, pending = 0, b""
     while inflated <= limit and not decompressor.eof:
@@ -160,7 +162,7 @@ def _inflated_size(raw, limit: int, name: str) -> int:
         try:
             inflated += len(decompressor.decompress(data, _INFLATE_STEP))
         except zlib.error:
-            raise CorruptDocument(f"the ZIP member {name[:100]!r} is damaged") from None
+            break
         pending = decompressor.unconsumed_tail
     return inflated
 
