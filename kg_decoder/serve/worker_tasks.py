@@ -2,7 +2,7 @@
 a user's SPARQL query or update, a trace, a page drawn as a picture.
 
 Each task names where to read the store (an embedded store's latest snapshot, see
-:mod:`kg_decoder.graph.snapshots`, or a remote store) and its generation. A worker keeps the store
+:mod:`kg_decoder.graph.snapshots`, or a remote store). A worker keeps the store
 open between tasks and opens the new snapshot when the server has committed since: a warm worker
 whose snapshot is current adds nothing to a task. An update opens the store itself for writing,
 while the server has lent it its writer (:meth:`EmbeddedStore.writer_lent`), and closes it again
@@ -28,7 +28,7 @@ def warm_up() -> None:
     from PIL import Image  # noqa: F401
 
 
-def _store(location: tuple, generation: int) -> KgStore:
+def _store(location: tuple) -> KgStore:
     """The store read at ``location`` (the one before it closed first: its snapshot may go)."""
     key = repr(location[:2])
     opened = _opened.get(key)
@@ -42,15 +42,15 @@ def _store(location: tuple, generation: int) -> KgStore:
     return store
 
 
-def refresh(location: tuple, generation: int) -> None:
+def refresh(location: tuple) -> None:
     """Open the store again if the server committed since this worker opened it (done while idle)."""
-    _store(location, generation)
+    _store(location)
 
 
-def sparql_answer(location: tuple, generation: int, query: str, accept: str, default_graph: Optional[list[str]],
+def sparql_answer(location: tuple, query: str, accept: str, default_graph: Optional[list[str]],
                   named_graphs: Optional[list[str]], union: bool, row_cap: int,
                   allow_service: Sequence[str]) -> Answer:
-    return answer_query(_store(location, generation), query, accept, default_graph, named_graphs, union, row_cap,
+    return answer_query(_store(location), query, accept, default_graph, named_graphs, union, row_cap,
                         allow_service)
 
 
@@ -64,14 +64,14 @@ def sparql_update(location: tuple, update: str, allow_service: Sequence[str], al
         store.close()
 
 
-def trace_sources(location: tuple, generation: int, request: dict, limit: int) -> list[TraceSource]:
+def trace_sources(location: tuple, request: dict, limit: int) -> list[TraceSource]:
     """``kg_decoder.trace`` with the request's arguments, a quote's search stopped at ``limit`` places."""
-    return trace(**request, store=_store(location, generation), limit=limit)
+    return trace(**request, store=_store(location), limit=limit)
 
 
-def draw_page(location: tuple, generation: int, page: str) -> bytes:
-    return page_image(_store(location, generation), page)
+def draw_page(location: tuple, page: str) -> bytes:
+    return page_image(_store(location), page)
 
 
-def draw_rendered_page(location: tuple, generation: int, document: str, number: int) -> bytes:
-    return rendered_page_image(_store(location, generation), document, number)
+def draw_rendered_page(location: tuple, document: str, number: int) -> bytes:
+    return rendered_page_image(_store(location), document, number)

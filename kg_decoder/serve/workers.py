@@ -77,7 +77,7 @@ class WorkerPool:
         self._writer: Optional[PartitionWorker] = None  # runs updates only (see write)
         self._held = 0
         self._by_client: Counter = Counter()
-        self._stores: dict[str, tuple[tuple, int]] = {}  # a store -> where to read it now, its generation
+        self._stores: dict[str, tuple] = {}  # a store -> where to read it now
         self._issued: dict[str, list[tuple]] = {}  # a store -> the places it was read at, oldest first
         self._opened: dict[int, dict[str, tuple]] = {}  # id(worker) -> store -> where that worker reads it
         self._behind: set[int] = set()  # id() of workers that may not read the stores as they are now
@@ -112,7 +112,7 @@ class WorkerPool:
         key = _key(store.reader_location())
         worker = self._acquire(client)
         with self._changed:
-            location, generation = self._stores[key]
+            location = self._stores[key]
             self._opened.setdefault(id(worker), {})[key] = location  # it opens that, and closes the one before
         started = time.monotonic()
         slowed = [False]
@@ -123,7 +123,7 @@ class WorkerPool:
             return cancelled is not None and cancelled()
 
         try:
-            return worker.call(f"{TASKS}:{task}", location, generation, *args, timeout=timeout, cpu_seconds=timeout + 5,
+            return worker.call(f"{TASKS}:{task}", location, *args, timeout=timeout, cpu_seconds=timeout + 5,
                                crash=crash, cancelled=watch, timed_out=timed_out, unexpected=_bug, crashed=crashed)
         finally:
             self._release(worker, client, retire=slowed[0] and not _restore_priority(worker.pid))
@@ -213,7 +213,7 @@ class WorkerPool:
         where ``location`` says, off the request path (a request's task does it itself when it must)."""
         key = _key(location)
         with self._changed:
-            self._stores[key] = (location, generation)
+            self._stores[key] = location
             issued = self._issued.setdefault(key, [])
             if location not in issued:
                 issued.append(location)
@@ -225,7 +225,7 @@ class WorkerPool:
         """Remove the snapshots no worker reads any more (but each store's latest); under the lock."""
         reading = {repr(place) for opened in self._opened.values() for place in opened.values()}
         for key, places in self._issued.items():
-            latest = self._stores[key][0]
+            latest = self._stores[key]
             for place in list(places):
                 if place != latest and repr(place) not in reading:
                     places.remove(place)
@@ -259,10 +259,10 @@ class WorkerPool:
                 time.sleep(0.2)
                 continue
             try:
-                for location, generation in stores:
+                for location in stores:
                     with self._changed:
                         self._opened.setdefault(id(worker), {})[_key(location)] = location
-                    worker.call(f"{TASKS}:refresh", location, generation, timeout=60.0, unexpected=_bug)
+                    worker.call(f"{TASKS}:refresh", location, timeout=60.0, unexpected=_bug)
             except Exception:  # the next task opens the store itself, or starts a new worker
                 _log.debug("a worker could not open the store again", exc_info=True)
             with self._changed:
