@@ -83,10 +83,10 @@ class KgStore(GraphReads):
         # One commit at a time from this process: parallel decodes commit from several threads.
         self._commit_lock = threading.Lock()
         # Which commit of this process the store is at, counted over every store the process opens (a
-        # store opened again starts past its last). Readers in other processes (the web server's
-        # workers) hear of each commit, with where to read the store as it is then.
+        # store opened again starts past its last): it names the snapshots readers in other processes
+        # (the web server's workers) are told of after each commit.
         self.generation = next(_GENERATIONS)
-        self._readers: list[Callable[[tuple, int], None]] = []
+        self._readers: list[Callable[[tuple], None]] = []
         self._flush_each_commit = False
 
     def __enter__(self) -> "KgStore":
@@ -150,17 +150,16 @@ class KgStore(GraphReads):
         when it cannot (a store in memory)."""
         return None
 
-    def share_with_readers(self, listener: Callable[[tuple, int], None]) -> None:
+    def share_with_readers(self, listener: Callable[[tuple], None]) -> None:
         """Other processes read this store while this one writes it: ``listener`` is told, now and
-        after each commit, where they read it as committed then (:func:`open_reader` opens that) and
-        the :attr:`generation` it is at; each commit is flushed to the storage's tables. Only for a
-        store :meth:`reader_location` names."""
+        after each commit, where they read it as committed then (:func:`open_reader` opens that);
+        each commit is flushed to the storage's tables. Only for a store :meth:`reader_location` names."""
         if self.reader_location() is None:
             raise StoreError(f"the store at {self.location} cannot be read by another process")
         self._flush_each_commit = True
         if listener not in self._readers:  # several apps over one store may share a pool of workers
             self._readers.append(listener)
-            listener(self._readers_location(), self.generation)
+            listener(self._readers_location())
 
     def _readers_location(self) -> tuple:
         """Where other processes read the store as committed now."""
@@ -171,7 +170,7 @@ class KgStore(GraphReads):
         if self._readers:
             location = self._readers_location()
             for listener in list(self._readers):
-                listener(location, self.generation)
+                listener(location)
 
     def serve_reads_first(self) -> None:
         """Commit on a low-priority thread and nice the storage engine's own threads (the web server).

@@ -208,7 +208,7 @@ class WorkerPool:
 
     # ------------------------------------------------------------ the store changed
 
-    def store_changed(self, location: tuple, generation: int) -> None:
+    def store_changed(self, location: tuple) -> None:
         """A store was committed (or is served from now): each idle worker, and each spare, opens it
         where ``location`` says, off the request path (a request's task does it itself when it must)."""
         key = _key(location)
