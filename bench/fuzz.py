@@ -10,6 +10,14 @@ untyped exception, a hang past the time limit, or a partial write.
 
 prints cases per second and the outcomes by kind; exit 1 when a case broke a rule. The test
 suite runs a fixed sample (tests/e2e/test_fuzz.py).
+
+With ``--sparql SECONDS`` it fuzzes a live server's SPARQL endpoint instead (``--server URL``, or a
+``kg-decoder serve`` it starts on a small store): queries and updates from a random grammar with
+long operator chains, deep nesting, big literals, property-path combinations, glued keywords,
+SERVICE and LOAD, truncated and spliced; sent one after another for that long. The server must
+never die and never answer 5xx but the documented 503s of its limits: a property path of nested
+closures can take Oxigraph minutes and gigabytes on a store of 60 quads, and only the worker's
+limits stop it (tests/e2e/test_fuzz.py runs it for 60 s).
 """
 
 from __future__ import annotations
@@ -240,6 +248,236 @@ def fuzz(case_list: list[Case], timeout: float = 20.0, log: Optional[Callable[[O
     return outcomes
 
 
+# ---------------------------------------------------------------- SPARQL against a live server
+
+EX = "http://example.org/fuzz/"
+LIMIT_CODES = {"busy", "query-timeout", "memory-limit", "cpu-limit", "time-limit"}  # the documented 503s
+
+
+class SparqlGrammar:
+    """Random queries and updates: mostly well formed, often far too long, deep or odd."""
+
+    FUNCTIONS = ["STR", "LANG", "UCASE", "STRLEN", "ABS", "BOUND", "isIRI", "DATATYPE", "MD5", "CONCAT", "COALESCE",
+                 "REGEX", "SUBSTR", "REPLACE", "IF", "STRSTARTS", "CONTAINS", "YEAR", "NOW", "RAND", "TRIPLE",
+                 "SUBJECT", "isTRIPLE", "sameTerm", "LANGMATCHES"]
+    OPERATORS = ["+", "-", "*", "/", "||", "&&", "=", "!=", "<", ">", "<=", ">="]
+    GLUE = ["", " ", "\n", "#x\n", ".", "}", "{", ")", "(", "'x'", "1", "true", "<", ">", "SERVICE", "LOAD",
+            "\\u0053ERVICE", "SILENT", "GRAPH", "<<(", ")>>", "~", "[]", "^^", "@en", ";", ",", "|", "^", "!", "?"]
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def length(self) -> int:
+        """Mostly short; sometimes at the guard's limits and well past them."""
+        rng = self.rng
+        return rng.choice([1, 2, 3, 5, 8]) if rng.random() < 0.95 else rng.choice([20, 100, 400, 999, 1001, 3000, 10000])
+
+    def term(self, big: bool = False) -> str:
+        """A variable, IRI, number, literal, blank node or triple term; a ``big`` literal now and then."""
+        rng = self.rng
+        kind = rng.randrange(11)
+        if kind == 0:
+            return f"'{self.literal(big)}'"
+        if kind == 1:
+            return f'"{self.literal(big)}"@en'
+        return [f"?v{rng.randrange(6)}", f"<{EX}{rng.randrange(9)}>", str(rng.randint(-9, 99)), "true",
+                f"'{rng.randrange(9)}'^^<{EX}type>", "[]", f"_:b{rng.randrange(3)}", f"<<( ?v0 <{EX}p> ?v1 )>>",
+                f"<{EX}{rng.randrange(9)}>"][kind - 2]
+
+    def constant(self) -> str:
+        """A term VALUES takes: an IRI, a literal, a number."""
+        rng = self.rng
+        return rng.choice([f"<{EX}{rng.randrange(9)}>", str(rng.randint(-9, 99)), "true", f"'{self.literal()}'",
+                           "UNDEF"])
+
+    def literal(self, big: bool = False) -> str:
+        rng = self.rng
+        size = rng.choice([1, 5, 20, 1000, 30_000]) if big else rng.choice([1, 3])
+        return rng.choice(["x", "é", "\\n", "ﬁ", "\\'", "\\u0041", "SERVICE <http://127.0.0.1:9/>"]) * size
+
+    def expression(self, depth: int = 0) -> str:
+        rng = self.rng
+        kind = rng.random()
+        if depth > 4 or kind < 0.3:
+            return self.term(big=rng.random() < 0.05)
+        if kind < 0.55:
+            operator = rng.choice(self.OPERATORS)
+            return operator.join(self.term() for _ in range(self.length() + 1))
+        if kind < 0.7:
+            return rng.choice(["!", "-", "+"]) * rng.choice([1, 1, 2, 3, 150, 250]) + self.expression(depth + 1)
+        if kind < 0.85:
+            arguments = ", ".join(self.expression(depth + 1) for _ in range(rng.randint(0, 3)))
+            return f"{rng.choice(self.FUNCTIONS)}({arguments})"
+        if kind < 0.93:
+            return f"{self.term()} IN ({', '.join(self.term() for _ in range(self.length()))})"
+        return f"EXISTS {{ {self.group(depth + 1)} }}"
+
+    def path(self, depth: int = 0) -> str:
+        rng = self.rng
+        if depth > 3 or rng.random() < 0.4:
+            step = rng.choice([f"<{EX}p>", f"^<{EX}p>", "a", f"!(<{EX}p>|^<{EX}q>)", f"<{EX}q>"])
+            return step + rng.choice(["", "", "*", "+", "?"])
+        joiner = rng.choice(["/", "|"])
+        steps = [self.path(depth + 1) for _ in range(rng.choice([2, 3]))]
+        steps += [f"<{EX}p>"] * (rng.choice([200, 1200]) if rng.random() < 0.1 else 0)
+        return "(" + joiner.join(steps) + ")" + rng.choice(["", "*", "+", "?"])
+
+    def group(self, depth: int = 0) -> str:
+        rng = self.rng
+        parts = []
+        for _ in range(rng.randint(1, 4) if depth < 4 else 1):
+            kind = rng.random()
+            if kind < 0.35 or depth >= 4:
+                parts.append(f"?v{rng.randrange(6)} {self.path(depth) if rng.random() < 0.3 else '?p' + str(rng.randrange(3))}"
+                             f" {self.term()} .")
+            elif kind < 0.45:
+                parts.append(f"OPTIONAL {{ {self.group(depth + 1)} }}")
+            elif kind < 0.55:  # a few nested alternatives, or a long flat run of simple ones
+                alternatives = ["{ " + self.group(depth + 1) + " }" for _ in range(rng.choice([2, 3]))]
+                alternatives += ["{ ?v0 ?p0 ?v1 }"] * (rng.choice([600, 5000]) if rng.random() < 0.1 else 0)
+                parts.append(" UNION ".join(alternatives))
+            elif kind < 0.62:
+                parts.append(f"MINUS {{ {self.group(depth + 1)} }}")
+            elif kind < 0.72:
+                parts.append(f"FILTER({self.expression(depth + 1)})")
+            elif kind < 0.8:
+                parts.append(f"BIND({self.expression(depth + 1)} AS ?b{rng.randrange(1000)})")
+            elif kind < 0.86:
+                parts.append(f"VALUES ?v{rng.randrange(6)} {{ {' '.join(self.constant() for _ in range(self.length()))} }}")
+            elif kind < 0.92:
+                parts.append(f"GRAPH ?g {{ {self.group(depth + 1)} }}")
+            else:
+                parts.append(f"{{ SELECT * WHERE {{ {self.group(depth + 1)} }} LIMIT {rng.randrange(10)} }}")
+        return " ".join(parts)
+
+    def query(self) -> str:
+        rng = self.rng
+        where = self.group()
+        form = rng.choice([f"SELECT * WHERE {{ {where} }} LIMIT 20", f"ASK {{ {where} }}",
+                           f"CONSTRUCT {{ ?v0 <{EX}p> ?v1 }} WHERE {{ {where} }} LIMIT 20",
+                           f"DESCRIBE ?v0 WHERE {{ {where} }} LIMIT 5",
+                           f"SELECT (COUNT(*) AS ?n) (SAMPLE(?v0) AS ?s) WHERE {{ {where} }} GROUP BY ?v1",
+                           f"SELECT ?v0 WHERE {{ {where} }} ORDER BY DESC(?v0) LIMIT 3"])
+        return self.mangle(f"PREFIX ex: <{EX}> " + form)
+
+    def update(self) -> str:
+        """An update that adds little (the store must not grow with the run, or every query slows)."""
+        rng = self.rng
+        where = self.group()
+        form = rng.choice([f"INSERT DATA {{ <{EX}s> <{EX}p> '{self.literal(big=True)}' }}",
+                           f"DELETE {{ ?v0 ?p0 ?v1 }} WHERE {{ {where} }}",
+                           f"INSERT {{ GRAPH <{EX}g> {{ ?v0 <{EX}p> ?v1 }} }} WHERE {{ SELECT * {{ {where} }} LIMIT 3 }}",
+                           f"DELETE WHERE {{ ?v0 <{EX}none> ?v1 }}", f"LOAD <http://127.0.0.1:9/{rng.randrange(9)}>",
+                           f"CLEAR GRAPH <{EX}g>", f"ADD <{EX}g> TO <{EX}h>", f"CLEAR GRAPH <{EX}h>"])
+        return self.mangle(form)
+
+    def mangle(self, text: str) -> str:
+        """Often left alone; else glued, cut, spliced or nested deep."""
+        rng = self.rng
+        kind = rng.random()
+        if kind < 0.7:
+            return text
+        if kind < 0.8:
+            position = rng.randrange(len(text) + 1)
+            return text[:position] + "".join(rng.choice(self.GLUE) for _ in range(rng.randint(1, 4))) + text[position:]
+        if kind < 0.87:
+            return text[:rng.randrange(len(text) + 1)]
+        if kind < 0.95:
+            depth = rng.choice([50, 199, 201, 1000, 5000])
+            return text.replace("WHERE {", "WHERE {" + "{" * depth, 1) + "}" * depth
+        return text + " ;" + text
+
+
+def fuzz_sparql(base: str, seconds: float, seed: int = 1, token: Optional[str] = None,
+                log: Optional[Callable[[str], None]] = None) -> Counter:
+    """Send the grammar's queries (and, with ``token``, updates) to ``base``'s ``/sparql`` one after
+    another for ``seconds``; the answers counted by status and error code. A broken rule (a 5xx
+    other than a limit's 503, a body that is no JSON error, the server gone) counts as BROKEN."""
+    import requests
+
+    rng = random.Random(seed)
+    grammar = SparqlGrammar(rng)
+    counts: Counter = Counter()
+    deadline = time.monotonic() + seconds
+    session = requests.Session()
+    while time.monotonic() < deadline:
+        update = token is not None and rng.random() < 0.15
+        text = grammar.update() if update else grammar.query()
+        headers = {"Accept": rng.choice(["", "text/csv", "application/sparql-results+json", "text/turtle", "*/*"])}
+        if update:
+            headers.update({"Authorization": f"Bearer {token}", "Content-Type": "application/sparql-update"})
+        try:
+            if not update and len(text) < 4000 and rng.random() < 0.5:
+                response = session.get(base + "/sparql", params={"query": text, "union": rng.choice(["", "true"])},
+                                       headers=headers, timeout=300)
+            else:
+                headers.setdefault("Content-Type", "application/sparql-query")
+                response = session.post(base + "/sparql", data=text.encode("utf-8", "surrogatepass"), headers=headers,
+                                        timeout=300)
+        except requests.RequestException as error:
+            counts[f"BROKEN: no answer ({type(error).__name__})"] += 1
+            if log:
+                log(f"no answer to {text[:200]!r}: {error}")
+            continue
+        code = ""
+        if response.status_code >= 400:
+            try:
+                code = response.json()["error"]
+            except ValueError:
+                code = "not JSON"
+        broken = response.status_code >= 500 and not (response.status_code == 503 and code in LIMIT_CODES)
+        kind = f"{'BROKEN: ' if broken else ''}{response.status_code} {code}".strip()
+        counts[kind] += 1
+        if response.status_code >= 500 and log:
+            log(f"{kind} for {text[:300]!r}: {response.text[:300]}")
+    return counts
+
+
+def sparql_main(args) -> int:
+    """``--sparql SECONDS``: fuzz ``--server`` or a server started here on a small store."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    server, base, token = None, args.server, args.token
+    if base is None:
+        import socket
+
+        import kg_decoder
+
+        folder = tempfile.mkdtemp(prefix="sparql-fuzz-")
+        with kg_decoder.open_store(folder) as store:
+            kg_decoder.decode(b"KGSENT fuzzed words. A second sentence of them.", store=store, file_name="a.txt")
+            store.sparql_update(f"INSERT DATA {{ <{EX}0> <{EX}p> <{EX}1> . <{EX}1> <{EX}p> <{EX}2> }}")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        token, base = "fuzz-token", f"http://127.0.0.1:{port}"
+        server = subprocess.Popen([sys.executable, "-m", "kg_decoder.cli", "serve", "--store", folder, "--port",
+                                   str(port), "--write-token", token, "--query-timeout", "10"],
+                                  stderr=subprocess.DEVNULL)
+        import urllib.request
+
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(base + "/sparql?query=ASK%7B%7D", timeout=60).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+    try:
+        started = time.monotonic()
+        counts = fuzz_sparql(base, args.sparql, args.seed, token, log=lambda line: print(line, flush=True))
+        alive = server is None or server.poll() is None
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=60)
+            shutil.rmtree(folder, ignore_errors=True)
+    print(json.dumps({"requests": sum(counts.values()), "seconds": round(time.monotonic() - started, 1),
+                      "server alive": alive, "answers": dict(counts.most_common())}, indent=2))
+    return 1 if not alive or any(kind.startswith("BROKEN") for kind in counts) else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=3000)
@@ -247,7 +485,12 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=20.0, help="the decode time limit of each case")
     parser.add_argument("--generated", help="a folder of generated fixtures to mutate too")
     parser.add_argument("--quick", action="store_true", help="leave out the seeds that take seconds to decode")
+    parser.add_argument("--sparql", type=float, metavar="SECONDS", help="fuzz a server's SPARQL endpoint instead")
+    parser.add_argument("--server", help="with --sparql: the server's base URL (default: start one)")
+    parser.add_argument("--token", help="with --sparql --server: the write token, to send updates too")
     args = parser.parse_args()
+    if args.sparql:
+        return sparql_main(args)
     case_list = cases(seeds(Path(args.generated) if args.generated else None, args.quick), args.cases, args.seed)
     started = time.monotonic()
 

@@ -10,7 +10,11 @@ trace) the ratio of p99 under load to p50 without load (target: zero errors, rat
 --floor the load phase runs once more with an idle-priority CPU burner in place of the uploads:
 the same ratios for a machine that is merely busy, side by side.
 
+With --no-isolation the server runs queries and traces in its own threads (``--request-workers 0``)
+instead of its workers: the same figures, to see what the workers add per request.
+
     .venv/bin/python bench/web_load.py [--seconds 30] [--clients 1] [--client-cpus 1] [--upload-interval 0] [--floor]
+                                       [--no-isolation]
 """
 
 from __future__ import annotations
@@ -218,6 +222,9 @@ def main() -> int:
     parser.add_argument("--client-cpus", type=lambda text: {int(c) for c in text.split(",")},
                         help="run the client processes on these CPUs only, e.g. 1 (as clients on another host "
                              "would be; the server keeps the others)")
+    parser.add_argument("--no-isolation", action="store_true",
+                        help="serve with --request-workers 0 (queries and traces in the server's threads, as before "
+                             "the workers): what the workers cost, by comparison")
     parser.add_argument("--floor", action="store_true",
                         help="also run the load phase with an idle-priority CPU burner instead of uploads: what "
                              "any busy CPU alone does to the tail on this machine, printed side by side")
@@ -227,7 +234,7 @@ def main() -> int:
     base = f"http://127.0.0.1:{port}"
     store = tempfile.mkdtemp(prefix="web-load-")
     server = subprocess.Popen([sys.executable, "-m", "kg_decoder.cli", "serve", "--store", store, "--port", str(port),
-                               "--threads", "16"], env=dict(os.environ, KG_DECODER_WRITE_TOKEN=TOKEN),
+                               "--threads", "16"] + (["--request-workers", "0"] if args.no_isolation else []), env=dict(os.environ, KG_DECODER_WRITE_TOKEN=TOKEN),
                               stderr=subprocess.DEVNULL)
     try:
         for _ in range(300):

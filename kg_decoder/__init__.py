@@ -23,12 +23,13 @@ from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkSta
                     ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Progress,
                     QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Violation,
                     to_jsonable)
-from .model.errors import (BlobMissing, CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
+from .model.errors import (BlobMissing, CorruptDocument, CpuLimit, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
                            EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan,
-                           KgDecoderError, MalformedQuery, MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound,
-                           ProvenanceError, QueryError, QueryTimeout, RequestError, ServerBusy, ServiceNotAllowed,
-                           StoreError, StoreLocked, StoreUnsupported, TooManyRows, UnknownEntity, UnsafeDocument, UnsupportedFormat,
-                           WorkerUnavailable)
+                           KgDecoderError, LimitExceeded, LoadNotAllowed, MalformedQuery, MalformedUpdate, MemoryLimit,
+                           ModelUnavailable, NotAcceptable, NotFound, ProvenanceError, QueryError, QueryTimeout,
+                           QueryTooComplex, RequestError, ServerBusy, ServiceNotAllowed, StoreError, StoreLocked,
+                           StoreUnsupported, TimeLimit, TooManyRows, UnknownEntity, UnsafeDocument, UnsupportedFormat,
+                           WorkCrashed, WorkerUnavailable)
 from .quality.audits import audit_definitions, run_audits
 from .quality.validation import validate
 from .sources.crawl import crawl
@@ -44,9 +45,10 @@ __all__ = [
     "Progress", "QuotePiece", "Rows", "StoreConfig", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
     "Violation",
     # errors
-    "BlobMissing", "CorruptDocument", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",
-    "FetchFailed", "Forbidden", "InvalidFact", "InvalidOption", "InvalidSpan", "KgDecoderError", "MalformedQuery",
-    "MalformedUpdate", "ModelUnavailable", "NotAcceptable", "NotFound", "ProvenanceError", "QueryError",
-    "QueryTimeout", "RequestError", "ServerBusy", "ServiceNotAllowed", "StoreError", "StoreLocked", "StoreUnsupported", "TooManyRows",
-    "UnknownEntity", "UnsafeDocument", "UnsupportedFormat", "WorkerUnavailable",
+    "BlobMissing", "CorruptDocument", "CpuLimit", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",
+    "FetchFailed", "Forbidden", "InvalidFact", "InvalidOption", "InvalidSpan", "KgDecoderError", "LimitExceeded",
+    "LoadNotAllowed", "MalformedQuery", "MalformedUpdate", "MemoryLimit", "ModelUnavailable", "NotAcceptable", "NotFound",
+    "ProvenanceError", "QueryError", "QueryTimeout", "QueryTooComplex", "RequestError", "ServerBusy", "ServiceNotAllowed",
+    "StoreError", "StoreLocked", "StoreUnsupported", "TimeLimit", "TooManyRows", "UnknownEntity", "UnsafeDocument",
+    "UnsupportedFormat", "WorkCrashed", "WorkerUnavailable",
 ]

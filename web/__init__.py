@@ -2,25 +2,29 @@
 
 Routes only, as three blueprints (``sparql``, ``api``, ``pages``) over kg-decoder's public API
 (``kg_decoder`` and ``kg_decoder.serve``). One process owns the store: decodes and other writes
-go through one lock, reads run concurrently on the server's threads. Every page escapes
-document text (Jinja autoescape), sends a Content-Security-Policy and loads nothing from the
-network. Every error is JSON with its status; nothing answers 500 but a bug, which is logged.
+go through one lock, reads run concurrently on the server's threads. What a request can make
+expensive (a SPARQL query or update, a trace, a page drawn) runs in the server's workers, which
+can be killed (``kg_decoder.serve.workers``; SECURITY.md says which work runs where). Every page
+escapes document text (Jinja autoescape), sends a Content-Security-Policy and loads nothing from
+the network. Every error is JSON with its status; nothing answers 500 but a bug, which is logged.
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
+from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 import kg_decoder
 from kg_decoder import Forbidden, KgDecoderError, KgStore
-from kg_decoder.serve import Jobs
+from kg_decoder.serve import Bounds, Jobs, RequestCancelled, WorkerPool, allowed_endpoints, worker_pool
 
 HERE = Path(__file__).resolve().parent
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -30,7 +34,7 @@ _log = logging.getLogger("kg_decoder.web")
 
 @dataclass
 class WebSettings:
-    """What the routes share: the store, who may write, and the limits."""
+    """What the routes share: the store, who may write, the limits and the workers."""
 
     store: KgStore
     write_token: Optional[str] = None
@@ -38,14 +42,45 @@ class WebSettings:
     row_cap: int = 100_000
     max_upload_bytes: int = 100 * 1024 * 1024
     allow_service: tuple[str, ...] = ()
+    allow_load: tuple[str, ...] = ()
+    workers: Optional[WorkerPool] = None
+    bounds: Bounds = field(default_factory=Bounds)
     write_lock: threading.Lock = field(default_factory=threading.Lock)
     jobs: Jobs = field(default_factory=Jobs)
+    # Uploads decoded while their request waits each hold a server thread: so many at a time.
+    uploads: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(2))
 
     def require_token(self) -> None:
+        """Forbidden unless the request carries the write token: a Bearer header, or a form field
+        ``token`` in a form this server's own pages sent (a browser says where a form came from)."""
         header = request.headers.get("Authorization", "")
-        given = header[len("Bearer "):].strip() if header.startswith("Bearer ") else request.form.get("token", "")
-        if not self.write_token or given != self.write_token:
+        from_form = not header.startswith("Bearer ")
+        given = request.form.get("token", "") if from_form else header[len("Bearer "):].strip()
+        if not self.write_token or not hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
+                                                           self.write_token.encode("utf-8", "surrogatepass")):
             raise Forbidden("writing needs the configured write token")
+        if from_form and _from_another_site():
+            raise Forbidden("a form that writes must be sent from this server's own pages")
+
+    def client(self) -> str:
+        """Who asks: the client's address, for the share of the workers one client may hold."""
+        return request.remote_addr or ""
+
+    def cancelled(self) -> Optional[Callable[[], bool]]:
+        """Whether the client went away (waitress tells, when it reads ahead on the connection)."""
+        return request.environ.get("waitress.client_disconnected")
+
+
+def _from_another_site() -> bool:
+    """Whether a browser says the request comes from another site's page (``Sec-Fetch-Site``, else
+    ``Origin``); a request no browser sent says nothing and passes."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None:
+        return site not in ("same-origin", "none")
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return False
+    return origin == "null" or urlsplit(origin).netloc.lower() != (request.host or "").lower()
 
 
 def settings() -> WebSettings:
@@ -53,11 +88,17 @@ def settings() -> WebSettings:
 
 
 def create_app(store, write_token: Optional[str] = None, query_timeout: float = 30.0, row_cap: int = 100_000,
-               max_upload_bytes: int = 100 * 1024 * 1024, allow_service: tuple[str, ...] = ()) -> Flask:
+               max_upload_bytes: int = 100 * 1024 * 1024, allow_service: tuple[str, ...] = (),
+               allow_load: tuple[str, ...] = (), workers: int = 4, worker_memory_mb: int = 1024,
+               client_slots: int = 2, trusted_hosts: Optional[list[str]] = None, isolate: bool = True) -> Flask:
     """The app over ``store`` (a KgStore or a folder). Writes need ``write_token`` (Bearer or form field).
 
-    SPARQL queries and updates may call remote endpoints (SERVICE) only under the prefixes of
-    ``allow_service``: by default none.
+    SPARQL queries and updates may call remote endpoints (SERVICE) only at the URLs of
+    ``allow_service`` or under them, and updates load remote documents (LOAD) only from those of
+    ``allow_load``: by default none. With ``isolate`` (and a store on disk or remote), queries,
+    updates, traces and page drawings run in up to ``workers`` worker processes of
+    ``worker_memory_mb`` each, at most ``client_slots`` of them for one client address.
+    ``trusted_hosts`` (host names) refuses requests addressed to any other host (400).
     """
     from .api import api
     from .pages import pages
@@ -67,8 +108,12 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
         store = kg_decoder.open_store(store)
     app = Flask(__name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"))
     app.config["MAX_CONTENT_LENGTH"] = max_upload_bytes
+    app.config["TRUSTED_HOSTS"] = list(trusted_hosts) if trusted_hosts else None
+    app.url_map.merge_slashes = False  # "//x" redirected to "/x" would build a URL from the request's Host
+    pool = worker_pool(store, workers, worker_memory_mb, client_slots) if isolate else None
     app.extensions["kg_decoder"] = WebSettings(store, write_token, query_timeout, row_cap, max_upload_bytes,
-                                               tuple(allow_service))
+                                               allowed_endpoints(allow_service), allowed_endpoints(allow_load),
+                                               pool, Bounds(seconds=query_timeout))
     for blueprint in (sparql, api, pages):
         app.register_blueprint(blueprint)
 
@@ -81,6 +126,8 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
 
     @app.errorhandler(KgDecoderError)
     def typed_error(error: KgDecoderError):
+        if isinstance(error, RequestCancelled):  # nobody is left to read it
+            return Response(status=error.http_status)
         return jsonify(error.to_json()), error.http_status
 
     @app.errorhandler(HTTPException)

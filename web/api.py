@@ -9,8 +9,8 @@ import re
 from flask import Blueprint, Response, jsonify, request, send_file
 
 import kg_decoder
-from kg_decoder import ChunkOptions, DecodeOptions, RequestError, UnknownEntity
-from kg_decoder.serve import decoded_json, document_iri, document_view, form_options
+from kg_decoder import ChunkOptions, DecodeOptions, RequestError, ServerBusy, UnknownEntity
+from kg_decoder.serve import bounded_trace, decoded_json, document_iri, document_view, form_options
 
 from . import HERE, settings
 
@@ -48,7 +48,13 @@ def upload():
     if request.values.get("async", "").lower() in _TRUE:
         job = config.jobs.start(run)
         return jsonify(job=job, status_url=f"/api/jobs/{job}"), 202
-    return jsonify(run()), 201
+    if not config.uploads.acquire(blocking=False):
+        raise ServerBusy("other uploads are being decoded while their requests wait; try again, or send "
+                         "async=true and poll the job")
+    try:
+        return jsonify(run()), 201
+    finally:
+        config.uploads.release()
 
 
 @api.get("/jobs/<job>")
@@ -125,18 +131,21 @@ def openapi():
 
 
 def trace_request(args) -> list:
-    store = settings().store
+    """The trace a request asks for, run in a worker within the server's bounds."""
     if args.get("s") and args.get("p") and args.get("o") is not None:
-        return kg_decoder.trace(fact=(args["s"], args["p"], args["o"]), store=store)
-    if args.get("segment"):
+        wanted = {"fact": (args["s"], args["p"], args["o"])}
+    elif args.get("segment"):
         try:
             start, end = int(args.get("start", "")), int(args.get("end", ""))
         except ValueError:
             raise RequestError("start and end must be integers", code="bad-span") from None
-        return kg_decoder.trace(span=(args["segment"], start, end), store=store)
-    if args.get("quote"):
-        return kg_decoder.trace(quote=args["quote"], document=args.get("document") or None, store=store)
-    raise RequestError("give s, p and o; or segment, start and end; or quote")
+        wanted = {"span": (args["segment"], start, end)}
+    elif args.get("quote"):
+        wanted = {"quote": args["quote"], "document": args.get("document") or None}
+    else:
+        raise RequestError("give s, p and o; or segment, start and end; or quote")
+    config = settings()
+    return bounded_trace(config.store, wanted, config.bounds, config.workers, config.client(), config.cancelled())
 
 
 def _json_body():

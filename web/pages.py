@@ -7,8 +7,8 @@ from urllib.parse import quote
 from flask import Blueprint, Response, render_template, request
 
 import kg_decoder
-from kg_decoder.serve import (document_iri, document_view, page_image as draw_page, query_examples,
-                              rendered_page_image, store_overview, trace_view)
+from kg_decoder.serve import (bounded_page_image, bounded_rendered_page_image, document_iri, document_view,
+                              query_examples, store_overview, trace_view)
 
 from . import settings
 from .api import trace_request
@@ -43,13 +43,18 @@ def document_page(identifier: str):
 @pages.get("/pages/<path:identifier>/image.png")
 def page_image(identifier: str):
     iri = identifier if identifier.startswith("urn:") else f"urn:page:{identifier}"
-    return Response(draw_page(settings().store, iri), content_type="image/png")
+    config = settings()
+    png = bounded_page_image(config.store, iri, config.bounds, config.workers, config.client(), config.cancelled())
+    return Response(png, content_type="image/png")
 
 
 @pages.get("/renderings/<path:identifier>/<int:number>.png")
 def rendering_image(identifier: str, number: int):
-    store = settings().store
-    return Response(rendered_page_image(store, document_iri(store, identifier), number), content_type="image/png")
+    config = settings()
+    document = document_iri(config.store, identifier)
+    png = bounded_rendered_page_image(config.store, document, number, config.bounds, config.workers, config.client(),
+                                      config.cancelled())
+    return Response(png, content_type="image/png")
 
 
 @pages.get("/trace")

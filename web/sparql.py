@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 from kg_decoder import RequestError
-from kg_decoder.serve import run_query
+from kg_decoder.serve import run_query, run_update
 
 from . import settings
 
@@ -33,7 +33,8 @@ def endpoint():
     if update is not None:
         config.require_token()
         with config.write_lock:
-            config.store.sparql_update(update, allow_service=config.allow_service)
+            run_update(config.store, update, allow_service=config.allow_service, allow_load=config.allow_load,
+                       timeout=config.query_timeout, workers=config.workers)
         return Response(status=204)
     if not query:
         raise RequestError("give a query (query=... or a application/sparql-query body)", code="missing-query")
@@ -42,7 +43,8 @@ def endpoint():
                        default_graph=values.getlist("default-graph-uri"),
                        named_graphs=values.getlist("named-graph-uri"),
                        union=values.get("union", "").lower() in _TRUE, timeout=config.query_timeout,
-                       row_cap=config.row_cap, allow_service=config.allow_service)
+                       row_cap=config.row_cap, allow_service=config.allow_service, workers=config.workers,
+                       client=config.client(), cancelled=config.cancelled())
     return Response(answer.body, content_type=answer.content_type + "; charset=utf-8")
 
 

@@ -25,7 +25,8 @@ from .quotes import as_written, find_quote, holds_words
 
 
 def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quote: Optional[str] = None,
-          document: Optional[str] = None, *, store: Union[KgStore, StorePath]) -> list[TraceSource]:
+          document: Optional[str] = None, *, store: Union[KgStore, StorePath],
+          limit: Optional[int] = None) -> list[TraceSource]:
     """Where a fact, a span or a quote comes from; exactly one of ``fact``, ``span``, ``quote``.
 
     ``fact`` is ``(s, p, o)`` (terms, or strings as :func:`kg_decoder.graph.terms.to_triple`
@@ -33,7 +34,8 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
     searched in ``document`` (an IRI) or, without one, in every document, as an extractor
     writes it (ligatures, hyphenation, quotes and whitespace folded: see
     :mod:`kg_decoder.cite.quotes`); places that hold it as written come first. A fact no
-    subgraph contains and a quote found nowhere give an empty list. Reads only.
+    subgraph contains and a quote found nowhere give an empty list. ``limit`` stops a quote's
+    search at that many places (in document order). Reads only.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -55,7 +57,7 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
         except (TypeError, ValueError):
             raise InvalidSpan("a span is (segment_or_chunk_iri, start, end)") from None
         return tracer.span(iri, start, end)
-    return tracer.quote(quote, document)
+    return tracer.quote(quote, document, limit)
 
 
 class _Tracer:
@@ -90,15 +92,17 @@ class _Tracer:
             return [self._segment_span(iri, start, end)]
         raise UnknownEntity(f"no page, section, picture's text or chunk {iri:.200} in the store")
 
-    def quote(self, quote: str, document: Optional[str]) -> list[TraceSource]:
+    def quote(self, quote: str, document: Optional[str], limit: Optional[int] = None) -> list[TraceSource]:
         if not isinstance(quote, str) or not quote.strip():
             raise InvalidSpan("a quote must be non-empty text")
         if document is not None and not self.store.has_document(document):
             raise UnknownEntity(f"no document {str(document):.200} in the store")
         sources = []
         for segment in self.store.text_segments(document):
+            if limit is not None and len(sources) >= limit:
+                break
             text = self.store.text(segment.sha256, segment.segment)
-            for start, end in find_quote(text, quote):
+            for start, end in find_quote(text, quote)[:None if limit is None else limit - len(sources)]:
                 sources.append(self._segment_span(segment.segment, start, end, text=text))
         sources.sort(key=lambda source: not as_written(source.quote, quote))  # stable: then in document order
         if not sources and document is not None:

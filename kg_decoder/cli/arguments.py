@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="partition again even when the same bytes were partitioned the same way before")
     run.add_argument("--no-record-failures", action="store_true",
                      help="do not record failed decodes in the store (the failed-or-fallback audit lists them)")
+    _pixel_argument(run)
     run.add_argument("--server", metavar="URL",
                      help="send the files to a running kg-decoder serve (its /api/documents) instead of opening "
                           "the store; needs --token")
@@ -113,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--user-agent", default="", help="default: kg-decoder/VERSION")
     web.add_argument("--section-strategy", choices=SECTION_STRATEGIES, default="whole-document")
     web.add_argument("--no-progress", action="store_true")
+    _pixel_argument(web)
 
     query = commands.add_parser("query", help="run a SPARQL SELECT (a file, or a name from queries/)")
     query.add_argument("query", help="path of a .rq file, or a name such as audit-segments-without-text")
@@ -125,18 +127,35 @@ def build_parser() -> argparse.ArgumentParser:
     _store_arguments(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--threads", type=int, default=8)
+    serve.add_argument("--threads", type=int, default=8,
+                       help="request threads; the workers take at most all but two of them")
     serve.add_argument("--write-token", default=os.environ.get("KG_DECODER_WRITE_TOKEN"),
                        help="token that uploads, facts and SPARQL Update need (default: $KG_DECODER_WRITE_TOKEN; "
                             "none: read-only)")
-    serve.add_argument("--query-timeout", type=float, default=30.0)
-    serve.add_argument("--allow-service", action="append", default=[], metavar="ENDPOINT_PREFIX",
-                       help="let SPARQL queries call remote endpoints (SERVICE) whose IRI starts with this prefix; "
+    serve.add_argument("--query-timeout", type=float, default=30.0,
+                       help="seconds a SPARQL query, update or trace may run before its worker stops it")
+    serve.add_argument("--allow-service", action="append", default=[], metavar="URL",
+                       help="let SPARQL queries call this remote endpoint (SERVICE), or one under its path; "
                             "repeat for more (default: SERVICE is refused)")
+    serve.add_argument("--allow-load", action="append", default=[], metavar="URL",
+                       help="let SPARQL updates load documents (LOAD) from this URL, or one under its path; repeat "
+                            "for more (default: LOAD is refused)")
     serve.add_argument("--row-cap", type=int, default=100_000)
+    serve.add_argument("--request-workers", type=int, default=4,
+                       help="worker processes for SPARQL, traces and page drawings (default 4, at most --threads - 2; "
+                            "0: that work runs in the server's threads, where nothing can stop it: for measuring only)")
+    serve.add_argument("--worker-memory", type=int, default=1024, metavar="MB",
+                       help="address space a worker may take beyond what it maps at rest (default 1024 MB)")
+    serve.add_argument("--client-slots", type=int, default=2,
+                       help="workers one client address may hold at once (default 2; behind a proxy every client "
+                            "has the proxy's address)")
+    serve.add_argument("--trusted-host", action="append", default=[], metavar="HOST",
+                       help="answer only requests addressed to this host name (the Host header); repeat for more "
+                            "(default: any)")
     serve.add_argument("--no-pin-worker", dest="pin_worker", action="store_false",
                        help="let the decoding worker share every CPU with the request threads (default: the "
                             "worker gets the last CPU to itself, the requests the others)")
+    _pixel_argument(serve)
 
     pictures = commands.add_parser("images", help="list a document's images; --export writes their bytes")
     pictures.add_argument("document", metavar="DOC", help="document IRI, or the path of a decoded file")
@@ -168,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("folder", metavar="DIR")
     _store_arguments(load)
     return parser
+
+
+def _pixel_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-image-pixels", type=int, default=None, metavar="N",
+                        help="refuse to decode any picture of more than N pixels (default 100 000 000, or "
+                             "$KG_DECODER_MAX_IMAGE_PIXELS), in this process and every worker")
 
 
 def _store_arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,6 +23,7 @@ from ..cite.images import document_images, export_images
 from ..cite.trace import trace
 from ..decode.pipeline import decode, render_files_ahead, stored_result
 from ..decode.parallel import WorkerPool, available_cpus, in_input_order
+from ..decode.images import limit_image_pixels
 from ..decode.worker import shared_worker
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
@@ -53,6 +54,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 "serve": _serve, "images": _images, "audit": _audit, "validate": _validate, "crawl": _crawl,
                 "gc": _gc, "queries": _queries, "export": _export, "import": _import}
     try:
+        if hasattr(args, "max_image_pixels"):  # a command that decodes pictures, here or in its workers
+            if args.max_image_pixels is not None and args.max_image_pixels < 1:
+                raise UsageError("--max-image-pixels takes a positive number")
+            limit_image_pixels(args.max_image_pixels)  # the environment carries it to the workers
         return commands[args.command](args)
     except KgDecoderError as exc:
         print(f"kg-decoder: error: {exc}", file=sys.stderr)
@@ -325,21 +330,35 @@ def _serve(args: argparse.Namespace) -> int:
     # What Python work is left here (the multipart body, JSON) is cut in short GIL slices so that
     # reading threads do not wait behind it for the default 5 ms.
     sys.setswitchinterval(0.0005)
+    if min(args.threads, args.worker_memory, args.client_slots) < 1 or args.request_workers < 0:
+        raise UsageError("--threads, --worker-memory and --client-slots take positive numbers, --request-workers "
+                         "one from 0")
     store = _store(args)
     worker = shared_worker()
     if args.pin_worker:
         _split_cpus(worker)
     worker.start()
     store.serve_reads_first()
-    app = load_web_app().create_app(store, write_token=args.write_token, query_timeout=args.query_timeout,
-                                    row_cap=args.row_cap, allow_service=tuple(args.allow_service))
+    try:
+        allowed = {"allow_service": tuple(args.allow_service), "allow_load": tuple(args.allow_load)}
+        app = load_web_app().create_app(store, write_token=args.write_token, query_timeout=args.query_timeout,
+                                        row_cap=args.row_cap, **allowed,
+                                        workers=max(1, min(args.request_workers, args.threads - 2)),
+                                        worker_memory_mb=args.worker_memory, client_slots=args.client_slots,
+                                        trusted_hosts=args.trusted_host or None, isolate=args.request_workers > 0)
+    except ValueError as exc:  # an allow-list entry that is no URL
+        raise UsageError(str(exc)) from None
     # The heap built at start-up is frozen out of the garbage collector: full passes over it were the
     # slowest requests.
     gc.collect()
     gc.freeze()
     print(f"kg-decoder: serving {args.store} on http://{args.host}:{args.port}/ "
           f"({'writable with the token' if args.write_token else 'read-only'})", file=sys.stderr)
-    serve(app, host=args.host, port=args.port, threads=args.threads)
+    # The body limit is waitress's, enforced before a body is read (a Content-Length over it, or a
+    # chunked body when it passes it, is 413 at once); reading one request ahead on a connection lets
+    # a route see that its client went away, and stop the work for it.
+    serve(app, host=args.host, port=args.port, threads=args.threads,
+          max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1, channel_request_lookahead=1)
     return 0
 
 

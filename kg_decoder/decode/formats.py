@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import zipfile
+import zlib
 from typing import Optional
 
 from ..model.errors import CorruptDocument, EmptyDocument, EncryptedDocument, UnsafeDocument, UnsupportedFormat
@@ -87,7 +89,8 @@ def _zip_format(data: bytes, sniffed: str, ext: str) -> Format:
 
 
 def check_zip_safety(archive: zipfile.ZipFile) -> None:
-    """Refuse archives that would unpack to far more than they weigh (ZIP bombs)."""
+    """Refuse archives that would unpack to far more than they weigh (ZIP bombs), by their headers
+    and then by the bytes their members actually inflate to (:func:`check_inflated_sizes`)."""
     infos = archive.infolist()
     if len(infos) > MAX_ZIP_MEMBERS:
         raise UnsafeDocument(f"the archive holds {len(infos)} files, more than the limit of {MAX_ZIP_MEMBERS}")
@@ -103,6 +106,65 @@ def check_zip_safety(archive: zipfile.ZipFile) -> None:
             )
     if unpacked > 10 * 1024 * 1024 and unpacked / packed > MAX_COMPRESSION_RATIO:
         raise UnsafeDocument(f"the archive expands {unpacked // packed}-fold (a ZIP bomb?)")
+    check_inflated_sizes(archive)
+
+
+_LOCAL_HEADER = struct.Struct("<4s5H3I2H")  # signature ... name length, extra length: 30 bytes
+_INFLATE_STEP = 1 << 16
+
+
+def check_inflated_sizes(archive: zipfile.ZipFile) -> None:
+    """Inflate every member as a stream, counting the bytes it gives, and refuse the archive when one
+    gives more than its headers declare (a bomb whose headers lie: a parser that trusts them may
+    inflate gigabytes at once, as Python's own ``ZipFile.read`` does), or all together more than
+    :data:`MAX_UNPACKED_BYTES`. Memory stays at one step's worth whatever the archive holds. Members
+    are stored or deflated in every format kg-decoder reads; another method is refused.
+
+    >>> buffer = io.BytesIO()
+    >>> with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+    ...     archive.writestr("a.xml", "<a/>" * 1000)
+    >>> check_inflated_sizes(zipfile.ZipFile(buffer))
+    """
+    raw = archive.fp
+    total = 0
+    for info in archive.infolist():
+        if info.compress_type == zipfile.ZIP_STORED:
+            continue
+        if info.compress_type != zipfile.ZIP_DEFLATED:
+            raise UnsafeDocument(f"the archive member {info.filename[:100]!r} is compressed in a way kg-decoder "
+                                 f"does not check (method {info.compress_type})")
+        raw.seek(info.header_offset)
+        header = raw.read(_LOCAL_HEADER.size)
+        if len(header) < _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
+            raise CorruptDocument(f"the ZIP container is damaged: no local header for {info.filename[:100]!r}")
+        name_length, extra_length = _LOCAL_HEADER.unpack(header)[-2:]
+        raw.seek(info.header_offset + _LOCAL_HEADER.size + name_length + extra_length)
+        inflated = _inflated_size(raw, info.file_size + _INFLATE_STEP)
+        if inflated > info.file_size:
+            raise UnsafeDocument(f"the archive member {info.filename[:100]!r} inflates past the {info.file_size} "
+                                 f"bytes its header declares (a ZIP bomb?)")
+        total += inflated
+        if total > MAX_UNPACKED_BYTES:
+            raise UnsafeDocument(f"the archive would unpack to more than {MAX_UNPACKED_BYTES} bytes")
+
+
+def _inflated_size(raw, limit: int) -> int:
+    """How many bytes the deflate stream at ``raw``'s position inflates to: read until the stream ends
+    (whatever size the headers give it), breaks off damaged, or the count passes ``limit``. A damaged
+    member is not refused here: what it inflates to before the damage is counted, and the parser that
+    reads it says it is damaged (an embedded part then fails alone, its parent decodes)."""
+    decompressor = zlib.decompressobj(-15)
+    inflated, pending = 0, b""
+    while inflated <= limit and not decompressor.eof:
+        data = pending or raw.read(_INFLATE_STEP)
+        if not data:
+            break
+        try:
+            inflated += len(decompressor.decompress(data, _INFLATE_STEP))
+        except zlib.error:
+            break
+        pending = decompressor.unconsumed_tail
+    return inflated
 
 
 def check_nested_archives(archive: zipfile.ZipFile) -> None:

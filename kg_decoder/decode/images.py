@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import os
 import posixpath
+import warnings
 from dataclasses import replace
 from html.parser import HTMLParser
 from typing import Optional
@@ -20,8 +22,38 @@ from urllib.parse import unquote
 from ..model import Element
 
 EMU_PER_POINT = 12700  # Office drawings measure in English Metric Units
+PIXELS_VARIABLE = "KG_DECODER_MAX_IMAGE_PIXELS"
+DEFAULT_MAX_IMAGE_PIXELS = 100_000_000  # 100 megapixels: 300-400 MB decoded, a 10 000 x 10 000 scan
 _IMG_MIME = {"PNG": "image/png", "JPEG": "image/jpeg", "TIFF": "image/tiff", "GIF": "image/gif",
              "BMP": "image/bmp", "WEBP": "image/webp", "JPEG2000": "image/jp2", "MPO": "image/jpeg"}
+
+
+def max_image_pixels() -> int:
+    """The most pixels any picture may have to be decoded in a kg-decoder process: ``--max-image-pixels``,
+    passed on to every process it starts as ``$KG_DECODER_MAX_IMAGE_PIXELS``."""
+    try:
+        return max(1, int(os.environ.get(PIXELS_VARIABLE) or DEFAULT_MAX_IMAGE_PIXELS))
+    except ValueError:
+        return DEFAULT_MAX_IMAGE_PIXELS
+
+
+def limit_image_pixels(limit: Optional[int] = None) -> int:
+    """Hold PIL to ``limit`` pixels (default :func:`max_image_pixels`) in this process: a picture over
+    it is refused with DecompressionBombError (PIL's warning is made an error) before its pixels are
+    decoded. unstructured raises PIL's limit to 500 million pixels when imported: call this after.
+    Returns the limit; the environment carries it to the processes this one starts."""
+    from PIL import Image
+
+    limit = limit or max_image_pixels()
+    os.environ[PIXELS_VARIABLE] = str(limit)
+    Image.MAX_IMAGE_PIXELS = limit
+    warnings.simplefilter("error", Image.DecompressionBombWarning)
+    return limit
+
+
+def too_many_pixels(exc: BaseException) -> bool:
+    """Whether PIL refused a picture for its pixel count (a decompression bomb)."""
+    return type(exc).__name__ in ("DecompressionBombError", "DecompressionBombWarning")
 
 
 def describe_image(data: bytes) -> tuple[Optional[str], Optional[int], Optional[int]]:

@@ -59,3 +59,13 @@ def prepare() -> None:
     """Everything needed before the first partition call, in order."""
     set_offline_environment()
     install_offline_spacy_model()
+
+
+def warm_up_decoding() -> None:
+    """A decoding worker's start: offline first, then every backend's parsers and the spaCy model loaded,
+    the layout model kept to the worker's share of the CPUs."""
+    from .backends import warm_up
+    from .worker import THREADS_VARIABLE
+
+    prepare()
+    warm_up(int(os.environ[THREADS_VARIABLE]) if os.environ.get(THREADS_VARIABLE) else None)

@@ -4,14 +4,23 @@ isolation from crashes.
 A parser that hangs or dies (a native library on hostile bytes) must not take the caller
 down, and a decode must stop at its time limit. The worker is started once (``python -m
 kg_decoder.decode.worker``, not multiprocessing's spawn, which would re-run the caller's main
-script), warms up (imports unstructured, loads the spaCy model) and runs one task at a time
-over a socket pair; on a timeout or a crash it is killed and the next call starts a new one.
-A task is a function named ``"kg_decoder.<module>:<function>"`` (the stages hand theirs in by
-name, so this module imports none of them); one with a ``progress`` parameter has its reports
-relayed. The worker's own output (unstructured's warnings) goes to ``KG_DECODER_WORKER_LOG``
-if set, else nowhere. A worker started with ``threads`` keeps the libraries that spread over
-CPUs of their own accord (tesseract's OpenMP, the layout model's ONNX Runtime, OpenCV) to that
-many threads: N workers side by side then share the CPUs instead of fighting over them.
+script), warms up (a decoding worker imports unstructured and loads the spaCy model) and runs
+one task at a time over a socket pair; on a timeout or a crash it is killed and the next call
+starts a new one. A task is a function named ``"kg_decoder.<module>:<function>"`` (the stages
+hand theirs in by name, so this module imports none of them); one with a ``progress`` parameter
+has its reports relayed. The worker's own output (unstructured's warnings) goes to
+``KG_DECODER_WORKER_LOG`` if set, else nowhere. A worker started with ``threads`` keeps the
+libraries that spread over CPUs of their own accord (tesseract's OpenMP, the layout model's
+ONNX Runtime, OpenCV) to that many threads: N workers side by side then share the CPUs instead
+of fighting over them.
+
+A :class:`WorkerSetup` says what a worker is for: the task that warms it up, whether it runs at
+idle priority (decoding: batch work), the address space it may take beyond what it maps at rest
+(``RLIMIT_AS``), and whether a task may be interrupted (``SIGUSR1`` raises in the task, which
+unwinds and leaves the worker warm; one stuck in native code is killed after a grace period).
+Each call may also bound the task's CPU time (``RLIMIT_CPU``: the kernel stops the worker, even
+if this process is gone). Every worker holds PIL to the pixel limit (:func:`limit_image_pixels`)
+and dies with the process that started it.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from __future__ import annotations
 import atexit
 import importlib
 import inspect
+import json
 import os
 import signal
 import socket
@@ -26,16 +36,42 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
-from typing import Optional
+from typing import Callable, Optional
 
 from ..graph.priority import make_idle
-from ..model.errors import CorruptDocument, DecodeTimeout, KgDecoderError, WorkerUnavailable
+from ..model.errors import (CorruptDocument, CpuLimit, DecodeTimeout, KgDecoderError, MemoryLimit, RequestCancelled,
+                            UnsafeDocument, WorkerUnavailable)
 from ..model.progress import ProgressCallback
+from .images import limit_image_pixels, too_many_pixels
 
 _START_TIMEOUT_SECONDS = 600.0
 BUILD_DOCUMENT = "kg_decoder.decode.build:build_document"
 THREADS_VARIABLE = "KG_DECODER_WORKER_THREADS"
+_POLL_SECONDS = 0.1  # how often a call that can be cancelled looks at its caller
+_GRACE_SECONDS = 1.0  # how long an interrupted task may take to unwind before its worker is killed
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What a worker process is for: the task run once to warm it up, whether it runs at idle
+    priority, how many bytes of address space it may take beyond what it maps when warm (None: no
+    limit), and whether its tasks can be interrupted without killing it."""
+
+    warm_up: str = "kg_decoder.decode.offline:warm_up_decoding"
+    idle: bool = True
+    memory_bytes: Optional[int] = None
+    interruptible: bool = False
+    name: str = "decoding worker"
+
+
+DECODING = WorkerSetup()
+
+
+class _Interrupted(BaseException):
+    """Raised in a task by SIGUSR1: the caller stopped waiting for it. A BaseException, so that no
+    library's ``except Exception`` swallows it."""
 
 
 def _task(name: str):
@@ -47,29 +83,68 @@ def _task(name: str):
     return target, "progress" in inspect.signature(target).parameters
 
 
-def _serve(connection) -> None:
+def _die_with_parent() -> None:
+    """Let the kernel kill this worker when the process that started it dies (Linux)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _address_space() -> Optional[int]:
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return None
+
+
+def _serve(connection, setup: WorkerSetup) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the caller stops the worker itself,
     # and a worker dying of it would be reported as a parser that crashed.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     # No task uses torch, but thinc (under spaCy) imports it whenever it is installed: 1.2 of the
     # 4 CPU-seconds a worker takes to start. Kept out, thinc goes on without it.
     sys.modules.setdefault("torch", None)
-    from . import offline
+    from .offline import set_offline_environment
 
-    offline.prepare()
-    threads = int(os.environ[THREADS_VARIABLE]) if os.environ.get(THREADS_VARIABLE) else None
-    if threads:
+    set_offline_environment()
+    if os.environ.get(THREADS_VARIABLE):
         import cv2
 
-        cv2.setNumThreads(threads)
-    from .backends import warm_up
+        cv2.setNumThreads(int(os.environ[THREADS_VARIABLE]))
+    warm_up, _ = _task(setup.warm_up)
+    warm_up()
+    limit_image_pixels()  # after the imports: unstructured raises PIL's limit when imported
+    import resource
 
-    warm_up(threads)
+    at_rest = _address_space()
+    if setup.memory_bytes and at_rest:
+        resource.setrlimit(resource.RLIMIT_AS, (at_rest + setup.memory_bytes, at_rest + setup.memory_bytes))
+    running = [False]
+
+    def interrupt(signum, frame):
+        if running[0]:
+            raise _Interrupted()
+
+    if setup.interruptible:
+        signal.signal(signal.SIGUSR1, interrupt)
+
+    def send(message) -> None:  # never interrupted half way: the caller would read half a message
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        try:
+            connection.send(message)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
     tasks: dict = {}
-    connection.send("ready")
+    send("ready")
 
     def send_progress(progress) -> None:
-        connection.send(("progress", progress))
+        send(("progress", progress))
 
     while True:
         try:
@@ -78,19 +153,36 @@ def _serve(connection) -> None:
             return
         if request is None:
             return
-        name, args = request
+        name, args, cpu_seconds = request
+        used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+        soft = int(used + cpu_seconds) + 1 if cpu_seconds else resource.RLIM_INFINITY
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.getrlimit(resource.RLIMIT_CPU)[1]))
         try:
-            if name not in tasks:
-                tasks[name] = _task(name)
-            function, takes_progress = tasks[name]
-            value = function(*args, progress=send_progress) if takes_progress else function(*args)
+            running[0] = True
+            try:
+                if name not in tasks:
+                    tasks[name] = _task(name)
+                function, takes_progress = tasks[name]
+                limit_image_pixels()
+                value = function(*args, progress=send_progress) if takes_progress else function(*args)
+            finally:
+                running[0] = False
             reply = ("ok", value)
+        except _Interrupted:
+            reply = ("interrupted", None)
         except KgDecoderError as exc:
             reply = ("error", exc)
+        except MemoryError:
+            reply = ("error", MemoryLimit("the work needed more memory than a worker may take"))
         except Exception as exc:  # a parser bug on odd bytes: the document, not the caller, is at fault
-            message = f"the document could not be processed: {type(exc).__name__}: {exc}"
-            reply = ("error", CorruptDocument(message[:500]))
-        connection.send(reply)
+            if too_many_pixels(exc):
+                reply = ("error", UnsafeDocument(f"a picture has too many pixels to decode safely: {exc}"[:500]))
+            else:
+                reply = ("unexpected", f"{type(exc).__name__}: {exc}"[:500])
+        try:
+            send(reply)
+        except _Interrupted:  # a late interrupt, after the task: the reply still goes
+            send(reply)
 
 
 def _relay(progress: Optional[ProgressCallback], report) -> None:
@@ -103,20 +195,22 @@ def _relay(progress: Optional[ProgressCallback], report) -> None:
 
 
 class PartitionWorker:
-    """One worker process (partitioning, mapping, chunking), reused across documents; thread-safe
-    (one task at a time).
+    """One worker process (partitioning, mapping, chunking; or what ``setup`` says), reused across
+    tasks; thread-safe (one task at a time).
 
     >>> worker = PartitionWorker()
     >>> worker.close()
     """
 
-    def __init__(self, threads: Optional[int] = None) -> None:
+    def __init__(self, threads: Optional[int] = None, setup: WorkerSetup = DECODING) -> None:
         self._threads = threads
+        self.setup = setup
         self._lock = threading.Lock()
         self._process: Optional[subprocess.Popen] = None
         self._connection: Optional[Connection] = None
         self._ready = False
         self._cpus: Optional[set[int]] = None
+        self.restarts = 0  # how many times a worker process was started
 
     def pin(self, cpus: set[int]) -> None:
         """Keep the worker (and what it starts: tesseract, LibreOffice) on these CPUs, now and after restarts."""
@@ -124,6 +218,17 @@ class PartitionWorker:
             self._cpus = set(cpus)
             if self._process is not None and self._process.poll() is None:
                 os.sched_setaffinity(self._process.pid, self._cpus)
+
+    @property
+    def pid(self) -> Optional[int]:
+        process = self._process
+        return process.pid if process is not None and process.poll() is None else None
+
+    def warm(self) -> bool:
+        """Whether the worker has started and warmed up (for a caller that holds it, idle)."""
+        if self._ready:
+            return True
+        return self.pid is not None and self._connection is not None and self._connection.poll(0)
 
     def start(self) -> None:
         """Start the worker now (it warms up in the background while the caller goes on)."""
@@ -139,9 +244,12 @@ class PartitionWorker:
         environment = None
         if self._threads:
             environment = {**os.environ, THREADS_VARIABLE: str(self._threads), "OMP_THREAD_LIMIT": str(self._threads)}
+        if self.setup.memory_bytes:  # each thread's malloc arena would take 64 MB of the address space
+            environment = {**(environment or os.environ), "MALLOC_ARENA_MAX": "2"}
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "kg_decoder.decode.worker", str(child_end.fileno())],
+                [sys.executable, "-m", "kg_decoder.decode.worker", str(child_end.fileno()),
+                 json.dumps(asdict(self.setup))],
                 pass_fds=[child_end.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -152,8 +260,9 @@ class PartitionWorker:
             child_end.close()
             if log_path:
                 log.close()
-        # Decoding is batch work: when the caller also answers queries (the web app), those come first.
-        make_idle(self._process.pid)
+        self.restarts += 1
+        if self.setup.idle:  # batch work: when the caller also answers queries (the web app), those come first
+            make_idle(self._process.pid)
         if self._cpus:
             os.sched_setaffinity(self._process.pid, self._cpus)
         self._connection = Connection(parent_end.detach())
@@ -164,15 +273,15 @@ class PartitionWorker:
             return
         if not self._connection.poll(_START_TIMEOUT_SECONDS):
             self._kill()
-            raise WorkerUnavailable("the decoding worker did not start")
+            raise WorkerUnavailable(f"the {self.setup.name} did not start")
         try:
             message = self._connection.recv()
         except EOFError:
             self._kill()
-            raise WorkerUnavailable("the decoding worker died while starting (is unstructured installed?)") from None
+            raise WorkerUnavailable(f"the {self.setup.name} died while starting (is unstructured installed?)") from None
         if message != "ready":
             self._kill()
-            raise WorkerUnavailable(f"unexpected message from the decoding worker: {message!r:.100}")
+            raise WorkerUnavailable(f"unexpected message from the {self.setup.name}: {message!r:.100}")
         self._ready = True
 
     def build_document(self, plain: bytes, job, progress: Optional[ProgressCallback] = None):
@@ -181,35 +290,102 @@ class PartitionWorker:
                          crash=f"the {job.format_name.upper()} parser crashed on this file")
 
     def call(self, name: str, *args, timeout: Optional[float] = None, progress: Optional[ProgressCallback] = None,
-             crash: str = "the worker crashed"):
+             crash: str = "the worker crashed", cancelled: Optional[Callable[[], bool]] = None,
+             cpu_seconds: Optional[float] = None, timed_out: Optional[Callable[[float], KgDecoderError]] = None,
+             unexpected: Optional[Callable[[str], Exception]] = None,
+             crashed: Callable[[str], KgDecoderError] = CorruptDocument):
         """Run the task ``name`` in the worker, relaying its progress reports; its typed error is raised here.
 
-        Past ``timeout`` seconds the worker is killed (a new one starts for the next call) and
-        DecodeTimeout is raised; a worker that dies is a CorruptDocument with ``crash`` as message.
+        Past ``timeout`` seconds the task is stopped (interrupted, or its worker killed: a new one
+        starts for the next call) and ``timed_out(timeout)`` is raised (DecodeTimeout by default).
+        Once ``cancelled()`` turns true the task is interrupted and RequestCancelled raised when it
+        has unwound; one stuck in native code runs on to its time limit (a kill would cost a new
+        worker's start each time a client hangs up). A worker that dies is
+        ``crashed(crash)``, a CorruptDocument by default (CpuLimit past ``cpu_seconds`` of CPU time,
+        MemoryLimit when it ran out of its address space); an untyped exception in the task,
+        ``unexpected(message)`` (CorruptDocument by default).
         """
         with self._lock:
             self._start()
             self._await_ready()
             started = time.monotonic()
-            self._connection.send((name, args))
+            self._connection.send((name, args, cpu_seconds))
+            cancelling = False  # the caller went away: the task was interrupted, its answer is awaited
             while True:
                 remaining = None if timeout is None else max(0.0, started + timeout - time.monotonic())
-                if not self._connection.poll(remaining):
-                    self._kill()
-                    raise DecodeTimeout(f"decoding took longer than the limit of {timeout:g} s "
-                                        f"(stopped after {time.monotonic() - started:.1f} s)")
+                wait = remaining if cancelled is None else min(_POLL_SECONDS, _POLL_SECONDS if remaining is None
+                                                                else remaining)
+                if not self._connection.poll(wait):
+                    if remaining is not None and remaining <= wait:
+                        self._stop(interrupt=not cancelling)
+                        if cancelling:
+                            raise RequestCancelled("the client went away; its work was stopped at the time limit")
+                        elapsed = time.monotonic() - started
+                        raise (timed_out(timeout) if timed_out else
+                               DecodeTimeout(f"decoding took longer than the limit of {timeout:g} s "
+                                             f"(stopped after {elapsed:.1f} s)"))
+                    if not cancelling and cancelled is not None and cancelled():
+                        if not self._interrupt():
+                            self._kill()
+                            raise RequestCancelled("the client went away; its work was stopped")
+                        cancelling = True  # stuck in native code, it runs on to its time limit
+                    continue
                 try:
                     status, payload = self._connection.recv()
                 except EOFError:
-                    self._kill()
-                    raise CorruptDocument(crash) from None
+                    raise self._died(crashed(crash), cpu_seconds) from None
                 if status == "progress":
                     _relay(progress, payload)
                     continue
                 break
+        if cancelling:
+            raise RequestCancelled("the client went away; its work was stopped")
         if status == "ok":
             return payload
+        if status == "unexpected":
+            raise unexpected(payload) if unexpected else CorruptDocument(
+                f"the document could not be processed: {payload}"[:500])
         raise payload
+
+    def _interrupt(self) -> bool:
+        """Ask the running task to stop (SIGUSR1 raises in it); whether the worker can be asked."""
+        if not self.setup.interruptible or self._process is None:
+            return False
+        try:
+            self._process.send_signal(signal.SIGUSR1)
+            return True
+        except OSError:
+            return False
+
+    def _stop(self, interrupt: bool = True) -> None:
+        """Stop the running task: interrupt it and wait a moment for it to unwind (the worker stays
+        warm), or kill the worker."""
+        if interrupt and self._interrupt():
+            deadline = time.monotonic() + _GRACE_SECONDS
+            while self._connection.poll(max(0.0, deadline - time.monotonic())):
+                try:
+                    status, _ = self._connection.recv()
+                except EOFError:
+                    break
+                if status != "progress":  # the task's last word (interrupted, or done just then)
+                    return
+        self._kill()
+
+    def _died(self, crashed: KgDecoderError, cpu_seconds: Optional[float]) -> KgDecoderError:
+        """The error for a worker that died during a task, by the signal that ended it."""
+        code = None
+        if self._process is not None:
+            try:
+                code = self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self._kill()
+        if code == -signal.SIGXCPU:
+            return CpuLimit(f"the work used more than its {cpu_seconds or 0:g} s of CPU time")
+        if code in (-signal.SIGABRT, -signal.SIGKILL) and self.setup.memory_bytes:
+            return MemoryLimit(f"the work needed more than the {self.setup.memory_bytes // 2 ** 20} MB "
+                               f"a worker may take")
+        return crashed
 
     def _kill(self) -> None:
         if self._process is not None:
@@ -247,4 +423,4 @@ def shared_worker() -> PartitionWorker:
 
 
 if __name__ == "__main__":
-    _serve(Connection(int(sys.argv[1])))
+    _serve(Connection(int(sys.argv[1])), WorkerSetup(**json.loads(sys.argv[2])) if len(sys.argv) > 2 else DECODING)

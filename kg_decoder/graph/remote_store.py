@@ -48,8 +48,8 @@ from urllib.parse import urlencode, urlsplit
 import urllib3
 from pyoxigraph import DefaultGraph, NamedNode, Quad, QueryResultsFormat, RdfFormat, parse, parse_query_results, serialize
 
-from ..model.errors import (KgDecoderError, MalformedQuery, MalformedUpdate, NotFound, QueryError, StoreError,
-                            StoreUnsupported)
+from ..model.errors import (KgDecoderError, MalformedQuery, MalformedUpdate, NotFound, QueryError, QueryTimeout,
+                            StoreError, StoreUnsupported)
 from .library import open_library
 from .store import KgStore, _insert_data
 
@@ -189,17 +189,25 @@ class _StreamedAnswer(io.RawIOBase):
     result closes the connection, so the server stops sending. A connection cut part way is
     StoreError, which the parser passes on as it is."""
 
-    def __init__(self, response: urllib3.BaseHTTPResponse, location: str) -> None:
+    def __init__(self, response: urllib3.BaseHTTPResponse, location: str, deadline: Optional[float] = None) -> None:
         super().__init__()
         self._response = response
         self._location = location
+        self._deadline = deadline
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise QueryTimeout("the SPARQL server's answer took longer than the time limit; it was abandoned")
         try:
             data = self._response.read(len(buffer))
+        except urllib3.exceptions.ReadTimeoutError:
+            if self._deadline is None:
+                raise StoreError(f"the SPARQL server at {self._location} stopped part way through its answer "
+                                 f"(ReadTimeoutError)") from None
+            raise QueryTimeout("the SPARQL server's answer took longer than the time limit; it was abandoned") from None
         except urllib3.exceptions.HTTPError as exc:
             raise StoreError(f"the SPARQL server at {self._location} stopped part way through its answer "
                              f"({type(exc).__name__})") from None
@@ -256,16 +264,18 @@ class RemoteStore(KgStore):
     # ------------------------------------------------------------ HTTP
 
     def _sparql(self, url: str, kind: str, text: str, parameters: dict, accept: Optional[str] = None,
-                repeatable: bool = True, stream: bool = False):
+                repeatable: bool = True, stream: bool = False, timeout: Optional[float] = None):
         """A query or update POSTed directly (the protocol's ``application/sparql-query`` or
-        ``-update`` body; dataset parameters in the URL); ``stream``: the answer left unread."""
+        ``-update`` body; dataset parameters in the URL); ``stream``: the answer left unread;
+        ``timeout``: seconds to wait for the server at a time, instead of the store's own."""
         if parameters:
             url = f"{url}?{urlencode(parameters, doseq=True)}"
         headers = {"Content-Type": f"application/sparql-{kind}; charset=utf-8"}
         if accept:
             headers["Accept"] = accept
+        extra = {"timeout": urllib3.Timeout(connect=min(10.0, timeout), read=timeout)} if timeout else {}
         return self._send("POST", url, kind, body=text.encode("utf-8"), headers=headers, repeatable=repeatable,
-                          stream=stream)
+                          stream=stream, **extra)
 
     def _send(self, method: str, url: str, kind: str, stream: bool = False, repeatable: bool = True,
               **request) -> urllib3.BaseHTTPResponse:
@@ -283,7 +293,13 @@ class RemoteStore(KgStore):
                 if last_try:
                     raise StoreError(f"the SPARQL server at {self.location} cannot be reached "
                                      f"({type(exc).__name__} after {attempt + 1} tries)") from None
-            except urllib3.exceptions.HTTPError as exc:  # a read timeout, a connection cut mid-answer
+            except urllib3.exceptions.ReadTimeoutError:
+                if "timeout" in request:  # a user's query with a time limit of its own
+                    raise QueryTimeout(f"the SPARQL server did not answer the {kind} within its time limit; "
+                                       f"it was abandoned") from None
+                raise StoreError(f"the SPARQL server at {self.location} did not answer the {kind} (ReadTimeoutError)"
+                                 ) from None
+            except urllib3.exceptions.HTTPError as exc:  # a connection cut mid-answer
                 raise StoreError(f"the SPARQL server at {self.location} did not answer the {kind} "
                                  f"({type(exc).__name__})") from None
             else:
@@ -321,6 +337,8 @@ class RemoteStore(KgStore):
         return self.quad_count()
 
     def _evaluate(self, query: str, options: dict, streamed: bool = False):
+        timeout = options.get("timeout")
+        deadline = time.monotonic() + timeout if timeout else None
         parameters: dict = {}
         if options.get("use_default_graph_as_union"):
             parameters["union-default-graph"] = ""  # Oxigraph's; other servers take no such switch
@@ -329,9 +347,9 @@ class RemoteStore(KgStore):
         if options.get("named_graphs"):
             parameters["named-graph-uri"] = [graph.value for graph in options["named_graphs"]]
         response = self._sparql(self.config.query, "query", query, parameters, f"{_RESULTS}, {_TRIPLES};q=0.9",
-                                stream=streamed)
+                                stream=streamed, timeout=timeout)
         media = (response.headers.get("Content-Type") or "").split(";")[0].strip()
-        answer = _StreamedAnswer(response, self.location) if streamed else response.data
+        answer = _StreamedAnswer(response, self.location, deadline) if streamed else response.data
         try:
             if media in (_RESULTS, "application/json"):
                 return parse_query_results(answer, QueryResultsFormat.JSON)
@@ -386,6 +404,9 @@ class RemoteStore(KgStore):
         finally:
             response.release_conn()
         return lines
+
+    def reader_location(self) -> Optional[tuple]:
+        return ("remote", self.config)
 
     def close(self) -> None:
         super().close()

@@ -16,6 +16,8 @@ the SPARQL 1.1 protocols to a server. Every query either runs is a file in ``que
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import tempfile
 import threading
@@ -27,13 +29,14 @@ from pyoxigraph import (BlankNode, DefaultGraph, Literal, NamedNode, Quad, Query
                         QuerySolutions, RdfFormat, Store, Triple, parse, parse_query_results, serialize)
 
 from ..model import Rows
-from ..model.errors import (BlobMissing, KgDecoderError, MalformedQuery, MalformedUpdate, QueryError, ServiceNotAllowed,
-                            StoreError, StoreLocked, TooManyRows, UnknownEntity)
+from ..model.errors import (BlobMissing, KgDecoderError, LoadNotAllowed, MalformedQuery, MalformedUpdate, QueryError,
+                            ServiceNotAllowed, StoreError, StoreLocked, TooManyRows, UnknownEntity)
 from .library import Library, MemoryLibrary, open_library
 from .mapping import as_nquads
 from .priority import BackgroundCommitter, lower_storage_threads
 from .queries import query_file
 from .reads import GraphReads, snake
+from .snapshots import drop_all_snapshots, drop_snapshot, take_snapshot
 from .sparql_guard import check_services
 from .terms import is_iri
 from .vocabulary import SOURCE_GRAPH
@@ -52,6 +55,7 @@ GRAPH_FORMATS = {
     "application/ld+json": RdfFormat.JSON_LD,
 }
 StorePath = Union[str, os.PathLike, None]
+_GENERATIONS = itertools.count(1)
 
 
 class KgStore(GraphReads):
@@ -78,6 +82,12 @@ class KgStore(GraphReads):
         self._scratch_lock = threading.Lock()
         # One commit at a time from this process: parallel decodes commit from several threads.
         self._commit_lock = threading.Lock()
+        # Which commit of this process the store is at, counted over every store the process opens (a
+        # store opened again starts past its last): it names the snapshots readers in other processes
+        # (the web server's workers) are told of after each commit.
+        self.generation = next(_GENERATIONS)
+        self._readers: list[Callable[[tuple], None]] = []
+        self._flush_each_commit = False
 
     def __enter__(self) -> "KgStore":
         return self
@@ -95,7 +105,8 @@ class KgStore(GraphReads):
 
     def _evaluate(self, query: str, options: dict, streamed: bool = False):
         """Oxigraph's kind of result for ``query`` (QuerySolutions, QueryBoolean, or triples to
-        iterate and ``serialize``); ``options`` as pyoxigraph's ``Store.query`` takes them.
+        iterate and ``serialize``); ``options`` as pyoxigraph's ``Store.query`` takes them, and
+        ``timeout`` (seconds for the whole answer, where the backend can stop waiting).
         MalformedQuery when it does not parse, QueryError when it fails. ``streamed``: read as it
         is consumed, so a row cap bounds what is read (a user's query); iterating may then raise
         StoreError when the answer is cut off or damaged."""
@@ -133,6 +144,33 @@ class KgStore(GraphReads):
             if self._scratch is None:
                 self._scratch = tempfile.TemporaryDirectory(prefix="kg-decoder-")
             return Path(self._scratch.name)
+
+    def reader_location(self) -> Optional[tuple]:
+        """What another process needs to open this store read-only (see :func:`open_reader`), or None
+        when it cannot (a store in memory)."""
+        return None
+
+    def share_with_readers(self, listener: Callable[[tuple], None]) -> None:
+        """Other processes read this store while this one writes it: ``listener`` is told, now and
+        after each commit, where they read it as committed then (:func:`open_reader` opens that);
+        each commit is flushed to the storage's tables. Only for a store :meth:`reader_location` names."""
+        if self.reader_location() is None:
+            raise StoreError(f"the store at {self.location} cannot be read by another process")
+        self._flush_each_commit = True
+        if listener not in self._readers:  # several apps over one store may share a pool of workers
+            self._readers.append(listener)
+            listener(self._readers_location())
+
+    def _readers_location(self) -> tuple:
+        """Where other processes read the store as committed now."""
+        return self.reader_location()
+
+    def _committed(self) -> None:
+        self.generation = next(_GENERATIONS)
+        if self._readers:
+            location = self._readers_location()
+            for listener in list(self._readers):
+                listener(location)
 
     def serve_reads_first(self) -> None:
         """Commit on a low-priority thread and nice the storage engine's own threads (the web server).
@@ -175,13 +213,16 @@ class KgStore(GraphReads):
     # ------------------------------------------------------------ a user's queries
 
     def sparql(self, query: str, default_graph: Optional[list[str]] = None,
-               named_graphs: Optional[list[str]] = None, union: bool = False, allow_service: Sequence[str] = ()):
+               named_graphs: Optional[list[str]] = None, union: bool = False, allow_service: Sequence[str] = (),
+               timeout: Optional[float] = None):
         """Start a user's SPARQL query: Oxigraph's solutions, boolean or triples, to consume once, on this
         thread (a remote store's answer is read as it is consumed: its connection is held until then).
 
         ``union`` makes the default graph the union of all graphs (provenance included).
-        SERVICE is refused (ServiceNotAllowed) unless its endpoint starts with one of the
-        ``allow_service`` prefixes: Oxigraph would call any URL from this process.
+        SERVICE is refused (ServiceNotAllowed) unless its endpoint is one of the ``allow_service``
+        URLs or under one: Oxigraph would call any URL from this process. A query too long or too
+        deeply nested for the parser is QueryTooComplex. ``timeout`` bounds a remote store's answer
+        (QueryTimeout past it); an embedded store's evaluation cannot be interrupted in this process.
         """
         check_services(query, allow_service)
         options: dict = {}
@@ -194,6 +235,8 @@ class KgStore(GraphReads):
                 options["named_graphs"] = [NamedNode(iri) for iri in named_graphs]
         except ValueError as exc:  # an IRI of a graph that is not one
             raise QueryError(str(exc)) from None
+        if timeout is not None:
+            options["timeout"] = timeout
         return self._evaluate(query, options, streamed=True)
 
     def select_rows(self, query: str, allow_service: Sequence[str] = ()) -> Rows:
@@ -217,7 +260,8 @@ class KgStore(GraphReads):
 
     def answer(self, query: str, choose_format: Callable[[dict], str], row_cap: int,
                default_graph: Optional[list[str]] = None, named_graphs: Optional[list[str]] = None,
-               union: bool = False, allow_service: Sequence[str] = ()) -> tuple[str, bytes]:
+               union: bool = False, allow_service: Sequence[str] = (),
+               timeout: Optional[float] = None) -> tuple[str, bytes]:
         """A user's query evaluated and serialised by Oxigraph: ``(media type, body)``.
 
         ``choose_format`` is given the media types offered for the result (:data:`RESULT_FORMATS`
@@ -227,7 +271,7 @@ class KgStore(GraphReads):
         calls = check_services(query, allow_service)
         result = None
         try:
-            result = self.sparql(query, default_graph, named_graphs, union, allow_service)
+            result = self.sparql(query, default_graph, named_graphs, union, allow_service, timeout)
             if isinstance(result, QueryBoolean):
                 media = choose_format(RESULT_FORMATS)
                 return media, result.serialize(format=RESULT_FORMATS[media])
@@ -256,15 +300,18 @@ class KgStore(GraphReads):
         detail = "" if calls_service else f": {str(exc)[:200]}"
         return StoreError(f"the store at {self.location} answered what does not parse{detail}")
 
-    def sparql_update(self, update: str, allow_service: Sequence[str] = ()) -> None:
-        """Run a user's SPARQL Update (one transaction); SERVICE as in :meth:`sparql`."""
-        calls = check_services(update, allow_service)
+    def sparql_update(self, update: str, allow_service: Sequence[str] = (), allow_load: Sequence[str] = ()) -> None:
+        """Run a user's SPARQL Update (one transaction); SERVICE as in :meth:`sparql`. ``LOAD`` fetches
+        a document from the URL it names, from this process: refused (LoadNotAllowed) unless that
+        URL is one of ``allow_load`` or under one. A failed remote call's error says only that it failed."""
+        calls = check_services(update, allow_service, allow_load, update=True)
         self._writable()
         try:
             with self._commit_lock:
                 self._run_commit(lambda: self._update(update, repeatable=False))
         except (OSError, RuntimeError, ValueError, QueryError) as exc:
             raise _evaluation_error(exc, bool(calls), "the update") from None
+        self._committed()
 
     # ------------------------------------------------------------ bytes in the library
 
@@ -384,6 +431,7 @@ class KgStore(GraphReads):
             except BaseException:
                 self._undo(added)
                 raise
+        self._committed()
 
     def _undo(self, added: list[str]) -> None:
         """Remove the blobs a failed write added that the graph does not cite (another decode may
@@ -399,7 +447,13 @@ class KgStore(GraphReads):
         self.library.remove([key for key in added if key not in cited])
 
     def _run_commit(self, commit):
-        return self._committer.run(commit) if self._committer is not None else commit()
+        def commit_and_flush():
+            done = commit()
+            if self._flush_each_commit:
+                self.flush()
+            return done
+
+        return self._committer.run(commit_and_flush) if self._committer is not None else commit_and_flush()
 
     def _writable(self) -> None:
         if self.read_only:
@@ -428,23 +482,26 @@ class EmbeddedStore(KgStore):
     """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None."""
 
     def __init__(self, path: StorePath = None, read_only: bool = False, library: Optional[str] = None,
-                 library_options: Optional[dict] = None) -> None:
+                 library_options: Optional[dict] = None, snapshot: Optional[str] = None) -> None:
         super().__init__()
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise StoreError(f"a store is a folder path (or None for one in memory), not a {type(path).__name__}")
         self.path = Path(path) if path is not None else None
         self.location = str(self.path) if self.path is not None else "in memory"
         self.read_only = read_only
+        self._library_arguments = (library, library_options)
+        self._snapshots_taken = 0
+        self._lent_snapshot: Optional[Path] = None
         if self.path is None:
             self.graph = Store()
             self.library = MemoryLibrary() if library is None else open_library(library, library_options)
             return
-        graph_path = self.path / "oxigraph"
+        graph_path = Path(snapshot) if snapshot is not None and read_only else self.path / "oxigraph"
         try:
             if read_only:
                 if not graph_path.is_dir():
                     raise StoreError(f"there is no store at {self.path}")
-                self.graph = Store.read_only(str(graph_path))
+                self.graph = _read_only_graph(str(graph_path))
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
                 self.graph = Store(str(graph_path))
@@ -460,7 +517,48 @@ class EmbeddedStore(KgStore):
     def __len__(self) -> int:
         return len(self.graph)
 
+    def reader_location(self) -> Optional[tuple]:
+        if self.path is None:
+            return None
+        library, options = self._library_arguments
+        return ("embedded", str(self.path), library, options, None)
+
+    def _readers_location(self) -> tuple:
+        """A snapshot of the store as committed now (see :mod:`~kg_decoder.graph.snapshots`): readers
+        never open the folder this process writes."""
+        with self._commit_lock:
+            if not self._snapshots_taken:
+                drop_all_snapshots(self.path)  # left by a server of this store that stopped
+            self._snapshots_taken += 1
+            snapshot = take_snapshot(self.graph, self.path, f"{self.generation}-{self._snapshots_taken}")
+        return self.reader_location()[:-1] + (str(snapshot),)
+
+    @contextlib.contextmanager
+    def writer_lent(self):
+        """Let another process write this store meanwhile (a user's update, in a process that can be
+        killed): this process's writer is closed, its reads go to a snapshot taken now, and the writer
+        is opened again afterwards, with what the other process committed. Writes from this process
+        wait. StoreError for a store in memory or opened read-only."""
+        if self.path is None or self.read_only or self.graph is None:
+            raise StoreError(f"the store at {self.location} cannot be written by another process")
+        graph_path = str(self.path / "oxigraph")
+        with self._commit_lock:
+            if self._lent_snapshot is not None:  # the last lend's: its reads are long done
+                drop_snapshot(self._lent_snapshot)
+            self._snapshots_taken += 1
+            self._lent_snapshot = take_snapshot(self.graph, self.path, f"lent-{self._snapshots_taken}")
+            self.graph = _read_only_graph(str(self._lent_snapshot))  # the writer's last reference goes
+            try:
+                yield
+            finally:
+                self.graph = None
+                self.graph = _writable_graph(graph_path)
+                if self._committer is not None:
+                    lower_storage_threads()  # the reopened engine's threads
+        self._committed()
+
     def _evaluate(self, query: str, options: dict, streamed: bool = False):
+        options.pop("timeout", None)  # cannot be interrupted here: isolate the caller instead (serve/workers.py)
         try:  # Oxigraph's results are evaluated as they are consumed
             return self.graph.query(query, **options)
         except SyntaxError as exc:
@@ -490,15 +588,8 @@ class EmbeddedStore(KgStore):
     def _cited_now(self) -> set[str]:
         if not (self.read_only and self.path is not None):
             return self.cited_blobs()
-        for attempt in range(5):
-            try:  # the writer's commits up to now
-                graph = Store.read_only(str(self.path / "oxigraph"))
-                return {row["sha256"].value for row in graph.query(query_file("library_references").text)}
-            except (OSError, RuntimeError) as exc:  # a file the writer's compaction removed meanwhile
-                if attempt == 4:
-                    raise StoreError(f"cannot read the store at {self.path} while it is written: {exc}") from None
-                time.sleep(0.2)
-        raise AssertionError("unreachable")
+        graph = _read_only_graph(str(self.path / "oxigraph"))  # the writer's commits up to now
+        return {row["sha256"].value for row in graph.query(query_file("library_references").text)}
 
     def flush(self) -> None:
         if self.path is not None and not self.read_only and self.graph is not None:
@@ -511,6 +602,32 @@ class EmbeddedStore(KgStore):
             return
         self.flush()
         self.graph = None
+
+
+def _read_only_graph(path: str, attempts: int = 10) -> Store:
+    """The store at ``path`` as its writer has committed it up to now (a snapshot), opened beside the
+    writer; tried again while the writer's compaction removes a file the opening reads."""
+    for attempt in range(attempts):
+        try:
+            return Store.read_only(path)
+        except (OSError, RuntimeError) as exc:
+            if attempt == attempts - 1:
+                raise StoreError(f"cannot read the store at {path} while it is written: {exc}") from None
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _writable_graph(path: str, wait: float = 30.0) -> Store:
+    """The store at ``path`` opened for writing, waiting up to ``wait`` seconds for another process
+    (the one it was lent to) to release it."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return Store(path)
+        except (OSError, RuntimeError) as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise StoreError(f"cannot open the store at {path} for writing again: {exc}") from None
+            time.sleep(0.05)
 
 
 def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: bool = False,
@@ -539,6 +656,18 @@ def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: 
             config = config.with_library(library, library_options)
         return RemoteStore(config, read_only=read_only)
     return EmbeddedStore(location, read_only=read_only, library=library, library_options=library_options)
+
+
+def open_reader(location: tuple) -> KgStore:
+    """A store opened read-only (in another process) from what :meth:`KgStore.share_with_readers`
+    told: an embedded store's snapshot, or the same remote store."""
+    kind, *details = location
+    if kind == "embedded":
+        path, library, library_options, snapshot = details
+        return EmbeddedStore(path, read_only=True, library=library, library_options=library_options, snapshot=snapshot)
+    from .remote_store import RemoteStore
+
+    return RemoteStore(details[0], read_only=True)
 
 
 class _CappedOutput:
@@ -573,10 +702,10 @@ def _capped(write: Callable, row_cap: int) -> bytes:
 
 
 def _evaluation_error(exc: Exception, calls_service: bool, what: str = "the query") -> QueryError:
-    if isinstance(exc, ServiceNotAllowed) or (isinstance(exc, QueryError) and not calls_service):
+    if isinstance(exc, (ServiceNotAllowed, LoadNotAllowed)) or (isinstance(exc, QueryError) and not calls_service):
         return exc
     if calls_service:  # Oxigraph puts the remote answer into its messages: never hand it on
-        return QueryError(f"{what} failed while calling a SERVICE endpoint")
+        return QueryError(f"{what} failed while calling a remote endpoint (SERVICE or LOAD)")
     return QueryError(f"{what} failed: {str(exc)[:500]}")
 
 

@@ -175,9 +175,20 @@ class TooManyRows(QueryError):
 
 
 class QueryTimeout(QueryError):
-    """The query ran past the time limit."""
+    """The query or update ran past the time limit; its evaluation was stopped (the process running
+    it killed if need be), not only left to finish."""
 
     http_status = 503
+
+
+class QueryTooComplex(QueryError):
+    """The query is longer, nests deeper or chains more operators than the SPARQL engine takes
+    safely (past a few thousand, Oxigraph's parser crashes its process)."""
+
+
+class LoadNotAllowed(QueryError):
+    """An update loads a remote document (LOAD) from an endpoint the operator has not allowed."""
+
 
 
 class ServerBusy(KgDecoderError):
@@ -185,6 +196,46 @@ class ServerBusy(KgDecoderError):
 
     code = "busy"
     http_status = 503
+
+
+class LimitExceeded(KgDecoderError):
+    """Work for a request stopped at one of the server's limits; the process doing it was stopped
+    (killed if need be), so the limit frees what the work held. The request may be tried again."""
+
+    http_status = 503
+
+
+class TimeLimit(LimitExceeded):
+    """The work (a trace, a page drawing) ran past its time limit."""
+
+    code = "time-limit"
+
+
+class MemoryLimit(LimitExceeded):
+    """The work needed more memory than a worker process may take."""
+
+    code = "memory-limit"
+
+
+class CpuLimit(LimitExceeded):
+    """The work used more CPU time than a worker process may."""
+
+    code = "cpu-limit"
+
+
+class WorkCrashed(KgDecoderError):
+    """The process doing the work died on this input (a native library's crash); only that process
+    was lost."""
+
+    code = "worker-crashed"
+    http_status = 422
+
+
+class RequestCancelled(KgDecoderError):
+    """The client went away before its answer was ready; the work for it was stopped. Nobody
+    receives this answer."""
+
+    http_status = 499  # as nginx logs a request its client closed
 
 
 class RequestError(KgDecoderError):

@@ -1,13 +1,19 @@
-"""What a web app over a store needs beyond the public API: the SPARQL protocol, page pictures,
-upload jobs and the views its pages and JSON show. The Flask app in ``web/`` uses these and the
-names of ``kg_decoder`` only."""
+"""What a web app over a store needs beyond the public API: the SPARQL protocol, the workers that
+run untrusted work, bounded traces and page pictures, upload jobs and the views its pages and JSON
+show. The Flask app in ``web/`` uses these and the names of ``kg_decoder`` only."""
 
+from ..graph.sparql_guard import allowed_endpoints
+from ..model.errors import RequestCancelled
+from .bounded import Bounds, bounded_page_image, bounded_rendered_page_image, bounded_trace
 from .jobs import Jobs, JobState, JobStatus
 from .pages import page_image, rendered_page_image
-from .sparql import Answer, run_query
+from .sparql import Answer, run_query, run_update
 from .views import (BoxView, DocumentView, ElementView, QueryExample, StoreOverview, TraceView, decoded_json,
                     document_iri, document_view, form_options, query_examples, store_overview, trace_view)
+from .workers import WorkerPool, worker_pool
 
-__all__ = ["Answer", "BoxView", "DocumentView", "ElementView", "JobState", "JobStatus", "Jobs", "QueryExample",
-           "StoreOverview", "TraceView", "decoded_json", "document_iri", "document_view", "form_options",
-           "page_image", "query_examples", "rendered_page_image", "run_query", "store_overview", "trace_view"]
+__all__ = ["Answer", "Bounds", "BoxView", "DocumentView", "ElementView", "JobState", "JobStatus", "Jobs",
+           "QueryExample", "RequestCancelled", "StoreOverview", "TraceView", "WorkerPool", "allowed_endpoints",
+           "bounded_page_image", "bounded_rendered_page_image", "bounded_trace", "decoded_json", "document_iri",
+           "document_view", "form_options", "page_image", "query_examples", "rendered_page_image", "run_query",
+           "run_update", "store_overview", "trace_view", "worker_pool"]

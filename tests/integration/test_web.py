@@ -173,6 +173,7 @@ def test_an_upload_answers_with_its_embedded_documents_chunked_too(served, corpu
         PREFIX prov: <http://www.w3.org/ns/prov#>
         SELECT ?chunk WHERE {{ GRAPH <urn:graph:source> {{ ?chunk tg:chunkIndex ?i ; prov:wasDerivedFrom+
         <{child['document']}> }} }}"""}, headers={"Accept": "application/sparql-results+json"})
+    assert "results" in chunks.json, chunks.json
     assert len(chunks.json["results"]["bindings"]) == 1
 
 

@@ -14,6 +14,22 @@ from typing import Callable, Optional
 from ...model import DecodeOptions, Element, Page, Partitioned, ProgressCallback
 from ..embedded import EmbeddedFile
 
+# A page drawn for a person to look at (the trace view) has at most this many pixels, whatever the
+# page's size: 4000 x 4000, 64 MB in memory. A bigger page is drawn at a smaller scale.
+MAX_DRAWING_PIXELS = 16_000_000
+
+
+def drawing_scale(width: float, height: float, scale: float) -> float:
+    """The scale (pixels per page unit) to draw a page of this size at: ``scale``, or less for a page
+    that would pass :data:`MAX_DRAWING_PIXELS`.
+
+    >>> drawing_scale(612, 792, 2.0), round(drawing_scale(14400, 14400, 2.0), 3)
+    (2.0, 0.278)
+    """
+    if width <= 0 or height <= 0:
+        return scale
+    return min(scale, (MAX_DRAWING_PIXELS / (width * height)) ** 0.5)
+
 # A function that turns a document of an Office format into a PDF (LibreOffice), cached by its caller.
 PdfConverter = Callable[[bytes, str], Optional[bytes]]
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 from typing import Optional
 
 from ...model import PIXELS, DecodeOptions, Element, Page, Partitioned, ProgressCallback
-from ...model.errors import CorruptDocument, InvalidOption
+from ...model.errors import CorruptDocument, InvalidOption, UnsafeDocument
 from ..images import describe_image
-from .base import Backend, Format, PdfConverter
+from .base import Backend, Format, PdfConverter, drawing_scale
 from ..image_text import on_white
 from .page_ocr import image_scale, ocr_page
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
@@ -34,7 +34,9 @@ class ImageBackend(Backend):
                 for frame in range(frames):
                     image.seek(frame)
                     sizes.append(image.size)
-        except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise UnsafeDocument(f"the picture has too many pixels to decode safely: {exc}"[:500]) from None
+        except (UnidentifiedImageError, OSError, ValueError) as exc:
             raise CorruptDocument(f"the file could not be read as {fmt.name.upper()}: {exc}") from None
         if options.strategy == "hi_res":
             require_layout_model()
@@ -69,15 +71,23 @@ class ImageBackend(Backend):
 
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:
-        """The frame itself, as a PNG (the image's pixels are its coordinate system)."""
+        """The frame itself, as a PNG (the image's pixels are its coordinate system), made smaller when
+        it has more than :data:`~kg_decoder.decode.backends.base.MAX_DRAWING_PIXELS` (the trace view
+        places boxes by fractions of the page)."""
         from PIL import Image
 
         with Image.open(io.BytesIO(data)) as image:
             if not 1 <= page_number <= getattr(image, "n_frames", 1):
                 return None
             image.seek(page_number - 1)
+            scale = drawing_scale(image.width, image.height, 1.0)
+            if scale < 1.0:
+                image.draft("RGB", (round(image.width * scale), round(image.height * scale)))  # JPEG: decoded smaller
+            frame = image.convert("RGB")
+            if scale < 1.0:
+                frame.thumbnail((round(image.width * scale), round(image.height * scale)))
             buffer = io.BytesIO()
-            image.convert("RGB").save(buffer, "PNG")
+            frame.save(buffer, "PNG")
             return buffer.getvalue()
 
     def warm_up(self) -> None:

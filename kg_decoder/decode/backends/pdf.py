@@ -19,7 +19,7 @@ from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, Prog
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
 from . import pdf_fonts
-from .base import Backend, Format, PdfConverter
+from .base import Backend, Format, PdfConverter, drawing_scale
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
 from .pdf_tables import find_tables
@@ -138,7 +138,8 @@ class PdfBackend(Backend):
 
 
 def render_pdf_page(data: bytes, page_number: int, scale: float) -> Optional[bytes]:
-    """One page of a PDF as a PNG at ``scale`` pixels per point, or None."""
+    """One page of a PDF as a PNG at ``scale`` pixels per point (less for a huge page: see
+    :func:`~kg_decoder.decode.backends.base.drawing_scale`), or None."""
     import pypdfium2 as pdfium
 
     try:
@@ -148,7 +149,8 @@ def render_pdf_page(data: bytes, page_number: int, scale: float) -> Optional[byt
     try:
         if not 1 <= page_number <= len(pdf):
             return None
-        image = pdf[page_number - 1].render(scale=scale).to_pil()
+        page = pdf[page_number - 1]
+        image = page.render(scale=drawing_scale(*page.get_size(), scale)).to_pil()
         buffer = io.BytesIO()
         image.save(buffer, "PNG")
         return buffer.getvalue()
