@@ -46,6 +46,17 @@ class Status(enum.StrEnum):
         return repr(self.value)
 
 
+class Verification(Status):
+    """How far a box on a page was checked. ``verified``: a second reading of the page (its text layer,
+    its rendering, the words OCR read) finds the quoted text under it; ``element``: the box of the whole
+    element or cell that holds the text, because no box on the words could be checked; ``unverified``:
+    nothing can read the page to check it (a page without characters to read, a lost rendering)."""
+
+    VERIFIED = "verified"
+    ELEMENT = "element"
+    UNVERIFIED = "unverified"
+
+
 class DecodeStatus(Status):
     DECODED = "decoded"
     UNCHANGED = "unchanged"  # the store already held this decode
@@ -179,10 +190,12 @@ class Placed(JsonResult):
 
 @dataclass
 class ChunkAnchor(Placed):
-    """A page a chunk can be cited on, with the union box of its elements there."""
+    """A page a chunk can be cited on, with the union box of its elements there; ``verification`` says
+    whether a second reading of the page finds the chunk's text in that box (see :class:`Verification`)."""
 
     page_number: int
     page: Optional[str] = None
+    verification: Verification = Verification.UNVERIFIED
 
 
 @dataclass
@@ -255,6 +268,7 @@ class Box(JsonResult):
     # OCR read in a picture)
     source: str
     element: str
+    verification: Verification = Verification.UNVERIFIED
 
 
 @dataclass

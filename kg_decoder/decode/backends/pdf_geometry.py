@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...model.page_text import middle_within
+
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in user space (y up)
 BBox = tuple[float, float, float, float]  # left, top, right, bottom on the displayed page (y down)
 
@@ -43,8 +45,11 @@ class PageGeometry:
 
     @classmethod
     def of(cls, page) -> "PageGeometry":
-        """The geometry of a pypdfium2 page."""
-        return cls.create(page.get_mediabox(), page.get_cropbox(), page.get_rotation())
+        """The geometry of a pypdfium2 page. PDFium reads a MediaBox or CropBox the page inherits from
+        its page tree only into the visible area it gives (``get_bbox``): a page without a MediaBox of
+        its own is measured on that area (not on PDFium's stand-in, a letter-size page)."""
+        visible = page.get_bbox()
+        return cls.create(page.get_mediabox(fallback_ok=False) or visible, visible, page.get_rotation())
 
     @property
     def size(self) -> tuple[float, float]:
@@ -74,16 +79,6 @@ class PageGeometry:
         return (box[0] - shift_x, box[1] - shift_y, box[2] - shift_x, box[3] - shift_y)
 
 
-def middle_within(box: BBox, region: BBox, slack: float = 1.0) -> bool:
-    """Whether the middle of ``box`` lies in ``region`` grown by ``slack`` points.
-
-    >>> middle_within((10, 10, 20, 20), (0, 0, 15, 15)), middle_within((10, 10, 40, 40), (0, 0, 15, 15))
-    (True, False)
-    """
-    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return region[0] - slack <= x <= region[2] + slack and region[1] - slack <= y <= region[3] + slack
-
-
 def _normal(rect) -> Rect:
     x0, y0, x1, y1 = (float(v) for v in rect)
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
@@ -109,4 +104,4 @@ def _box(area: Rect, rotation: int, rect: Rect) -> BBox:
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
 
 
-__all__ = ["BBox", "PageGeometry", "Rect"]
+__all__ = ["BBox", "PageGeometry", "Rect", "middle_within"]
