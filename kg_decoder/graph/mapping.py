@@ -332,6 +332,7 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
     out.add_optional(node, tg("sheetName"), element.page_name, _text)
     if element.bbox is not None:
         _describe_place(out, record, node, element, element.bbox)
+        out.add_optional(node, tg("verification"), element.verification, _text)
 
 
 def _describe_place(out: _Writer, record: DocumentRecord, node: NamedNode, element: Element, box) -> None:
@@ -529,6 +530,7 @@ def _describe_anchor(out: _Writer, chunk_iri: str, anchor: Anchor, activity: Nam
         out.add(node, tg("page"), NamedNode(anchor.page_iri))
     if anchor.bbox is not None:
         _describe_box(out, node, anchor.bbox, anchor.page_width, anchor.page_height, anchor.coordinate_system)
+    out.add(node, tg("verification"), _text(str(anchor.verification)))
 
 
 def _describe_box(out: _Writer, node: NamedNode, bbox, width: Optional[float], height: Optional[float],

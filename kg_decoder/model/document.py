@@ -64,6 +64,9 @@ class Element:
     confidence: Optional[float] = None
     # A table found on a page: each cell's box and confidence by (row, column) of its matrix.
     cell_places: Optional[dict[tuple[int, int], tuple[BBox, float]]] = None
+    # Whether a second reading of the page (its text layer, its rendering, the words OCR read) finds the
+    # element's text inside ``bbox``: "verified", "element" (it does not), None (nothing could read it).
+    verification: Optional[str] = None
 
     @property
     def is_image(self) -> bool:
@@ -217,7 +220,8 @@ class Matrix:
 
 @dataclass
 class Anchor:
-    """Where a chunk can be cited on one page: the page and the union box of its elements there."""
+    """Where a chunk can be cited on one page: the page and the union box of its elements there, and
+    whether a second reading of the page bears the box out ("verified", "element", "unverified")."""
 
     page_number: int
     page_iri: Optional[str] = None
@@ -225,6 +229,7 @@ class Anchor:
     page_width: Optional[float] = None
     page_height: Optional[float] = None
     coordinate_system: Optional[str] = None
+    verification: str = "unverified"
 
 
 @dataclass

@@ -20,6 +20,7 @@ from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
 from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
+from .box_checks import check_pdf_boxes
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
 from .pdf_tables import find_tables
@@ -90,6 +91,7 @@ class PdfBackend(Backend):
             title = _document_title(data, pdf, 1 in with_text)
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
+        check_pdf_boxes(pdf, found, with_text - set(ocr_numbers))
         pdf.close()
         elements = _in_page_order(found)
         if not elements:

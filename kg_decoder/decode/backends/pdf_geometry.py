@@ -65,6 +65,17 @@ class PageGeometry:
         """A user-space rectangle (x0, y0, x1, y1, any order) as the box it covers on the displayed page."""
         return _box(self.visible, self.rotation, rect)
 
+    def user_rect(self, box: BBox) -> Rect:
+        """A box on the displayed page as the user-space rectangle it covers (the inverse of :meth:`box`).
+
+        >>> geometry = PageGeometry.create((0, 0, 600, 800), rotation=90)
+        >>> geometry.user_rect(geometry.box((10, 20, 30, 60)))
+        (10.0, 20.0, 30.0, 60.0)
+        """
+        x0, y0 = _unturn(self.visible, self.rotation, box[0], box[1])
+        x1, y1 = _unturn(self.visible, self.rotation, box[2], box[3])
+        return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+
     def clip(self, box: BBox) -> BBox | None:
         """The part of a box on the displayed page that a viewer shows; None when it shows none of it
         (text outside the CropBox is in the text layer, but no one sees it)."""
@@ -95,6 +106,13 @@ def _turn(area: Rect, rotation: int, x: float, y: float) -> tuple[float, float]:
     if rotation == 270:
         return height - dy, width - dx
     return dx, height - dy
+
+
+def _unturn(area: Rect, rotation: int, x: float, y: float) -> tuple[float, float]:
+    """A point of ``area`` displayed with ``rotation`` → user space (the inverse of :func:`_turn`)."""
+    width, height = area[2] - area[0], area[3] - area[1]
+    dx, dy = {90: (y, x), 180: (width - x, y), 270: (width - y, height - x)}.get(rotation, (x, height - y))
+    return float(area[0] + dx), float(area[1] + dy)
 
 
 def _box(area: Rect, rotation: int, rect: Rect) -> BBox:

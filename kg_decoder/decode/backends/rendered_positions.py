@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Callable, Optional
 
 from ...model import BBox, Element, Partitioned, Rendering
+from .box_checks import check_rendered_boxes
 from .pdf_fonts import declared_heights
 from .pdf_geometry import PageGeometry
 from .pdf_text_layer import PageText, page_text
@@ -50,6 +51,7 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
     finally:
         document.close()
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
+    check_rendered_boxes(partitioned.elements, pages)
     placed += _place_pictures(partitioned.elements, pictures)
     partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=sizes, pdf=pdf, placed=placed)
 
