@@ -141,6 +141,7 @@ def test_a_page_drawn_out_of_its_reading_order_traces_every_sentence_to_a_verifi
     decoded = kg_decoder.decode(path, store=fidelity_store)
     [element] = fidelity_store.document_elements(decoded.document)
     assert " ".join(element.text.split()) == " ".join(drawn_pdfs.OUT_OF_ORDER)  # the cause, reproduced
+    assert fidelity_store.document_text_elements(decoded.document)[0].verification == "verified"
     for quote, words in quotes:
         [source] = kg_decoder.trace(quote=quote, document=decoded.document, store=fidelity_store)
         [box] = source.boxes
@@ -166,6 +167,25 @@ def test_a_wrong_box_from_the_alignment_is_refused_by_verification(fidelity_stor
     [element] = fidelity_store.document_elements(decoded.document)
     assert [(b.source, b.verification, (b.left, b.top, b.right, b.bottom)) for b in source.boxes] == [
         ("element", "element", element.bbox)]
+
+
+def test_an_element_box_off_its_words_is_caught_when_the_pdf_is_decoded(tmp_path):
+    """The decode checks each element's box with PDFium's text inside it: the box where the words were
+    drawn holds them, the same box a line lower does not."""
+    import pypdfium2
+
+    from kg_decoder.decode.backends.box_checks import check_pdf_boxes
+    from kg_decoder.model import Element
+
+    drawn = drawn_pdfs.hyphenated(tmp_path)
+    words = drawn.boxes[0]
+    lower = (words[0], words[1] + 30, words[2], words[3] + 30)
+    elements = [Element(k, "NarrativeText", "the docu-", page_number=1, bbox=box)
+                for k, box in enumerate((words, lower))]
+    pdf = pypdfium2.PdfDocument(drawn.path)
+    check_pdf_boxes(pdf, elements, {1})
+    pdf.close()
+    assert [e.verification for e in elements] == ["verified", "element"]
 
 
 def test_a_pdf_fast_reads_nothing_of_is_read_from_its_text_layer(tmp_path):
