@@ -290,7 +290,7 @@ class _Tracer:
             cell_start = table.char_offset + row.char_offset
             if cell_start < end and cell_start + row.char_length > start or (
                     row.char_length == 0 and start <= cell_start < end):
-                cells.append(TracedCell(iri=row.cell, row=row.row, column=row.column, row_span=row.row_span,
+                cells.append(TracedCell(iri=row.cell, row=row.row + 1, column=row.column + 1, row_span=row.row_span,
                                         column_span=row.column_span, text=row.text, header=row.header,
                                         reference=row.reference, confidence=row.confidence, bbox=row.bbox,
                                         char_offset=row.char_offset, char_length=row.char_length,

@@ -14,7 +14,7 @@ from .page_text import PageChar, PageText, Reading, folded_letters, middle_withi
 from .options import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, CrawlOptions,
                       DecodeOptions, options_from)
 from .progress import Progress, ProgressCallback, report
-from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
+from .results import (Audit, Box, cell_label, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
                       CrawlStatus, DecodeResult, DecodeStatus, DocumentRef, ElementOffset, EmbeddedResult,
                       FactsResult, FactsStatus, ImageInfo, JsonResult, PartitionSource, QuotePiece, Rows,
                       TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Verification, Violation,

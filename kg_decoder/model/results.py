@@ -273,11 +273,13 @@ class Box(JsonResult):
 
 @dataclass
 class TracedCell(Placed):
-    """A table cell a traced span touches (with its box, for a table found on a page)."""
+    """A table cell a traced span touches (with its box, where the decode knows where it is). ``row`` and
+    ``column`` count from 1, as a person reads them (the graph keeps 0-based indexes); ``label`` says
+    it the one way every output does, with a sheet cell's A1 ``reference``."""
 
     iri: str = ""
-    row: int = 0
-    column: int = 0
+    row: int = 1
+    column: int = 1
     row_span: int = 1
     column_span: int = 1
     text: Optional[str] = None
@@ -287,6 +289,19 @@ class TracedCell(Placed):
     # Where its markup's inside is in the table's markup (the table element's text in its segment).
     char_offset: Optional[int] = None
     char_length: Optional[int] = None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        self.label = self.label or cell_label(self.row, self.column, self.reference)
+
+
+def cell_label(row: int, column: int, reference: Optional[str] = None) -> str:
+    """A cell's place as a person reads it, from its 1-based row and column (and a sheet cell's A1 address).
+
+    >>> cell_label(3, 1), cell_label(3, 1, "A3")
+    ('row 3, column 1', 'row 3, column 1 (A3)')
+    """
+    return f"row {row}, column {column}" + (f" ({reference})" if reference else "")
 
 
 @dataclass
