@@ -41,6 +41,9 @@ class DocumentView(JsonResult):
     images: list[ImageInfo]
     activity: Optional[DecodeRun]
 
+    def to_json(self) -> dict:
+        return to_jsonable(self) | {"elements": [element.to_json() for element in self.elements]}
+
 
 def document_iri(store: KgStore, identifier: str) -> str:
     """A document named by its IRI or by the uuid at the end of it; UnknownEntity if the store has none."""

@@ -192,5 +192,5 @@ def test_the_trace_view_draws_a_quoted_cell_on_its_page(decoded):
     client = load_web_app().create_app(store).test_client()
     page = client.get("/trace", query_string={"quote": "Coastal lowlands", "document": result.document})
     html = page.get_data(as_text=True)
-    assert page.status_code == 200 and 'class="box characters"' in html and "image.png" in html
+    assert page.status_code == 200 and 'class="box characters verified"' in html and "image.png" in html
     assert "Coastal lowlands and islands" in html  # the cell, named in the trace
