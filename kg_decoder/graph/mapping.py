@@ -93,6 +93,14 @@ class DocumentRecord:
         """The pictures with OCR text, in document order (their text documents follow the segments')."""
         return [e for e in self.elements if e.is_image and e.image_text is not None]
 
+    def image_text_skipped(self, image: Element) -> Optional[str]:
+        """Why a picture's OCR text is no text document (not chunked), or None when it is one."""
+        confidence, least = image.image_text.confidence, self.options.min_image_text_confidence
+        if confidence >= least:
+            return None
+        return (f"not chunked: its words' mean OCR confidence {confidence:.2f} is below {least:g} "
+                "(stored and audited, not handed to extractors)")
+
     @property
     def rendering_iri(self) -> str:
         return derived_iri("rendering", self.sha256, self.options.settings_key(),
@@ -381,7 +389,9 @@ def _describe_image_text(out: _Writer, record: DocumentRecord, links: _ElementLi
     out.add(node, tg("segmentIndex"), _int(segment_index))
     out.add(node, tg("charLength"), _int(len(found.text)))
     out.add(node, tg("sha256"), _text(record.image_text_sha256[image.index]))
-    out.add(node, tg("textDocument"), _bool(True))
+    skipped = record.image_text_skipped(image)
+    out.add(node, tg("textDocument"), _bool(skipped is None))
+    out.add_optional(node, tg("notChunkedReason"), skipped, _text)
     out.add(node, tg("confidence"), _double(found.confidence))
     out.add(node, tg("ocrLanguages"), _text(found.languages))
     out.add(node, tg("ocrEngine"), _text(found.engine))
