@@ -227,3 +227,24 @@ def test_the_command_line_the_web_page_the_json_and_the_annotation_name_a_cell_a
     done = run_cli("trace", "--quote", "12.5", "--document", docx.document, "--store", store.path)
     assert done.returncode == 0, done.stderr
     assert "cell    row 2, column 2: '12.5'" in done.stdout and "(characters, verified)" in done.stdout
+
+
+def test_a_trace_reads_the_rendering_made_when_decoding_and_never_renders(paged):
+    """Without its rendering (lost from beside the store) a trace cannot check a box on the words: it
+    gives the element's box, unverified, at once; decoding the document again renders it again."""
+    store, _, pptx = paged
+    rendered = rendered_file(store, pptx)
+    kept = rendered.read_bytes()
+    rendered.unlink()
+    try:
+        [source] = kg_decoder.trace(quote=drawn_office.PPTX_QUOTE, document=pptx.document, store=store)
+        [box] = source.boxes
+        assert (box.source, box.verification) == ("element", "unverified") and not rendered.exists()
+        again = kg_decoder.decode(store.blob(store.document_info(pptx.document).sha256), store=store,
+                                  file_name="slides.pptx")
+        assert again.status == "unchanged" and rendered.is_file()
+        [source] = kg_decoder.trace(quote=drawn_office.PPTX_QUOTE, document=pptx.document, store=store)
+        assert [(b.source, b.verification) for b in source.boxes] == [("characters", "verified")]
+    finally:
+        if not rendered.exists():
+            rendered.write_bytes(kept)
