@@ -28,11 +28,14 @@ def holds(inside: str, text: str) -> bool:
 
     >>> holds("Total 12 5 Notes", "Total 12.5"), holds("Net 7", "Total 12.5"), holds("•", "(cid:2)")
     (True, False, True)
+    >>> holds("CHAPTER1", "CHAPTER 1")  # a rendering's characters come without the spaces between words
+    True
     """
     wanted = _pairs(_UNMAPPED.sub(" ", text))
     if not wanted:
         return bool(inside.strip())
-    return len(wanted & _pairs(inside)) >= _SHARE * len(wanted)
+    found = _pairs(inside) | set(unicodedata.normalize("NFKC", inside).casefold())  # a word of one letter
+    return len(wanted & found) >= _SHARE * len(wanted)
 
 
 def _pairs(text: str) -> set[str]:
