@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import Optional
 
 from ..graph.identifiers import derived_iri
+from ..graph.vocabulary import term_context
 from ..model import RENDERED_PDF_POINTS, Box, QuotePiece, TraceSource
 from ..model.errors import InvalidSpan
 
 ANNOTATION_CONTEXT = "http://www.w3.org/ns/anno.jsonld"
 # The terms the annotations use beyond the Web Annotation vocabulary: the tg: vocabulary's.
-TG_CONTEXT = {"tg": "https://trustgraph.ai/ns/", "verification": "tg:verification"}
+TG_CONTEXT = term_context("verification")
 MEDIA_FRAGMENTS = "http://www.w3.org/TR/media-frags/"
 PDF_FRAGMENTS = "http://tools.ietf.org/rfc/rfc3778"
 CELL_FRAGMENTS = "http://tools.ietf.org/rfc/rfc7111"  # cell=row,column, both from 1
@@ -73,7 +74,8 @@ def web_annotations(sources: list[TraceSource]) -> dict:
             annotation["body"] = {"type": "TextualBody", "format": "application/n-triples",
                                   "value": source.fact + " .", **({"id": source.subgraph} if source.subgraph else {})}
         items.append(annotation)
-    return {"@context": [ANNOTATION_CONTEXT, TG_CONTEXT], "id": "urn:trace", "type": "AnnotationCollection", "total": len(items),
+    return {"@context": [ANNOTATION_CONTEXT, TG_CONTEXT], "id": "urn:trace", "type": "AnnotationCollection",
+            "total": len(items),
             "first": {"type": "AnnotationPage", "items": items}}
 
 

@@ -149,32 +149,34 @@ def aligned_characters(page: PageText, region: BBox, text: str, key: Optional[tu
                 _ALIGNED.move_to_end(cache_key)
                 return _ALIGNED[cache_key]
     inside = [index for index, char in enumerate(page.chars) if middle_within(char.box, region, _TOLERANCE)]
-    wanted = [(i, letter) for i, ch in enumerate(text) for letter in _fold(ch) if not letter.isspace()]
-    left_string = "".join(letter for _, letter in wanted)
-    best: Optional[tuple[list[tuple[int, int]], list[tuple[int, str]]]] = None
-    for order in (inside, sorted(inside, key=page.rows.positions.__getitem__)):
-        pdf_letters = [(index, letter) for index in order
-                       for letter in _fold(page.chars[index].char) if not letter.isspace()]
-        right_string = "".join(letter for _, letter in pdf_letters)
-        if left_string == right_string:  # the usual case: same letters, same order
-            best = (list(zip(range(len(left_string)), range(len(right_string)))), pdf_letters)
-            break
-        pairs = _letter_pairs(left_string, right_string)
-        if best is None or len(pairs) > len(best[0]):
-            best = (pairs, pdf_letters)
-    aligned: list[list[int]] = [[] for _ in text]
-    pairs, pdf_letters = best
-    for a, b in sorted(pairs):
-        index = pdf_letters[b][0]
-        target = aligned[wanted[a][0]]
-        if not target or target[-1] != index:
-            target.append(index)
+    aligned, pairs, same = paired_characters(page, inside, text)
+    if not same:  # the letters are not the stored text's in the drawing's order: row by row, then?
+        by_rows, row_pairs, same = paired_characters(page, sorted(inside, key=page.rows.positions.__getitem__), text)
+        if same or row_pairs > pairs:
+            aligned = by_rows
     if cache_key is not None:
         with _CACHE._lock:
             _ALIGNED[cache_key] = aligned
             while len(_ALIGNED) > _ALIGNED_SIZE:
                 _ALIGNED.popitem(last=False)
     return aligned
+
+
+def paired_characters(page: PageText, order: list[int], text: str) -> tuple[list[list[int]], int, bool]:
+    """For each character of ``text``, the indices of the page's characters it pairs with, the page's
+    characters ``order`` read in that order; how many letters were paired, and whether the two read
+    the same letters in the same order."""
+    wanted = [(i, letter) for i, ch in enumerate(text) for letter in _fold(ch) if not letter.isspace()]
+    drawn = [(index, letter) for index in order for letter in _fold(page.chars[index].char) if not letter.isspace()]
+    left, right = "".join(letter for _, letter in wanted), "".join(letter for _, letter in drawn)
+    pairs = _letter_pairs(left, right)
+    aligned: list[list[int]] = [[] for _ in text]
+    for a, b in sorted(pairs):
+        index = drawn[b][0]
+        target = aligned[wanted[a][0]]
+        if not target or target[-1] != index:
+            target.append(index)
+    return aligned, len(pairs), left == right
 
 
 _MIN_MOVE = 4  # letters: a shorter run found elsewhere on the page is more likely chance than a moved block

@@ -16,7 +16,7 @@ import re
 from typing import Optional
 
 from ..model import BBox, PageText, folded_letters, middle_within
-from .glyphs import _fold, _letter_pairs, line_boxes, quotes_in_layer, span_line_boxes
+from .glyphs import line_boxes, paired_characters, quotes_in_layer, span_line_boxes
 
 # Glyphs a reader could not map to a character: they stand for any letter.
 _UNKNOWN = {"\ufffd", "\ufffe", "\uffff"}
@@ -112,13 +112,8 @@ def _inside(page: PageText, place: list[int], region: BBox) -> bool:
 
 def _part(page: PageText, place: list[int], found: str, start: int, end: int) -> list[int]:
     """The page's characters of ``found[start:end]``, where ``place`` (in reading order) holds ``found``."""
-    wanted = [(i, letter) for i, char in enumerate(found) for letter in _fold(char) if not letter.isspace()]
-    letters = [(index, letter) for index in place for letter in _fold(page.chars[index].char) if not letter.isspace()]
-    indices: list[int] = []
-    for a, b in sorted(_letter_pairs("".join(l for _, l in wanted), "".join(l for _, l in letters))):
-        if start <= wanted[a][0] < end and (not indices or indices[-1] != letters[b][0]):
-            indices.append(letters[b][0])
-    return indices
+    aligned, _, _ = paired_characters(page, place, found)
+    return [index for indices in aligned[start:end] for index in indices]
 
 
 __all__ = ["checked_lines", "laid_out_lines", "spells"]

@@ -1,6 +1,6 @@
 """Each element's box, checked when the document is decoded by a second reading of its page: the
-characters the page shows inside the box must hold the element's text (nearly every pair of
-neighbouring letters of its words). A PDF page's text layer is read by PDFium inside each box; a document placed
+characters the page shows inside the box must hold the element's text (most runs of three of its
+letters). A PDF page's text layer is read by PDFium inside each box; a document placed
 on its rendering, by the rendering's characters. ``Element.verification`` then says ``verified`` or
 ``element`` (the box is where the partitioner put the element, which the page does not bear out);
 an element no reading can check keeps None. A chunk's citation anchor is verified when every box it
@@ -15,32 +15,32 @@ import unicodedata
 from ...model import Element, PageText, Verification, middle_within
 from .pdf_geometry import PageGeometry
 
-_SHARE = 0.9  # of the pairs of letters of an element's words the page must show inside its box
+_SHARE = 0.8  # of the runs of three letters of an element's text the page must show inside its box
 _UNMAPPED = re.compile(r"\(cid:\d+\)")
 _SLACK = 2.0  # page units a box is grown by: the partitioner's boxes and the page's glyphs differ slightly
 
 
 def holds(inside: str, text: str) -> bool:
-    """Whether the characters read inside a box hold ``text``: nearly every pair of neighbouring letters
-    of its words is among theirs (the box's reading order need not be the element's, and a reading
-    may draw a bold line twice or once). Glyphs pdfminer could not map (``(cid:12)``) are left out;
-    an element of nothing else is held by any box with something drawn in it.
+    """Whether the characters read inside a box hold ``text``: most runs of three letters of it (its
+    letters in a row, spaces aside, compared as sets: the box's reading may split a word at a
+    superscript, leave out the spaces between words, or draw a bold line twice where pdfminer reads
+    it once). Glyphs pdfminer could not map (``(cid:12)``) are left out; an element of nothing else
+    is held by any box with something drawn in it.
 
     >>> holds("Total 12 5 Notes", "Total 12.5"), holds("Net 7", "Total 12.5"), holds("•", "(cid:2)")
     (True, False, True)
-    >>> holds("CHAPTER1", "CHAPTER 1")  # a rendering's characters come without the spaces between words
-    True
+    >>> holds("CHAPTER1", "CHAPTER 1"), holds("Shen 1 , Zhang 2", "Shen1, Zhang2")
+    (True, True)
     """
-    wanted = _pairs(_UNMAPPED.sub(" ", text))
+    wanted = _runs(_UNMAPPED.sub(" ", text))
     if not wanted:
         return bool(inside.strip())
-    found = _pairs(inside) | set(unicodedata.normalize("NFKC", inside).casefold())  # a word of one letter
-    return len(wanted & found) >= _SHARE * len(wanted)
+    return len(wanted & _runs(inside)) >= _SHARE * len(wanted)
 
 
-def _pairs(text: str) -> set[str]:
-    words = re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
-    return {word[k:k + 2] for word in words for k in range(max(1, len(word) - 1))}
+def _runs(text: str) -> set[str]:
+    letters = "".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
+    return {letters[k:k + 3] for k in range(max(1, len(letters) - 2))} if letters else set()
 
 
 def check_pdf_boxes(pdf, elements: list[Element], numbers: set[int]) -> None:

@@ -134,7 +134,8 @@ def _characters(page, heights: dict[str, tuple[float, float]],
         line_box = geometry.box(line) if line is not None else (
             geometry.box(loose) if loose[2] > loose[0] and loose[3] > loose[1] else box)
         turn = _turn(pdfium_c.FPDFText_GetCharAngle(raw, index), page_turn)
-        yield PdfChar("-" if hyphen else chr(code) if code else "\ufffd", box, _around(line_box, box), turn, fonts.size(index))
+        shown = "-" if hyphen else chr(code) if code else "\ufffd"
+        yield PdfChar(shown, box, _around(line_box, box), turn, fonts.size(index))
         if hyphen:
             yield "\n"
 
