@@ -62,8 +62,9 @@ class Element:
     # How sure the decoder is of the text (0..1), where it is not simply read from the file (1.0):
     # OCR text, the mean of its words' confidences.
     confidence: Optional[float] = None
-    # A table found on a page: each cell's box and confidence by (row, column) of its matrix.
-    cell_places: Optional[dict[tuple[int, int], tuple[BBox, float]]] = None
+    # Each cell's box and confidence (None: the table's) by (row, column) of its matrix: a table found on a
+    # page, an Office table placed by its geometry or its rendering.
+    cell_places: Optional[dict[tuple[int, int], tuple[BBox, Optional[float]]]] = None
     # Whether a second reading of the page (its text layer, its rendering, the words OCR read) finds the
     # element's text inside ``bbox``: "verified", "element" (it does not), None (nothing could read it).
     verification: Optional[str] = None

@@ -459,7 +459,7 @@ def test_cli_decode_chunk_facts_and_trace(tmp_path):
     done = run_cli("facts", "add", "--chunk", target["iri"], facts, "--store", store)
     assert done.returncode == 0, done.stderr
     done = run_cli("trace", f"<{EX}kilo> <{EX}near> <{EX}lima>", "--store", store)
-    assert done.returncode == 0 and "page      1" in done.stdout and "(characters)" in done.stdout, done.stdout
+    assert done.returncode == 0 and "page      1" in done.stdout and "(characters, verified)" in done.stdout, done.stdout
     done = run_cli("trace", f"<{EX}kilo> <{EX}near> <{EX}lima>", "--store", store, "--format", "jsonld")
     annotation = json.loads(done.stdout)["first"]["items"][0]
     assert annotation["body"]["value"].startswith(f"<{EX}kilo>")

@@ -6,7 +6,8 @@ box is its grid rectangle (a merged cell's spans all it covers), on the slide, w
 rendered page too. A word-processing table (DOCX, ODT, RTF, DOC) states none: its cells are found on
 the document's rendering, each cell's text among the characters drawn inside the table's box, in
 order, and the cell's box is that text's. Either way each box is keyed by the cell's (row, column)
-in the table's matrix (``Element.cell_places``), which the decode gives the cells.
+in the table's matrix (``Element.cell_places``), which the decode gives the cells; the cells' text is
+read from the file, so their confidence stays the table's.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from ..images import EMU_PER_POINT
 from ..tables import parse_table
 
 _SLACK = 2.0  # points a table's box is grown by when its characters are gathered
-_STATED = 1.0  # confidence of a cell box the file states (a slide table's grid)
-_FOUND = 0.9  # confidence of a cell box found by its text on a rendering
 
 
 def place_slide_table_cells(data: bytes, elements: list[Element]) -> None:
@@ -85,7 +84,7 @@ def _compose(outer: tuple, inner: tuple) -> tuple:
     return (sx * osx, dx * osx + odx, sy * osy, dy * osy + ody)
 
 
-def _grid_cells(frame, transform) -> tuple[dict[tuple[int, int], tuple[BBox, float]], BBox]:
+def _grid_cells(frame, transform) -> tuple[dict[tuple[int, int], tuple[BBox, None]], BBox]:
     """Each cell's box by (row, column) of the table's matrix (one ``td`` per ``a:tc``, as unstructured
     writes a slide table's markup), and the table's box, in points on the slide."""
     sx, dx, sy, dy = transform
@@ -106,7 +105,7 @@ def _grid_cells(frame, transform) -> tuple[dict[tuple[int, int], tuple[BBox, flo
             if cell.is_spanned or c + 1 >= len(xs) or r + 1 >= len(ys):
                 continue  # covered by a merged cell: its box is the merged cell's
             right, bottom = min(c + cell.span_width, len(xs) - 1), min(r + cell.span_height, len(ys) - 1)
-            places[(r, c)] = (box(xs[c], ys[r], xs[right], ys[bottom]), _STATED)
+            places[(r, c)] = (box(xs[c], ys[r], xs[right], ys[bottom]), None)
     return places, box(xs[0], ys[0], xs[-1], ys[-1])
 
 
@@ -132,7 +131,7 @@ def place_rendered_table_cells(elements: list[Element], pages: list[PageText]) -
             if found < 0:
                 continue
             boxes = [page.chars[index].line_box for index, _ in letters[found:found + len(wanted)]]
-            places[(cell.row, cell.column)] = (_union(boxes), _FOUND)
+            places[(cell.row, cell.column)] = (_union(boxes), None)
             cursor = found + len(wanted)
         table.cell_places = places or None
 
