@@ -29,18 +29,22 @@ def holds(inside: str, text: str) -> bool:
 
     >>> holds("Total 12 5 Notes", "Total 12.5"), holds("Net 7", "Total 12.5"), holds("•", "(cid:2)")
     (True, False, True)
-    >>> holds("CHAPTER1", "CHAPTER 1"), holds("Shen 1 , Zhang 2", "Shen1, Zhang2")
-    (True, True)
+    >>> holds("CHAPTER1", "CHAPTER 1"), holds("Shen 1 , Zhang 2", "Shen1, Zhang2"), holds("0 .2 .4", ".4")
+    (True, True, True)
     """
-    wanted = _runs(_UNMAPPED.sub(" ", text))
-    if not wanted:
-        return bool(inside.strip())
-    return len(wanted & _runs(inside)) >= _SHARE * len(wanted)
+    letters, drawn = _letters(_UNMAPPED.sub(" ", text)), _letters(inside)
+    if len(letters) < 3:
+        return letters in drawn if letters else bool(inside.strip())
+    wanted = _runs(letters)
+    return len(wanted & _runs(drawn)) >= _SHARE * len(wanted)
 
 
-def _runs(text: str) -> set[str]:
-    letters = "".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
-    return {letters[k:k + 3] for k in range(max(1, len(letters) - 2))} if letters else set()
+def _letters(text: str) -> str:
+    return "".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
+
+
+def _runs(letters: str) -> set[str]:
+    return {letters[k:k + 3] for k in range(len(letters) - 2)}
 
 
 def check_pdf_boxes(pdf, elements: list[Element], numbers: set[int]) -> None:
