@@ -12,7 +12,9 @@ the element's box and says so.
 
 from __future__ import annotations
 
+import bisect
 import re
+import weakref
 from typing import Optional
 
 from ..model import BBox, PageText, folded_letters, middle_within
@@ -46,8 +48,11 @@ def spells(page: PageText, lines: list[BBox], expected: str) -> bool:
         return False
     position = 0
     taken: set[int] = set()
+    ys, middles = _middles(page)
     for line in lines:
-        inside = [i for i, char in enumerate(page.chars) if i not in taken and middle_within(char.box, line, 0.0)]
+        left, top, right, bottom = line
+        inside = sorted(index for y, x, index in middles[bisect.bisect_left(ys, top):bisect.bisect_right(ys, bottom)]
+                        if left <= x <= right and index not in taken)
         taken.update(inside)
         along = sorted(inside, key=lambda i: _along(page.chars[i]))
         for order in (inside, along):
@@ -58,6 +63,19 @@ def spells(page: PageText, lines: list[BBox], expected: str) -> bool:
         else:
             return False
     return position == len(wanted)
+
+
+_MIDDLES: "weakref.WeakKeyDictionary[PageText, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _middles(page: PageText) -> tuple[list[float], list[tuple[float, float, int]]]:
+    """The middles of the page's glyphs, (y, x, index) from the top down, and their ys (once per page)."""
+    held = _MIDDLES.get(page)
+    if held is None:
+        middles = sorted(((char.box[1] + char.box[3]) / 2, (char.box[0] + char.box[2]) / 2, index)
+                         for index, char in enumerate(page.chars))
+        held = _MIDDLES[page] = ([y for y, _, _ in middles], middles)
+    return held
 
 
 def _along(char) -> float:
