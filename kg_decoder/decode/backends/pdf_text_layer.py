@@ -17,8 +17,6 @@ from ...model import Element, PageChar, PageText, Reading
 from .pdf_fonts import declared_heights
 from .pdf_geometry import BBox, PageGeometry, middle_within
 
-PdfChar = PageChar  # a character of a PDF's text layer
-
 _LINE_GAP = 0.8  # lines further apart than this many line heights start a new block
 _SIZE_RATIO = 1.3  # lines whose heights differ more than this start a new block
 _WORD_GAP = 0.12  # a gap wider than this many line heights between two characters of a row is a space
@@ -49,11 +47,11 @@ def page_text(page, heights: dict[str, tuple[float, float]], unmapped: bool = Fa
     """The text layer of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``).
     ``unmapped``: glyphs the font maps to no character are kept, as U+FFFD (they still take room in
     a box on the words: a ligature another reader maps to its letters)."""
-    chars: list[PdfChar] = []
+    chars: list[PageChar] = []
     pieces: list[str] = []
     positions: list[int] = []
     for char in _characters(page, heights, unmapped):
-        if isinstance(char, PdfChar):
+        if isinstance(char, PageChar):
             positions.append(len(pieces))
             chars.append(char)
             pieces.append(char.char)
@@ -62,7 +60,7 @@ def page_text(page, heights: dict[str, tuple[float, float]], unmapped: bool = Fa
     return PageText(chars, Reading("".join(pieces), positions), _rows(chars))
 
 
-def _rows(chars: list[PdfChar]) -> Reading:
+def _rows(chars: list[PageChar]) -> Reading:
     """The characters row by row: a character joins the row whose middle its own middle is near."""
     rows: list[tuple[float, float, list[int]]] = []  # middle, height, characters
     for index in sorted(range(len(chars)), key=lambda i: _middle(chars[i].line_box)):
@@ -94,7 +92,7 @@ def _middle(box: BBox) -> float:
 
 
 def _characters(page, heights: dict[str, tuple[float, float]],
-                unmapped: bool = False) -> Iterator[Union[PdfChar, str]]:
+                unmapped: bool = False) -> Iterator[Union[PageChar, str]]:
     """Each character of the page's text layer: drawn ones with their boxes, else ``" "`` for a space
     (drawn or put in by PDFium between words) and ``"\n"`` for a line break. ``heights`` are the
     ascent and descent the page's fonts declare (see ``pdf_fonts.declared_heights``); ``unmapped``:
@@ -135,7 +133,7 @@ def _characters(page, heights: dict[str, tuple[float, float]],
             geometry.box(loose) if loose[2] > loose[0] and loose[3] > loose[1] else box)
         turn = _turn(pdfium_c.FPDFText_GetCharAngle(raw, index), page_turn)
         shown = "-" if hyphen else chr(code) if code else "\ufffd"
-        yield PdfChar(shown, box, _around(line_box, box), turn, fonts.size(index))
+        yield PageChar(shown, box, _around(line_box, box), turn, fonts.size(index))
         if hyphen:
             yield "\n"
 
@@ -351,7 +349,7 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
     reads or puts between words."""
     lines: list[_Line] = []
     text: list[str] = []
-    chars: list[PdfChar] = []
+    chars: list[PageChar] = []
 
     def close() -> None:
         if chars:
@@ -409,5 +407,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["PageText", "PdfChar", "Reading", "has_turned_text", "largest_text", "lines_outside", "page_text",
+__all__ = ["PageText", "Reading", "has_turned_text", "largest_text", "lines_outside", "page_text",
            "read_page", "text_layer_elements", "turned_text_elements"]
