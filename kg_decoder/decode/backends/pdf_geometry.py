@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...model.page_text import middle_within
-
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in user space (y up)
 BBox = tuple[float, float, float, float]  # left, top, right, bottom on the displayed page (y down)
 
@@ -122,4 +120,4 @@ def _box(area: Rect, rotation: int, rect: Rect) -> BBox:
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
 
 
-__all__ = ["BBox", "PageGeometry", "Rect", "middle_within"]
+__all__ = ["BBox", "PageGeometry", "Rect"]

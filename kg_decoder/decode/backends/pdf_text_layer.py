@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass
 from typing import Iterator, Optional, Union
 
-from ...model import Element, PageChar, PageText, Reading
+from ...model import Element, PageChar, PageText, Reading, middle_within
 from .pdf_fonts import declared_heights
-from .pdf_geometry import BBox, PageGeometry, middle_within
+from .pdf_geometry import BBox, PageGeometry
 
 _LINE_GAP = 0.8  # lines further apart than this many line heights start a new block
 _SIZE_RATIO = 1.3  # lines whose heights differ more than this start a new block
@@ -407,5 +407,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["PageText", "Reading", "has_turned_text", "largest_text", "lines_outside", "page_text",
+__all__ = ["has_turned_text", "largest_text", "lines_outside", "page_text",
            "read_page", "text_layer_elements", "turned_text_elements"]

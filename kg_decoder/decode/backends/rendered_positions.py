@@ -16,11 +16,11 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable, Optional
 
-from ...model import BBox, Element, Partitioned, Rendering
+from ...model import BBox, Element, PageText, Partitioned, Rendering
 from .box_checks import check_rendered_boxes
 from .pdf_fonts import declared_heights
 from .pdf_geometry import PageGeometry
-from .pdf_text_layer import PageText, page_text
+from .pdf_text_layer import page_text
 from .table_cells import place_rendered_table_cells
 
 _FUZZY_WINDOW = 400  # letters beyond an element's length searched when its exact text is not there
