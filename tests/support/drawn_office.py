@@ -118,4 +118,3 @@ def poppler_box(pdf: Path, phrase: str) -> tuple[int, tuple[float, float, float,
             return run[0][0], (min(b[0] for b in boxes), min(b[1] for b in boxes),
                                max(b[2] for b in boxes), max(b[3] for b in boxes))
     raise AssertionError(f"poppler does not read {phrase!r} on one line of {pdf}")
-
