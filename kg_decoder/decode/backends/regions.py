@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ...model import BBox, Element
-from .pdf_geometry import middle_within
+from ...model import BBox, Element, middle_within
 
 
 def replacing(elements: list[Element], blocks: list[Element], together: bool = False,
