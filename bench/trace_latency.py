@@ -20,8 +20,13 @@ source that is never copied, so its answer stays the same size as the store grow
 
 Prints the median (and p90) per probe kind at both sizes and the ratio.
 
+With --verification-cost it stops after step 1 and times the quote traces with each box checked by
+the page's second reading (kg_decoder.cite.verification) and without (the alignment's boxes taken as
+they come), in turns, and prints the ratio of the medians (target <= 1.10).
+
     .venv/bin/python bench/trace_latency.py [--corpus ../shared/corpus] [--target-quads 1000000]
         [--repeats 20] [--cold 4]
+    .venv/bin/python bench/trace_latency.py --verification-cost
 """
 
 from __future__ import annotations
@@ -158,6 +163,8 @@ def main() -> int:
     parser.add_argument("--cold", type=int, default=4, help="cold probes of each kind (each a process)")
     parser.add_argument("--cold-probe", help=argparse.SUPPRESS)
     parser.add_argument("--probe", help=argparse.SUPPRESS)
+    parser.add_argument("--verification-cost", action="store_true",
+                        help="time quote traces with and without checking their boxes, then stop")
     args = parser.parse_args()
     if args.cold_probe:
         cold_probe(args.cold_probe, json.loads(args.probe))
@@ -205,6 +212,8 @@ def main() -> int:
         store.flush()
 
     grow_to(args.small_quads)
+    if args.verification_cost:
+        return verification_cost(store, probes["quote"], args.repeats)
     small_quads = len(store)
     small = time_traces(store, probes, args.repeats)
     small_cold = time_cold(folder, probes, warm_up, args.cold)
@@ -226,6 +235,30 @@ def main() -> int:
             print(f"{temperature + ' ' + name:15} {len(at_small[name]):6} {a * 1000:11.2f}ms {b * 1000:11.2f}ms "
                   f"{_p90(at_small[name]) * 1000:8.2f}ms {_p90(at_large[name]) * 1000:8.2f}ms {b / a:6.2f}")
     print(f"worst median ratio {worst:.2f} (target <= 2)")
+    return 0
+
+
+def verification_cost(store, quotes: list[dict], repeats: int) -> int:
+    """Quote traces with their boxes checked and without, in turns (the same warm caches for both)."""
+    from kg_decoder.cite import trace as tracing
+    from kg_decoder.cite.glyphs import span_line_boxes
+
+    checked, spells = tracing.checked_lines, tracing.spells
+
+    def unchecked(page, region, text, start, end, key=None):
+        return span_line_boxes(page, region, text, start, end, key) or None
+
+    time_traces(store, {"quote": quotes}, 2)  # pages read and alignments made: both runs find them so
+    timings: dict[str, list[float]] = {"checked": [], "unchecked": []}
+    for _ in range(repeats):
+        for name in ("unchecked", "checked"):
+            tracing.checked_lines, tracing.spells = (checked, spells) if name == "checked" else (
+                unchecked, lambda *args: True)
+            timings[name] += time_traces(store, {"quote": quotes}, 1)["quote"]
+    tracing.checked_lines, tracing.spells = checked, spells
+    with_checks, without = statistics.median(timings["checked"]), statistics.median(timings["unchecked"])
+    print(f"quote traces: {len(quotes)} quotes x {repeats} turns; median {without * 1000:.2f} ms unchecked, "
+          f"{with_checks * 1000:.2f} ms checked: ratio {with_checks / without:.3f} (target <= 1.10)")
     return 0
 
 

@@ -21,8 +21,8 @@ from .graph.transfer import export_store, import_store
 from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView, CrawledPage,
                     CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, DecodeResult, DecodeStatus, DocumentRef,
                     ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Progress,
-                    QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Violation,
-                    to_jsonable)
+                    QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport,
+                    Verification, Violation, to_jsonable)
 from .model.errors import (BlobMissing, CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
                            EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan,
                            KgDecoderError, MalformedQuery, MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound,
@@ -42,7 +42,7 @@ __all__ = [
     "CrawlResult", "CrawlStatus", "CrawledPage", "DecodeOptions", "DecodeResult", "DecodeStatus", "DocumentRef",
     "ElementOffset", "EmbeddedResult", "FactsResult", "FactsStatus", "ImageInfo", "KgStore", "PartitionSource",
     "Progress", "QuotePiece", "Rows", "StoreConfig", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
-    "Violation",
+    "Verification", "Violation",
     # errors
     "BlobMissing", "CorruptDocument", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",
     "FetchFailed", "Forbidden", "InvalidFact", "InvalidOption", "InvalidSpan", "KgDecoderError", "MalformedQuery",

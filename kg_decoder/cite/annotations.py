@@ -1,23 +1,29 @@
 """Trace answers as W3C Web Annotation JSON-LD: a text position (and quote) in the page or
-section text, and per rectangle a region of the page (a PDF ``page=`` fragment refined by a
-media fragment ``xywh=``)."""
+section text, per table cell its place in its table (an RFC 7111 ``cell=row,column`` fragment,
+counted from 1, with the cell's label), and per rectangle a region of the page (a PDF ``page=``
+fragment refined by a media fragment ``xywh=``) with how far it was checked (``verification``)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 from ..graph.identifiers import derived_iri
+from ..graph.vocabulary import term_context
 from ..model import RENDERED_PDF_POINTS, Box, QuotePiece, TraceSource
 from ..model.errors import InvalidSpan
 
 ANNOTATION_CONTEXT = "http://www.w3.org/ns/anno.jsonld"
+# The terms the annotations use beyond the Web Annotation vocabulary: the tg: vocabulary's.
+TG_CONTEXT = term_context("verification")
 MEDIA_FRAGMENTS = "http://www.w3.org/TR/media-frags/"
 PDF_FRAGMENTS = "http://tools.ietf.org/rfc/rfc3778"
+CELL_FRAGMENTS = "http://tools.ietf.org/rfc/rfc7111"  # cell=row,column, both from 1
 
 
 def web_annotations(sources: list[TraceSource]) -> dict:
-    """The trace as W3C Web Annotation JSON-LD: a text position in the page or section, and the
-    rectangles on the page (a PDF ``page=`` fragment refined by a media fragment ``xywh=``).
+    """The trace as W3C Web Annotation JSON-LD: a text position in the page or section, the table
+    cells it is in (``cell=row,column``, from 1), and the rectangles on the page (a PDF ``page=``
+    fragment refined by a media fragment ``xywh=``), each with its ``verification``.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -41,14 +47,23 @@ def web_annotations(sources: list[TraceSource]) -> dict:
         } for piece in pieces]
         if source.image:  # the words were read in this picture (its OCR text is the source above)
             targets.append({"id": source.image, "type": "Image"})
+        for element in source.elements:
+            for cell in element.cells:
+                last = f"-{cell.row + cell.row_span - 1},{cell.column + cell.column_span - 1}" \
+                    if cell.row_span > 1 or cell.column_span > 1 else ""
+                targets.append({"id": cell.iri, "source": element.iri, "label": cell.label,
+                                "selector": {"type": "FragmentSelector", "conformsTo": CELL_FRAGMENTS,
+                                             "value": f"cell={cell.row},{cell.column}{last}"}})
         for box in source.boxes:
             if box.coordinate_system == RENDERED_PDF_POINTS:  # a page of the document as its renderer drew it
                 targets.append({"source": source.document.iri,
                                 "renderedVia": {"type": "Software", "name": source.rendered_by or "a renderer"},
-                                "selector": _region_selector(box, "application/pdf")})
+                                "selector": _region_selector(box, "application/pdf"),
+                                "verification": str(box.verification)})
             else:
                 targets.append({"source": source.document.iri,
-                                "selector": _region_selector(box, source.document.mime_type)})
+                                "selector": _region_selector(box, source.document.mime_type),
+                                "verification": str(box.verification)})
         annotation = {
             "id": derived_iri("annotation", source.segment, source.start, source.end, source.subgraph or ""),
             "type": "Annotation",
@@ -59,7 +74,8 @@ def web_annotations(sources: list[TraceSource]) -> dict:
             annotation["body"] = {"type": "TextualBody", "format": "application/n-triples",
                                   "value": source.fact + " .", **({"id": source.subgraph} if source.subgraph else {})}
         items.append(annotation)
-    return {"@context": ANNOTATION_CONTEXT, "id": "urn:trace", "type": "AnnotationCollection", "total": len(items),
+    return {"@context": [ANNOTATION_CONTEXT, TG_CONTEXT], "id": "urn:trace", "type": "AnnotationCollection",
+            "total": len(items),
             "first": {"type": "AnnotationPage", "items": items}}
 
 

@@ -2,7 +2,8 @@
 
 Reads each page/section text from the library and its elements from the graph, cuts the text
 with :mod:`kg_decoder.cite.chunker`, gives every chunk its citation anchors (each page it
-touches and the union box of its elements there) and writes the run in one transaction,
+touches, the union box of its elements there, and whether the page's second reading bore those
+boxes out when the document was decoded) and writes the run in one transaction,
 replacing an earlier chunking of the same document.
 """
 
@@ -17,7 +18,7 @@ from ..graph.mapping import ChunkRecord, as_nquads, chunk_quads, chunking_activi
 from ..graph.reads import PageInfo, TextElement
 from ..graph.store import KgStore, StorePath, open_store
 from ..model import (Anchor, BBox, Chunk, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView,
-                     ProgressCallback, options_from, report, software_versions)
+                     ProgressCallback, Verification, options_from, report, software_versions)
 from ..model.errors import UnknownEntity
 from .chunker import Heading, chunk_text
 
@@ -134,7 +135,8 @@ def document_chunks(document: str, *, store: Union[KgStore, StorePath]) -> list[
     for row in store.document_chunk_anchors(document):
         views[row.chunk].anchors.append(ChunkAnchor(page_number=row.page_number, page=row.page, bbox=row.bbox,
                                                     page_width=row.page_width, page_height=row.page_height,
-                                                    coordinate_system=row.coordinate_system))
+                                                    coordinate_system=row.coordinate_system,
+                                                    verification=Verification(row.verification or "unverified")))
     return sorted(views.values(), key=lambda view: view.index)
 
 
@@ -193,10 +195,12 @@ def _open_headings(headings: list[Heading]) -> list[Heading]:
 
 def _anchors(chunk: Chunk, elements: list[TextElement], pages: dict[int, PageInfo],
              segment_page: Optional[int]) -> list[Anchor]:
-    """Each page the chunk's body touches, with the union box of its elements on that page; where
-    the boxes come from the document's rendering, each page of the rendering they are on."""
+    """Each page the chunk's body touches, with the union box of its elements on that page and how far
+    a second reading of the page bore their boxes out when they were decoded; where the boxes come
+    from the document's rendering, each page of the rendering they are on."""
     boxes: dict[int, Optional[BBox]] = {}
     rendered: dict[int, tuple[Optional[BBox], TextElement]] = {}
+    checks: dict[tuple[bool, int], list[Optional[str]]] = {}
     for element in elements:
         start, end = element.char_offset, element.char_offset + element.char_length
         if end <= chunk.start or start >= chunk.end:
@@ -204,27 +208,47 @@ def _anchors(chunk: Chunk, elements: list[TextElement], pages: dict[int, PageInf
         if element.rendered_page_number is not None:
             number = element.rendered_page_number
             rendered[number] = (_union(rendered.get(number, (None,))[0], element.bbox), element)
-            continue
-        number = element.page_number if element.page_number is not None else segment_page
-        if number is None:
-            continue
-        boxes[number] = _union(boxes.get(number), element.bbox)
+        else:
+            number = element.page_number if element.page_number is not None else segment_page
+            if number is None:
+                continue
+            boxes[number] = _union(boxes.get(number), element.bbox)
+        checks.setdefault((element.rendered_page_number is not None, number), []).append(_checked(element))
     if not boxes and not rendered and segment_page is not None:
         boxes[segment_page] = None
     anchors = []
     for number in sorted(boxes):
         page = pages.get(number)
+        verification = _verification(checks.get((False, number), [])) if boxes[number] else Verification.UNVERIFIED
         anchors.append(Anchor(page_number=number, page_iri=page.page if page else None, bbox=boxes[number],
                               page_width=page.page_width if page else None,
                               page_height=page.page_height if page else None,
-                              coordinate_system=page.coordinate_system if page else None))
+                              coordinate_system=page.coordinate_system if page else None, verification=verification))
     for number in sorted(rendered):
         box, element = rendered[number]
         same = pages.get(number) if element.page_number == number else None  # a slide is its rendered page
         anchors.append(Anchor(page_number=number, page_iri=same.page if same else None, bbox=box,
                               page_width=element.page_width, page_height=element.page_height,
-                              coordinate_system=element.coordinate_system))
+                              coordinate_system=element.coordinate_system,
+                              verification=_verification(checks[(True, number)])))
     return anchors
+
+
+def _checked(element: TextElement) -> Optional[str]:
+    """How an element's box was checked when it was decoded (a word OCR read is its own reading's)."""
+    if element.bbox is None:
+        return None
+    return Verification.VERIFIED if element.category == "OcrWord" else element.verification
+
+
+def _verification(checks: list[Optional[str]]) -> Verification:
+    """An anchor's box, the union of boxes checked so: verified when all were, ``element`` when the page
+    did not bear one out, else unverified (no reading could check one)."""
+    if checks and all(check == Verification.VERIFIED for check in checks):
+        return Verification.VERIFIED
+    if Verification.ELEMENT in checks:
+        return Verification.ELEMENT
+    return Verification.UNVERIFIED
 
 
 def _union(first: Optional[BBox], second: Optional[BBox]) -> Optional[BBox]:

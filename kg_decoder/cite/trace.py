@@ -3,25 +3,30 @@ elements, table cells and the rectangles on the page that hold the words.
 
 Every lookup starts from a bound IRI (the fact's triple term, a chunk, a segment),
 so the time a trace takes depends on the size of one page or section, not on the
-size of the store. For a PDF page with a text layer the rectangles are the tight
-boxes of the exact characters, one per line, from the PDF's own glyph positions;
-elsewhere they are the boxes of the elements.
+size of the store. Where the page can be read (a PDF's text layer, the rendering an
+Office document was placed on) the rectangles are the boxes of the exact characters,
+one per line, each checked by that reading (``verified``, see
+:mod:`kg_decoder.cite.verification`); elsewhere, or where no box on the words passes,
+they are the boxes of the elements, marked as such.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from ..decode.renders import rendering
+from ..decode.renders import kept_rendering
 from ..graph.reads import DocumentInfo, SegmentInfo, TextElement
 from ..graph.store import KgStore, StorePath, open_store
 from ..graph.terms import to_triple
-from ..model import RENDERED_PDF_POINTS, Box, DocumentRef, QuotePiece, TracedCell, TracedElement, TraceSource
+from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece, TracedCell, TracedElement,
+                     TraceSource, Verification)
 from ..model.errors import InvalidSpan, UnknownEntity
-from .glyphs import PageText, aligned_characters, line_boxes, page_characters, quotes_in_layer, span_line_boxes
+from .glyphs import DrawnDocument, aligned_characters, line_boxes, page_characters, quotes_in_layer
 from .quotes import as_written, find_quote, holds_words
+from .verification import checked_lines, spells
 
 
 def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quote: Optional[str] = None,
@@ -61,7 +66,7 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
 class _Tracer:
     def __init__(self, store: KgStore) -> None:
         self.store = store
-        self._renderings: dict[str, Optional[tuple[str, bytes]]] = {}
+        self._renderings: dict[str, Optional[DrawnDocument]] = {}
 
     # ---------------------------------------------------------------- entry points
 
@@ -111,7 +116,7 @@ class _Tracer:
         row is stored cell by cell down its columns. Each match is mapped back, character by
         character, to the segment text that holds it."""
         about = self.store.document_info(document)
-        pdf = self._pdf_bytes(about.sha256) if about.format == "pdf" else None
+        pdf = self._document(about) if about.format == "pdf" else None
         if pdf is None:
             return []
         sources = []
@@ -122,8 +127,8 @@ class _Tracer:
             for number in sorted({row.page_number for row in rows}):
                 if not holds_words(" ".join(row.text for row in rows if row.page_number == number), quote):
                     continue  # the page's own text lacks a word of the quote: no need to read the page
-                page = page_characters(pdf[1], number, key=pdf[0])
-                matches = quotes_in_layer(page, quote)
+                page = page_characters(pdf, number)
+                matches = quotes_in_layer(page, quote) if page is not None else []
                 if not matches:
                     continue
                 text = text if text is not None else self.store.text(segment.sha256, segment.segment)
@@ -135,7 +140,7 @@ class _Tracer:
                         stored, where = markup_text(text[row.char_offset:row.char_offset + row.char_length])
                     else:
                         stored, where = row.text, range(len(row.text))
-                    aligned = aligned_characters(page, row.bbox, stored, key=(pdf[0], number))
+                    aligned = aligned_characters(page, row.bbox, stored, key=(pdf.key, number))
                     for local, indices in enumerate(aligned):
                         for index in indices:
                             owner.setdefault(index, (row, row.char_offset + where[local]))
@@ -173,8 +178,13 @@ class _Tracer:
         for index in indices:
             element = owner[index][0]
             by_element.setdefault(element.element, (element, []))[1].append(index)
-        source.boxes = [box for element, mine in by_element.values()
-                        for box in _placed(element, element.page_number, line_boxes(page, mine), "characters")]
+        source.boxes = []
+        for element, mine in by_element.values():
+            lines = line_boxes(page, mine)
+            if spells(page, lines, "".join(page.chars[index].char for index in mine)):
+                source.boxes += _placed(element, element.page_number, lines, "characters", Verification.VERIFIED)
+            else:
+                source.boxes += _placed(element, element.page_number, [element.bbox], "element", Verification.ELEMENT)
         return source
 
     # ---------------------------------------------------------------- chunks
@@ -280,7 +290,7 @@ class _Tracer:
             cell_start = table.char_offset + row.char_offset
             if cell_start < end and cell_start + row.char_length > start or (
                     row.char_length == 0 and start <= cell_start < end):
-                cells.append(TracedCell(iri=row.cell, row=row.row, column=row.column, row_span=row.row_span,
+                cells.append(TracedCell(iri=row.cell, row=row.row + 1, column=row.column + 1, row_span=row.row_span,
                                         column_span=row.column_span, text=row.text, header=row.header,
                                         reference=row.reference, confidence=row.confidence, bbox=row.bbox,
                                         char_offset=row.char_offset, char_length=row.char_length,
@@ -289,68 +299,76 @@ class _Tracer:
         return cells
 
     def _cell_boxes(self, table: TextElement, cells: list[TracedCell], start: int, end: int, text: str,
-                    drawn: tuple[Optional[int], Optional[tuple[str, bytes]]]) -> list[Box]:
-        """The quote's part in each cell: the boxes of its characters where the page has a text layer,
-        else the cell's box."""
-        page_number, pdf = drawn
-        page = page_characters(pdf[1], page_number, key=pdf[0]) if pdf is not None and page_number else None
+                    drawn: tuple[Optional[int], Optional[DrawnDocument]]) -> list[Box]:
+        """The quote's part in each cell: the boxes of its characters where the page can be read and
+        they pass its check, else the cell's box."""
+        page_number, document = drawn
+        page = page_characters(document, page_number) if document is not None and page_number else None
         boxes = []
         for cell in cells:
             cell_start = table.char_offset + (cell.char_offset or 0)
             cell_end = cell_start + (cell.char_length or 0)
-            lines = []
+            lines = None
             if page is not None and cell_start < end and cell_end > start:
                 stored, where = markup_text(text[cell_start:cell_end])
                 inside = [k for k, offset in enumerate(where) if start <= cell_start + offset < end]
                 if inside:
-                    lines = span_line_boxes(page, cell.bbox, stored, inside[0], inside[-1] + 1,
-                                            key=(pdf[0], page_number, "cell"))
-            source, rectangles = ("characters", lines) if lines else ("cell", [cell.bbox])
+                    lines = checked_lines(page, cell.bbox, stored, inside[0], inside[-1] + 1,
+                                          key=(document.key, page_number, "cell"))
+            if lines:
+                source, rectangles, verification = "characters", lines, Verification.VERIFIED
+            else:
+                source, rectangles = "cell", [cell.bbox]
+                verification = Verification.ELEMENT if page is not None else Verification.UNVERIFIED
             boxes += [Box(left=left, top=top, right=right, bottom=bottom, source=source,
                           page_number=table.rendered_page_number or table.page_number, page_width=cell.page_width,
-                          page_height=cell.page_height, coordinate_system=cell.coordinate_system, element=cell.iri)
+                          page_height=cell.page_height, coordinate_system=cell.coordinate_system, element=cell.iri,
+                          verification=verification)
                       for left, top, right, bottom in rectangles]
         return boxes
 
-    def _pdf_bytes(self, sha256: str) -> Optional[tuple[str, bytes]]:
-        if sha256 not in self.store.library:
+    def _document(self, about: DocumentInfo) -> Optional[DrawnDocument]:
+        """The document's own bytes, for its backend to read its pages."""
+        if about.sha256 not in self.store.library:
             return None
-        return sha256, self.store.blob(sha256)
+        return DrawnDocument(about.sha256, self.store.blob(about.sha256), about.format)
 
     def _drawn_page(self, about: DocumentInfo, element: TextElement,
-                    info: SegmentInfo) -> tuple[Optional[int], Optional[tuple[str, bytes]]]:
-        """The page an element's box is on, and the PDF (key, bytes) whose characters are drawn there: a
-        PDF's own, or the rendering of a document its elements were placed on."""
+                    info: SegmentInfo) -> tuple[Optional[int], Optional[DrawnDocument]]:
+        """The page an element's box is on, and the document whose characters are drawn there: a PDF
+        itself, or the rendering of a document its elements were placed on (made when it was decoded:
+        a trace never renders)."""
         if element.rendered_page_number is not None:
             return element.rendered_page_number, self._rendering(about)
         page_number = element.page_number or info.page_number
-        return page_number, self._pdf_bytes(about.sha256) if about.format == "pdf" else None
+        return page_number, self._document(about) if about.format == "pdf" else None
 
-    def _rendering(self, about: DocumentInfo) -> Optional[tuple[str, bytes]]:
+    def _rendering(self, about: DocumentInfo) -> Optional[DrawnDocument]:
         if about.sha256 not in self._renderings:
-            pdf = None
-            if about.sha256 in self.store.library:
-                pdf = rendering(self.store, about.sha256, self.store.blob(about.sha256), about.format)
-            self._renderings[about.sha256] = (f"{about.sha256}/rendering", pdf) if pdf is not None else None
+            path = kept_rendering(self.store, about.sha256)
+            self._renderings[about.sha256] = DrawnDocument(f"{about.sha256}/rendering", b"", about.format,
+                                                           Path(path).read_bytes()) if path else None
         return self._renderings[about.sha256]
 
     def _boxes(self, element: TextElement, start: int, end: int,
-               drawn: tuple[Optional[int], Optional[tuple[str, bytes]]]) -> list[Box]:
+               drawn: tuple[Optional[int], Optional[DrawnDocument]]) -> list[Box]:
         region = element.bbox
         if region is None:
             return []
-        page_number, pdf = drawn
-        if element.category == "OcrWord":  # a word OCR read in a picture: its box is the word's own
-            return _placed(element, page_number, [region], "ocr")
-        if pdf is not None and page_number is not None and element.category != "Table":
-            page = page_characters(pdf[1], page_number, key=pdf[0])
+        page_number, document = drawn
+        if element.category == "OcrWord":  # a word OCR read in a picture: the OCR's own reading boxes it
+            return _placed(element, page_number, [region], "ocr", Verification.VERIFIED)
+        page = page_characters(document, page_number) if document is not None and page_number is not None else None
+        if page is None:
+            return _placed(element, page_number, [region], "element", Verification.UNVERIFIED)
+        if element.category != "Table":
             local_start = max(start, element.char_offset) - element.char_offset
             local_end = min(end, element.char_offset + element.char_length) - element.char_offset
-            lines = span_line_boxes(page, region, element.text or "", local_start, local_end,
-                                    key=(pdf[0], page_number))
+            lines = checked_lines(page, region, element.text or "", local_start, local_end,
+                                  key=(document.key, page_number))
             if lines:
-                return _placed(element, page_number, lines, "characters")
-        return _placed(element, page_number, [region], "element")
+                return _placed(element, page_number, lines, "characters", Verification.VERIFIED)
+        return _placed(element, page_number, [region], "element", Verification.ELEMENT)
 
 
 def _fill_gaps(indices: list[int], owner: dict[int, tuple[TextElement, int]], page: PageText, text: str) -> None:
@@ -390,11 +408,13 @@ def markup_text(markup: str) -> tuple[str, list[int]]:
 _MARKUP = re.compile(r"(<[^<>]*>)|&[#a-zA-Z0-9]+;|[^<&]+|[<&]")
 
 
-def _placed(element: TextElement, page_number: Optional[int], rectangles: list, source: str) -> list[Box]:
-    """Rectangles on an element's page as boxes that name the element and the page's size."""
+def _placed(element: TextElement, page_number: Optional[int], rectangles: list, source: str,
+            verification: Verification) -> list[Box]:
+    """Rectangles on an element's page as boxes that name the element, the page's size and how far
+    they were checked."""
     return [Box(left=left, top=top, right=right, bottom=bottom, source=source, page_number=page_number,
                 page_width=element.page_width, page_height=element.page_height,
-                coordinate_system=element.coordinate_system, element=element.element)
+                coordinate_system=element.coordinate_system, element=element.element, verification=verification)
             for left, top, right, bottom in rectangles]
 
 

@@ -34,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="do not look for tables on PDF pages (faster; their cells are then loose lines of text)")
     run.add_argument("--image-ocr", choices=IMAGE_OCR_MODES, default=DecodeOptions.image_ocr,
                      help="read the words in pictures with OCR (auto: not tiny or plain pictures; off: faster)")
+    run.add_argument("--min-image-text-confidence", type=float, default=DecodeOptions.min_image_text_confidence,
+                     metavar="0..1", help="a picture's OCR text with a lower mean word confidence is stored and "
+                                          "audited but not chunked (default: %(default)s)")
     run.add_argument("--password", help="password of encrypted PDFs")
     run.add_argument("--mime-type", help="decode as this MIME type instead of detecting it")
     run.add_argument("--encoding", help="character set of text-based files (HTML, text, CSV...), e.g. windows-1251; "
@@ -218,4 +221,5 @@ def decode_options(args: argparse.Namespace) -> DecodeOptions:
                          password=args.password, mime_type=args.mime_type, encoding=args.encoding,
                          max_bytes=args.max_bytes, timeout_seconds=args.timeout, embedded_depth=args.embedded_depth,
                          max_embedded_bytes=args.max_embedded_bytes, rendered_positions=args.rendered_positions,
-                         image_ocr=args.image_ocr, pdf_tables=args.pdf_tables)
+                         image_ocr=args.image_ocr, pdf_tables=args.pdf_tables,
+                         min_image_text_confidence=args.min_image_text_confidence)

@@ -139,9 +139,8 @@ def describe_sources(sources: list[TraceSource]) -> str:
         for element in source.elements:
             lines.append(f"  element   {element.category} {element.char_offset}+{element.char_length} {element.iri}")
             for cell in element.cells:
-                where = f" {cell.reference}" if cell.reference else ""
-                lines.append(f"    cell    row {cell.row} column {cell.column}{where}: {cell.text!r}")
+                lines.append(f"    cell    {cell.label}: {cell.text!r}")
         for box in source.boxes:
             lines.append(f"  box       page {box.page_number} [{box.left:.1f}, {box.top:.1f}, {box.right:.1f}, "
-                         f"{box.bottom:.1f}] {box.coordinate_system or ''} ({box.source})")
+                         f"{box.bottom:.1f}] {box.coordinate_system or ''} ({box.source}, {box.verification})")
     return "\n".join(lines)

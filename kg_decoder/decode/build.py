@@ -207,7 +207,7 @@ def _result(record: DocumentRecord, partitioned: Partitioned, quad_count: int) -
                              for k, word in enumerate(image.image_text.words)],
             derived_from=record.element_iris[image.index],
         )
-        for image in record.image_texts()
+        for image in record.image_texts() if record.image_text_skipped(image) is None
     ]
     elements = partitioned.elements
     return DecodeResult(

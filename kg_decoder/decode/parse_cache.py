@@ -24,8 +24,9 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # 2: Partitioned.warnings, Element.table; 3: PDF boxes on the displayed page, the text-layer fallback;
 # 4: elements placed on a rendering (Element.rendered_page, Partitioned.rendering and page_numbers_from);
 # 5: pictures' OCR text (Element.image_text, image_text_skipped), turned PDF text, Partitioned.title, PDF
-# tables (Element.cell_places), confidence (Element.confidence, Page.confidence).
-_FORMAT = b"kg-decoder-partition-cache-5\n"
+# tables (Element.cell_places), confidence (Element.confidence, Page.confidence); 6: boxes checked by a second
+# reading (Element.verification), Office tables' cell boxes.
+_FORMAT = b"kg-decoder-partition-cache-6\n"
 
 
 class PartitionCache:

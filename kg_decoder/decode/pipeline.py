@@ -27,7 +27,7 @@ from .backends.office import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
 from .embedded import over_budget
 from .formats import decrypt_office, detect_format
-from .renders import keep_rendering, kept_rendering, render_ahead
+from .renders import keep_rendering, kept_rendering, render_ahead, rendering
 from .worker import PartitionWorker, shared_worker
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO]
@@ -272,6 +272,8 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
            for state in states):
         if origin is not None:  # a later fetch replaces the earlier one's time, status and validators
             store.write_origin(iri, origin_quads(iri, origin), new_fetch=isinstance(origin, WebFetch))
+        if options.rendered_positions and kept_rendering(store, sha256) is None and store.rendering_run(iri):
+            rendering(store, sha256, plain, fmt.name)  # lost from beside the store: a trace reads it, never makes it
         report(progress, "done", 1, 1, "unchanged: the store already holds this decode")
         return stored_result(store, iri, file_name)
 

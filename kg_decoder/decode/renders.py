@@ -1,8 +1,10 @@
 """The PDF a document of an Office format was rendered to (LibreOffice), kept beside the store in
 ``<store>/renders/<sha256>.pdf``: the page images of the trace view and the character boxes of a
 trace come from the same rendering the decode placed the elements on. A remote store keeps them in
-its local cache folder; a store in memory in a temporary folder while it is open. When the file
-was lost, the document is rendered again (LibreOffice lays out the same document the same way).
+its local cache folder; a store in memory in a temporary folder while it is open. Renderings are
+made when documents are decoded; a trace only reads them (without one its boxes are unverified).
+When the file was lost, decoding the document again renders it again (LibreOffice lays out the
+same document the same way), as does drawing one of its pages.
 """
 
 from __future__ import annotations

@@ -93,6 +93,14 @@ class DocumentRecord:
         """The pictures with OCR text, in document order (their text documents follow the segments')."""
         return [e for e in self.elements if e.is_image and e.image_text is not None]
 
+    def image_text_skipped(self, image: Element) -> Optional[str]:
+        """Why a picture's OCR text is no text document (not chunked), or None when it is one."""
+        confidence, least = image.image_text.confidence, self.options.min_image_text_confidence
+        if confidence >= least:
+            return None
+        return (f"not chunked: its words' mean OCR confidence {confidence:.2f} is below {least:g} "
+                "(stored and audited, not handed to extractors)")
+
     @property
     def rendering_iri(self) -> str:
         return derived_iri("rendering", self.sha256, self.options.settings_key(),
@@ -332,6 +340,7 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
     out.add_optional(node, tg("sheetName"), element.page_name, _text)
     if element.bbox is not None:
         _describe_place(out, record, node, element, element.bbox)
+        out.add_optional(node, tg("verification"), element.verification, _text)
 
 
 def _describe_place(out: _Writer, record: DocumentRecord, node: NamedNode, element: Element, box) -> None:
@@ -380,7 +389,9 @@ def _describe_image_text(out: _Writer, record: DocumentRecord, links: _ElementLi
     out.add(node, tg("segmentIndex"), _int(segment_index))
     out.add(node, tg("charLength"), _int(len(found.text)))
     out.add(node, tg("sha256"), _text(record.image_text_sha256[image.index]))
-    out.add(node, tg("textDocument"), _bool(True))
+    skipped = record.image_text_skipped(image)
+    out.add(node, tg("textDocument"), _bool(skipped is None))
+    out.add_optional(node, tg("notChunkedReason"), skipped, _text)
     out.add(node, tg("confidence"), _double(found.confidence))
     out.add(node, tg("ocrLanguages"), _text(found.languages))
     out.add(node, tg("ocrEngine"), _text(found.engine))
@@ -529,6 +540,7 @@ def _describe_anchor(out: _Writer, chunk_iri: str, anchor: Anchor, activity: Nam
         out.add(node, tg("page"), NamedNode(anchor.page_iri))
     if anchor.bbox is not None:
         _describe_box(out, node, anchor.bbox, anchor.page_width, anchor.page_height, anchor.coordinate_system)
+    out.add(node, tg("verification"), _text(str(anchor.verification)))
 
 
 def _describe_box(out: _Writer, node: NamedNode, bbox, width: Optional[float], height: Optional[float],

@@ -192,6 +192,7 @@ class TextElement(_Boxed):
     page_number: Optional[int] = None
     heading_depth: Optional[int] = None
     sheet_name: Optional[str] = None
+    verification: Optional[str] = None
 
 
 @dataclass
@@ -244,6 +245,7 @@ class AnchorRow(_Boxed):
     chunk: str
     page_number: int
     page: Optional[str] = None
+    verification: Optional[str] = None
 
 
 @dataclass

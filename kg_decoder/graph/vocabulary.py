@@ -27,6 +27,15 @@ def tg(name: str) -> NamedNode:
     return NamedNode(TG + name)
 
 
+def term_context(*names: str) -> dict[str, str]:
+    """A JSON-LD context that names these tg: terms, for JSON written outside the graph (a Web Annotation).
+
+    >>> term_context("verification")["verification"]
+    'tg:verification'
+    """
+    return {"tg": TG, **{name: f"tg:{name}" for name in names}}
+
+
 def prov(name: str) -> NamedNode:
     return NamedNode(PROV + name)
 

@@ -12,9 +12,11 @@ from .errors import (CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLar
                      UnknownEntity, UnsafeDocument, UnsupportedFormat, WorkerUnavailable)
 from .options import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, CrawlOptions,
                       DecodeOptions, options_from)
+from .page_text import PageChar, PageText, Reading, folded_letters, middle_within
 from .progress import Progress, ProgressCallback, report
 from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
                       CrawlStatus, DecodeResult, DecodeStatus, DocumentRef, ElementOffset, EmbeddedResult,
                       FactsResult, FactsStatus, ImageInfo, JsonResult, PartitionSource, QuotePiece, Rows,
-                      TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Violation, to_jsonable)
+                      TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Verification, Violation,
+                      cell_label, to_jsonable)
 from .versions import software_versions

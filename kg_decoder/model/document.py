@@ -62,8 +62,12 @@ class Element:
     # How sure the decoder is of the text (0..1), where it is not simply read from the file (1.0):
     # OCR text, the mean of its words' confidences.
     confidence: Optional[float] = None
-    # A table found on a page: each cell's box and confidence by (row, column) of its matrix.
-    cell_places: Optional[dict[tuple[int, int], tuple[BBox, float]]] = None
+    # Each cell's box and confidence (None: the table's) by (row, column) of its matrix: a table found on a
+    # page, an Office table placed by its geometry or its rendering.
+    cell_places: Optional[dict[tuple[int, int], tuple[BBox, Optional[float]]]] = None
+    # Whether a second reading of the page (its text layer, its rendering, the words OCR read) finds the
+    # element's text inside ``bbox``: "verified", "element" (it does not), None (nothing could read it).
+    verification: Optional[str] = None
 
     @property
     def is_image(self) -> bool:
@@ -217,7 +221,8 @@ class Matrix:
 
 @dataclass
 class Anchor:
-    """Where a chunk can be cited on one page: the page and the union box of its elements there."""
+    """Where a chunk can be cited on one page: the page and the union box of its elements there, and
+    whether a second reading of the page bears the box out ("verified", "element", "unverified")."""
 
     page_number: int
     page_iri: Optional[str] = None
@@ -225,6 +230,7 @@ class Anchor:
     page_width: Optional[float] = None
     page_height: Optional[float] = None
     coordinate_system: Optional[str] = None
+    verification: str = "unverified"
 
 
 @dataclass

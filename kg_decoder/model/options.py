@@ -96,6 +96,9 @@ class DecodeOptions:
     image_ocr: str = "auto"
     # Find tables on PDF pages with a text layer (a layout model and the text layer's rows and columns).
     pdf_tables: bool = True
+    # A picture's OCR text whose words' mean confidence is below this is stored and audited but is no
+    # text document: not chunked, not handed to extractors (page OCR is not affected).
+    min_image_text_confidence: float = 0.6
 
     def __post_init__(self):
         _require(self.strategy in STRATEGIES,
@@ -108,6 +111,8 @@ class DecodeOptions:
         _require(isinstance(self.section_within_pages, bool), "section within pages must be true or false")
         _require(isinstance(self.rendered_positions, bool), "rendered positions must be true or false")
         _require(isinstance(self.pdf_tables, bool), "PDF tables must be true or false")
+        _require(_is_number(self.min_image_text_confidence) and 0 <= self.min_image_text_confidence <= 1,
+                 "minimum image text confidence must be a number from 0 to 1")
         _require(self.image_ocr in IMAGE_OCR_MODES,
                  f"image OCR must be one of {', '.join(IMAGE_OCR_MODES)}, not {self.image_ocr!r}")
         for name in ("password", "mime_type", "encoding"):
@@ -148,6 +153,8 @@ class DecodeOptions:
             + ([] if self.rendered_positions else ["rendered-positions=off"])
             + ([] if self.image_ocr == "auto" else [f"image-ocr={self.image_ocr}"])
             + ([] if self.pdf_tables else ["pdf-tables=off"])
+            + ([] if self.min_image_text_confidence == 0.6 else
+               [f"min-image-text-confidence={self.min_image_text_confidence:g}"])
         )
 
 

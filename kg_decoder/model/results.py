@@ -46,6 +46,17 @@ class Status(enum.StrEnum):
         return repr(self.value)
 
 
+class Verification(Status):
+    """How far a box on a page was checked. ``verified``: a second reading of the page (its text layer,
+    its rendering, the words OCR read) finds the quoted text under it; ``element``: the box of the whole
+    element or cell that holds the text, because no box on the words could be checked; ``unverified``:
+    nothing can read the page to check it (a page without characters to read, a lost rendering)."""
+
+    VERIFIED = "verified"
+    ELEMENT = "element"
+    UNVERIFIED = "unverified"
+
+
 class DecodeStatus(Status):
     DECODED = "decoded"
     UNCHANGED = "unchanged"  # the store already held this decode
@@ -179,10 +190,12 @@ class Placed(JsonResult):
 
 @dataclass
 class ChunkAnchor(Placed):
-    """A page a chunk can be cited on, with the union box of its elements there."""
+    """A page a chunk can be cited on, with the union box of its elements there; ``verification`` says
+    whether a second reading of the page finds the chunk's text in that box (see :class:`Verification`)."""
 
     page_number: int
     page: Optional[str] = None
+    verification: Verification = Verification.UNVERIFIED
 
 
 @dataclass
@@ -255,15 +268,18 @@ class Box(JsonResult):
     # OCR read in a picture)
     source: str
     element: str
+    verification: Verification = Verification.UNVERIFIED
 
 
 @dataclass
 class TracedCell(Placed):
-    """A table cell a traced span touches (with its box, for a table found on a page)."""
+    """A table cell a traced span touches (with its box, where the decode knows where it is). ``row`` and
+    ``column`` count from 1, as a person reads them (the graph keeps 0-based indexes); ``label`` says
+    it the one way every output does, with a sheet cell's A1 ``reference``."""
 
     iri: str = ""
-    row: int = 0
-    column: int = 0
+    row: int = 1
+    column: int = 1
     row_span: int = 1
     column_span: int = 1
     text: Optional[str] = None
@@ -273,6 +289,19 @@ class TracedCell(Placed):
     # Where its markup's inside is in the table's markup (the table element's text in its segment).
     char_offset: Optional[int] = None
     char_length: Optional[int] = None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        self.label = self.label or cell_label(self.row, self.column, self.reference)
+
+
+def cell_label(row: int, column: int, reference: Optional[str] = None) -> str:
+    """A cell's place as a person reads it, from its 1-based row and column (and a sheet cell's A1 address).
+
+    >>> cell_label(3, 1), cell_label(3, 1, "A3")
+    ('row 3, column 1', 'row 3, column 1 (A3)')
+    """
+    return f"row {row}, column {column}" + (f" ({reference})" if reference else "")
 
 
 @dataclass

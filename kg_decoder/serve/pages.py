@@ -5,7 +5,6 @@ cached in ``<store>/renders/``). Offline."""
 from __future__ import annotations
 
 from ..decode.backends import render_page, renders_pages
-from ..decode.backends.pdf import render_pdf_page
 from ..decode.renders import rendering
 from ..graph.store import KgStore
 from ..model.errors import NotFound, UnknownEntity
@@ -48,7 +47,7 @@ def rendered_page_image(store: KgStore, document: str, page_number: int) -> byte
     if run is None or not 1 <= page_number <= run.rendered_page_count:
         raise NotFound(f"{document} has no rendered page {page_number}", code="no-rendering")
     pdf = rendering(store, about.sha256, store.blob(about.sha256, document), about.format)
-    png = render_pdf_page(pdf, page_number, RENDER_SCALE) if pdf is not None else None
+    png = render_page(pdf, "pdf", page_number, lambda raw, name: raw, RENDER_SCALE) if pdf is not None else None
     if png is None:
         raise NotFound(f"page {page_number} of the rendering of {document} could not be drawn", code="no-rendering")
     return png

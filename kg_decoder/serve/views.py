@@ -11,7 +11,7 @@ from ..decode.backends import renders_pages
 from ..graph.reads import DecodeRun, DocumentSummary, ElementRow, SegmentRow, TableCellRow
 from ..graph.store import KgStore
 from ..model import (RENDERED_PDF_POINTS, DecodeResult, EmbeddedResult, ImageInfo, JsonResult, TextDocument,
-                     TraceSource, to_jsonable)
+                     TraceSource, cell_label, to_jsonable)
 from ..model.errors import RequestError, UnknownEntity
 from ..quality.audits import audit_definitions
 from ..graph.queries import query_file
@@ -23,7 +23,11 @@ class ElementView(JsonResult):
     cells: list[TableCellRow] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return to_jsonable(self.element) | {"cells": to_jsonable(self.cells)}
+        """The element and its cells, rows and columns counted from 1 as everything a person reads."""
+        return to_jsonable(self.element) | {"cells": [
+            to_jsonable(cell) | {"row": cell.row + 1, "column": cell.column + 1,
+                                 "label": cell_label(cell.row + 1, cell.column + 1, cell.reference)}
+            for cell in self.cells]}
 
 
 @dataclass
@@ -36,6 +40,9 @@ class DocumentView(JsonResult):
     elements: list[ElementView]
     images: list[ImageInfo]
     activity: Optional[DecodeRun]
+
+    def to_json(self) -> dict:
+        return to_jsonable(self) | {"elements": [element.to_json() for element in self.elements]}
 
 
 def document_iri(store: KgStore, identifier: str) -> str:
@@ -64,6 +71,7 @@ class BoxView:
     height: float
     page: int
     source: str
+    verification: str  # verified (drawn solid), element (dashed), unverified (dotted)
 
 
 @dataclass
@@ -118,7 +126,8 @@ def _drawing(store: KgStore, source: TraceSource) -> Optional[Drawing]:
 def _box_views(boxes) -> list[BoxView]:
     return [BoxView(left=100 * box.left / box.page_width, top=100 * box.top / box.page_height,
                     width=100 * (box.right - box.left) / box.page_width,
-                    height=100 * (box.bottom - box.top) / box.page_height, page=box.page_number, source=box.source)
+                    height=100 * (box.bottom - box.top) / box.page_height, page=box.page_number, source=box.source,
+                    verification=str(box.verification))
             for box in boxes if box.page_width and box.page_height]
 
 

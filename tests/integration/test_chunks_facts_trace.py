@@ -127,12 +127,12 @@ def test_web_annotation_jsonld_selects_the_span_and_the_rectangle(placed):
     store, result = placed
     sources = trace(quote="kilo lima", document=result.document, store=store)
     document = web_annotations(sources)
-    assert document["@context"] == "http://www.w3.org/ns/anno.jsonld"
+    assert document["@context"][0] == "http://www.w3.org/ns/anno.jsonld"
     [annotation] = document["first"]["items"]
     text_target, region_target = annotation["target"][0], annotation["target"][1]
     position = next(s for s in text_target["selector"] if s["type"] == "TextPositionSelector")
     assert (position["start"], position["end"]) == (sources[0].start, sources[0].end)
-    assert region_target["selector"]["value"] == "page=1"
+    assert region_target["selector"]["value"] == "page=1" and region_target["verification"] == "verified"
     value = region_target["selector"]["refinedBy"]["value"]
     x, y, w, h = map(float, re.fullmatch(r"xywh=percent:([\d.]+),([\d.]+),([\d.]+),([\d.]+)", value).groups())
     expected = drawn_box(1, "kilo lima")
@@ -355,8 +355,8 @@ def test_xlsx_table_cell_fact_traces_to_its_row_column_and_address(corpus_dir, s
     expected = next(c for row in sheet.iter_rows() for c in row if c.value == 13)
     header_row = next(r for r in sheet.iter_rows() if any(c.value == "Team" for c in r))
     assert cell.reference == expected.coordinate
-    assert cell.row == expected.row - header_row[0].row and cell.text == "13"
-    assert cell.column == expected.column - next(c for c in header_row if c.value is not None).column
+    assert cell.row == expected.row - header_row[0].row + 1 and cell.text == "13"  # counted from 1
+    assert cell.column == expected.column - next(c for c in header_row if c.value is not None).column + 1
     assert source.page_number == 1
 
 
@@ -459,7 +459,7 @@ def test_cli_decode_chunk_facts_and_trace(tmp_path):
     done = run_cli("facts", "add", "--chunk", target["iri"], facts, "--store", store)
     assert done.returncode == 0, done.stderr
     done = run_cli("trace", f"<{EX}kilo> <{EX}near> <{EX}lima>", "--store", store)
-    assert done.returncode == 0 and "page      1" in done.stdout and "(characters)" in done.stdout, done.stdout
+    assert done.returncode == 0 and "page      1" in done.stdout and "(characters, verified)" in done.stdout, done.stdout
     done = run_cli("trace", f"<{EX}kilo> <{EX}near> <{EX}lima>", "--store", store, "--format", "jsonld")
     annotation = json.loads(done.stdout)["first"]["items"][0]
     assert annotation["body"]["value"].startswith(f"<{EX}kilo>")

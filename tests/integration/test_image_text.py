@@ -179,21 +179,29 @@ def test_the_audits_list_pictures_no_chunk_covers_and_doubtful_ocr(tmp_path):
     document.save(path)
     with kg_decoder.open_store(tmp_path / "store") as store:
         result = kg_decoder.decode(path, store=store)
-        texts = [t for t in result.text_documents if t.kind == "image"]
-        assert len(texts) == 2
-        confidence = {row[0]: float(row[1]) for row in store.select_rows(
-            "PREFIX tg: <https://trustgraph.ai/ns/> SELECT ?t ?c WHERE { GRAPH ?g { ?t a tg:ImageText ; "
-            "tg:confidence ?c } }").rows}
-        sharp, faded = (confidence[t.iri] for t in texts)
-        assert faded < 0.6 <= sharp
+        [sharp] = [t for t in result.text_documents if t.kind == "image"]  # the faded one is no text document
+        stored = {row[0]: (float(row[1]), row[2]) for row in store.select_rows(
+            "PREFIX tg: <https://trustgraph.ai/ns/> SELECT ?t ?c ?why WHERE { GRAPH ?g { ?t a tg:ImageText ; "
+            "tg:confidence ?c . OPTIONAL { ?t tg:notChunkedReason ?why } } }").rows}
+        [faded] = [iri for iri in stored if iri != sharp.iri]
+        assert stored[faded][0] < 0.6 <= stored[sharp.iri][0] and stored[sharp.iri][1] is None
+        assert "below 0.6" in stored[faded][1]  # the graph says why it is not chunked
         doubtful = store.table("audit-images-low-ocr-confidence").records()
-        assert [row["imageText"] for row in doubtful] == [texts[1].iri]
+        assert [row["imageText"] for row in doubtful] == [faded]
         assert 0 < int(doubtful[0]["doubtfulWords"]) <= int(doubtful[0]["words"])
         unchunked = store.table("audit-images-text-not-chunked").records()
-        assert sorted(row["imageText"] for row in unchunked) == sorted(t.iri for t in texts)
+        assert sorted(row["imageText"] for row in unchunked) == sorted([sharp.iri, faded])
         assert {row["chunked"] for row in unchunked} == {False}
         kg_decoder.chunk_document(result.document, store=store)
-        assert store.table("audit-images-text-not-chunked").rows == []
+        [left] = store.table("audit-images-text-not-chunked").records()  # stored and audited, never chunked
+        assert left["imageText"] == faded and "confidence" in left["reason"]
+        chunks = kg_decoder.document_chunks(result.document, store=store)
+        assert any("Zanzibar" in chunk.text for chunk in chunks)
+        assert not any(word in chunk.text for chunk in chunks for word in ("Faded", "invoice", "8841", "Received"))
+        assert kg_decoder.validate(store=store, document=result.document).conforms
+        # a caller who trusts OCR more chunks it too
+        trusting = kg_decoder.decode(path, store=store, min_image_text_confidence=0.0)
+        assert len([t for t in trusting.text_documents if t.kind == "image"]) == 2
 
 
 def test_emit_jsonl_offers_each_pictures_text_for_extractors(pictured, tmp_path, cli):

@@ -68,13 +68,17 @@ def test_a_quoted_cell_traces_to_the_cell_and_its_box(decoded):
     want = next(c for c in spans.cells if c.text == "2,877")
     [source] = kg_decoder.trace(quote="2,877", document=result.document, store=store)
     [table] = [e for e in source.elements if e.category == "Table"]
-    assert [(c.row, c.column) for c in table.cells] == [(want.row, want.column)]
+    assert [(c.row, c.column) for c in table.cells] == [(want.row + 1, want.column + 1)]  # counted from 1
     [box] = source.boxes  # the quoted characters inside the cell, read from the page's text layer
     assert box.source == "characters" and box.page_number == 4 and box.element == table.cells[0].iri
+    assert box.verification == "verified"
     assert within((box.left, box.top, box.right, box.bottom), want.box)
     annotation = kg_decoder.web_annotations([source])["first"]["items"][0]
     assert any(isinstance(t.get("selector"), dict) and t["selector"].get("value") == "page=4"
                for t in annotation["target"])
+    [cell] = [t for t in annotation["target"] if t.get("id") == table.cells[0].iri]
+    assert cell["selector"]["value"] == f"cell={want.row + 1},{want.column + 1}"
+    assert cell["label"] == f"row {want.row + 1}, column {want.column + 1}"
 
 
 def test_chunks_cut_tables_between_rows(decoded):
@@ -188,5 +192,5 @@ def test_the_trace_view_draws_a_quoted_cell_on_its_page(decoded):
     client = load_web_app().create_app(store).test_client()
     page = client.get("/trace", query_string={"quote": "Coastal lowlands", "document": result.document})
     html = page.get_data(as_text=True)
-    assert page.status_code == 200 and 'class="box characters"' in html and "image.png" in html
+    assert page.status_code == 200 and 'class="box characters verified"' in html and "image.png" in html
     assert "Coastal lowlands and islands" in html  # the cell, named in the trace

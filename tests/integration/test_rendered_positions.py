@@ -1,11 +1,14 @@
 """Formats whose files state no positions cite a page and a box: a DOCX's elements carry the page
 numbers Word recorded in the file, and every element is placed on the document as LibreOffice
 renders it; a quote traces to the rendered page with a box on its words, checked against poppler's
-word boxes on the same rendering (an engine that is not ours)."""
+word boxes on the same rendering (an engine that is not ours). Table cells have boxes too: a slide's
+table from its geometry, a DOCX table from the rendering; the command line, the web page, the JSON
+and the Web Annotation name a cell alike, counted from 1."""
 
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 import drawn_office
 import pytest
@@ -16,6 +19,7 @@ from invariants import check_document
 from kg_decoder.model import RENDERED_PDF_POINTS
 
 PREFIXES = "PREFIX tg: <https://trustgraph.ai/ns/> PREFIX prov: <http://www.w3.org/ns/prov#> "
+SLIDE = (720.0, 540.0)  # a 10 x 7.5 inch slide, in points
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +57,7 @@ def test_a_docx_quote_traces_to_its_rendered_page_and_the_words_poppler_finds_th
     assert source.page_number == 3  # the page Word recorded
     [box] = source.boxes
     assert box.source == "characters" and box.coordinate_system == RENDERED_PDF_POINTS and box.page_number == 3
+    assert box.verification == "verified"
     assert source.rendered_by.startswith("LibreOffice")
     page, words = drawn_office.poppler_box(rendered_file(store, docx), drawn_office.DOCX_QUOTE)
     assert page == 3
@@ -81,6 +86,7 @@ def test_chunk_anchors_cite_the_rendered_pages(paged, tmp_path):
     anchors = [a for chunk in kg_decoder.document_chunks(docx.document, store=store) for a in chunk.anchors]
     assert {a.page_number for a in anchors} == {1, 2, 3}
     assert all(a.coordinate_system == RENDERED_PDF_POINTS and a.bbox for a in anchors)
+    assert {a.verification for a in anchors} == {"verified"}  # each box borne out by the rendering's characters
 
 
 def test_sections_within_the_pages_word_recorded(paged, tmp_path):
@@ -132,7 +138,7 @@ def test_the_web_app_draws_the_rendered_pages_and_lists_them_per_element(paged):
     assert listing.count("rendered p. ") == len(placed)
     traced = client.get("/trace", query_string={"quote": drawn_office.DOCX_QUOTE, "document": docx.document})
     html = traced.get_data(as_text=True)
-    assert "/3.png" in html and "as LibreOffice" in html and 'class="box characters"' in html
+    assert "/3.png" in html and "as LibreOffice" in html and 'class="box characters verified"' in html
 
 
 def test_the_command_line_renders_a_folder_ahead_in_one_run_with_the_same_positions(paged, tmp_path):
@@ -153,3 +159,92 @@ def test_the_command_line_renders_a_folder_ahead_in_one_run_with_the_same_positi
             mine = [(e.element, e.bbox, e.rendered_page_number) for e in store.document_elements(result.document)]
             theirs = [(e.element, e.bbox, e.rendered_page_number) for e in other.document_elements(result.document)]
             assert mine == theirs
+
+
+def box_of(row):
+    return (row.left, row.top, row.right, row.bottom)
+
+
+def test_a_slide_tables_cells_are_where_its_geometry_puts_them(paged):
+    store, _, pptx = paged
+    cells = drawn_office.slide_table_cells()
+    [table] = [e for e in store.document_elements(pptx.document) if e.category == "Table"]
+    assert table.page_number == 2 and table.rendered_page_number == 2
+    rows = store.table_cells(table.element)
+    assert sorted(row.text for row in rows) == sorted(cells)
+    rendered = rendered_file(store, pptx)
+    for row in rows:
+        assert row.coordinate_system == RENDERED_PDF_POINTS and (row.page_width, row.page_height) == SLIDE
+        assert within(box_of(row), cells[row.text], SLIDE), (row.text, box_of(row), cells[row.text])
+        page, words = drawn_office.poppler_box(rendered, row.text)  # LibreOffice drew the words in the cell
+        left, top, right, bottom = cells[row.text]
+        assert page == 2 and left <= words[0] < words[2] <= right and top <= words[1] < words[3] <= bottom
+    [source] = kg_decoder.trace(quote="South coast", document=pptx.document, store=store)
+    [cell] = [cell for element in source.elements for cell in element.cells]
+    assert (cell.row, cell.column, cell.label) == (3, 1, "row 3, column 1")
+    [box] = source.boxes  # the quoted characters in the cell, on the slide's rendering
+    assert (box.source, box.verification, box.page_number) == ("characters", "verified", 2)
+    assert within((box.left, box.top, box.right, box.bottom), drawn_office.poppler_box(rendered, "South coast")[1],
+                  SLIDE)
+    left, top, right, bottom = cells["South coast"]
+    assert left <= box.left < box.right <= right and top <= box.top < box.bottom <= bottom
+
+
+def test_a_docx_tables_cells_are_where_the_rendering_draws_their_words(paged):
+    store, docx, _ = paged
+    [table] = [e for e in store.document_elements(docx.document) if e.category == "Table"]
+    rows = store.table_cells(table.element)
+    assert sorted(row.text for row in rows) == ["12.5", "North", "Region", "Revenue"]
+    rendered = rendered_file(store, docx)
+    for row in rows:
+        page, words = drawn_office.poppler_box(rendered, row.text)
+        assert page == 2 and row.rendered_page_number == 2
+        assert within(box_of(row), words, (row.page_width, row.page_height)), (row.text, box_of(row), words)
+
+
+def test_the_command_line_the_web_page_the_json_and_the_annotation_name_a_cell_alike(paged):
+    from conftest import run_cli
+    from kg_decoder.cli import load_web_app
+
+    store, docx, _ = paged
+    [source] = kg_decoder.trace(quote="12.5", document=docx.document, store=store)
+    [cell] = [cell for element in source.elements for cell in element.cells]
+    assert (cell.row, cell.column, cell.label) == (2, 2, "row 2, column 2")
+    [box] = source.boxes
+    assert (box.source, box.verification) == ("characters", "verified")
+    assert source.to_json()["elements"][0]["cells"][0]["row"] == 2
+    [target] = [t for t in kg_decoder.web_annotations([source])["first"]["items"][0]["target"]
+                if t.get("id") == cell.iri]
+    assert (target["selector"]["value"], target["label"]) == ("cell=2,2", "row 2, column 2")
+    client = load_web_app().create_app(store).test_client()
+    page = client.get("/trace", query_string={"quote": "12.5", "document": docx.document}).get_data(as_text=True)
+    assert "cell row 2, column 2: 12.5" in page
+    assert 'class="box characters verified"' in page and 'class="legend"' in page
+    listed = client.get(f"/api/documents/{quote(docx.document, safe='')}").get_json()
+    [shown] = [c for e in listed["elements"] for c in e["cells"] if c["text"] == "12.5"]
+    assert (shown["row"], shown["column"], shown["label"]) == (2, 2, "row 2, column 2")
+    store.flush()
+    done = run_cli("trace", "--quote", "12.5", "--document", docx.document, "--store", store.path)
+    assert done.returncode == 0, done.stderr
+    assert "cell    row 2, column 2: '12.5'" in done.stdout and "(characters, verified)" in done.stdout
+
+
+def test_a_trace_reads_the_rendering_made_when_decoding_and_never_renders(paged):
+    """Without its rendering (lost from beside the store) a trace cannot check a box on the words: it
+    gives the element's box, unverified, at once; decoding the document again renders it again."""
+    store, _, pptx = paged
+    rendered = rendered_file(store, pptx)
+    kept = rendered.read_bytes()
+    rendered.unlink()
+    try:
+        [source] = kg_decoder.trace(quote=drawn_office.PPTX_QUOTE, document=pptx.document, store=store)
+        [box] = source.boxes
+        assert (box.source, box.verification) == ("element", "unverified") and not rendered.exists()
+        again = kg_decoder.decode(store.blob(store.document_info(pptx.document).sha256), store=store,
+                                  file_name="slides.pptx")
+        assert again.status == "unchanged" and rendered.is_file()
+        [source] = kg_decoder.trace(quote=drawn_office.PPTX_QUOTE, document=pptx.document, store=store)
+        assert [(b.source, b.verification) for b in source.boxes] == [("characters", "verified")]
+    finally:
+        if not rendered.exists():
+            rendered.write_bytes(kept)

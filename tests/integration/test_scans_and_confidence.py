@@ -73,8 +73,9 @@ def test_a_scanned_page_is_read_with_its_confidence_per_paragraph_and_page(tmp_p
         assert kg_decoder.validate(store=store, document=result.document).conforms
         assert store.table("audit-pages-low-ocr-confidence").rows == []
         [source] = kg_decoder.trace(quote="approved the budget", document=result.document, store=store)
-        [box] = source.boxes
-        assert box.source == "element" and abs(box.top - elements[2].top) < 1
+        [box] = source.boxes  # the paragraph's box: no reading of the scan at trace time checks a box on words
+        assert (box.source, box.verification) == ("element", "unverified") and abs(box.top - elements[2].top) < 1
+        assert {str(e.verification) for e in store.document_text_elements(result.document)} == {"verified"}
 
 
 def test_a_poor_scan_is_listed_by_the_audit(tmp_path):

@@ -48,6 +48,11 @@ def dirty_store(generated, corpus_dir, tmp_path_factory):
     kg_decoder.decode(generated["scanned.pdf"].path, store=store)  # no text layer: OCR
     with pytest.raises(kg_decoder.EmptyDocument):
         kg_decoder.decode(corpus_dir / "empty.txt", store=store, record_failure=True)
+    # a partitioner's box the page's own reading did not bear out, as the decode records it
+    first = next(e for e in store.document_elements(blank_page.document) if e.bbox is not None)
+    store.sparql_update(f"""DELETE {{ GRAPH <urn:graph:source> {{ <{first.element}> <{TG}verification> ?v }} }}
+        INSERT {{ GRAPH <urn:graph:source> {{ <{first.element}> <{TG}verification> "element" }} }}
+        WHERE {{ GRAPH <urn:graph:source> {{ <{first.element}> <{TG}verification> ?v }} }}""")
     chunk_document(blank_page.document, store=store, chunk_size=16, min_chunk_tokens=2)  # no facts yet
     markdown = kg_decoder.decode(generated["generated.md"].path, store=store)
     chunk_document(markdown.document, store=store, chunk_size=16, min_chunk_tokens=2)
@@ -182,7 +187,8 @@ def test_every_audit_has_a_header_and_the_kinds_are_right():
         "audit-document-counts", "audit-segments-without-text", "audit-elements-without-position",
         "audit-chunk-coverage", "audit-chunk-gaps", "audit-chunks-without-facts", "audit-facts-without-chunk",
         "audit-orphan-entities", "audit-failed-or-fallback", "audit-document-integrity",
-        "audit-images-text-not-chunked", "audit-images-low-ocr-confidence", "audit-pages-low-ocr-confidence"}
+        "audit-images-text-not-chunked", "audit-images-low-ocr-confidence", "audit-pages-low-ocr-confidence",
+        "audit-chunk-anchors-not-verified"}
     assert {n for n, a in audits.items() if a.kind == "report"} == {"audit-document-counts", "audit-chunk-coverage"}
     assert all(a.title and a.finds for a in audits.values())
 
@@ -210,6 +216,9 @@ def test_each_finding_audit_finds_its_problem_in_the_dirty_store(dirty_store):
         ("gap", 0, 5), ("no chunk", 0, 33), ("past the end", 61, 56)]
     assert {r["fileName"] for r in gaps} == {"generated.pdf"}
     assert any(r["fileName"] == "generated.pdf" for r in rows["audit-chunks-without-facts"])
+    unverified = rows["audit-chunk-anchors-not-verified"]
+    assert unverified and {(r["fileName"], r["pageNumber"], r["verification"]) for r in unverified} == {
+        ("generated.pdf", 1, "element")}
     [stale] = rows["audit-facts-without-chunk"]
     assert stale["subject"] == EX + "stale"
     # the stale fact's subgraph, and the anchor of the chunk the fixture deleted by hand

@@ -132,6 +132,62 @@ def test_a_table_row_quoted_across_its_cells_traces_to_its_pieces(fidelity_store
     assert quoted == ["Operating costs", "7.1"]
 
 
+def test_a_page_drawn_out_of_its_reading_order_traces_every_sentence_to_a_verified_box_on_it(fidelity_store,
+                                                                                              tmp_path):
+    """One element holds the whole page in reading order while the page draws its lines shuffled, under
+    plain, flipped and turned matrices: every sentence, and words from the middle of each, trace to
+    one box on their words, checked by the page's own reading."""
+    path, quotes = drawn_pdfs.out_of_order(tmp_path)
+    decoded = kg_decoder.decode(path, store=fidelity_store)
+    [element] = fidelity_store.document_elements(decoded.document)
+    assert " ".join(element.text.split()) == " ".join(drawn_pdfs.OUT_OF_ORDER)  # the cause, reproduced
+    assert fidelity_store.document_text_elements(decoded.document)[0].verification == "verified"
+    for quote, words in quotes:
+        [source] = kg_decoder.trace(quote=quote, document=decoded.document, store=fidelity_store)
+        [box] = source.boxes
+        assert (box.source, box.verification) == ("characters", "verified"), quote
+        assert_near((box.left, box.top, box.right, box.bottom), words, drawn_pdfs.PAGE, quote)
+
+
+def test_a_wrong_box_from_the_alignment_is_refused_by_verification(fidelity_store, tmp_path, monkeypatch):
+    """An alignment that puts the quote on other words: the box it gives is checked against the page's
+    reading and refused; the page as laid out gives the right one, else the element's box says so."""
+    from kg_decoder.cite import verification
+
+    drawn = drawn_pdfs.hyphenated(tmp_path)
+    decoded = kg_decoder.decode(drawn.path, store=fidelity_store)
+    wrong = (90.0, 198.0, 170.0, 211.0)  # the next line, which says something else
+    monkeypatch.setattr(verification, "span_line_boxes", lambda *args, **kwargs: [wrong])
+    [source] = kg_decoder.trace(quote="signed the", document=decoded.document, store=fidelity_store)
+    [box] = source.boxes
+    assert box.verification == "verified" and (box.left, box.top, box.right, box.bottom) != wrong
+    assert 90 < box.left < box.right < 250 and 180 < box.top < box.bottom < 200
+    monkeypatch.setattr(verification, "laid_out_lines", lambda *args, **kwargs: [wrong])
+    [source] = kg_decoder.trace(quote="signed the", document=decoded.document, store=fidelity_store)
+    [element] = fidelity_store.document_elements(decoded.document)
+    assert [(b.source, b.verification, (b.left, b.top, b.right, b.bottom)) for b in source.boxes] == [
+        ("element", "element", element.bbox)]
+
+
+def test_an_element_box_off_its_words_is_caught_when_the_pdf_is_decoded(tmp_path):
+    """The decode checks each element's box with PDFium's text inside it: the box where the words were
+    drawn holds them, the same box a line lower does not."""
+    import pypdfium2
+
+    from kg_decoder.decode.backends.box_checks import check_pdf_boxes
+    from kg_decoder.model import Element
+
+    drawn = drawn_pdfs.hyphenated(tmp_path)
+    words = drawn.boxes[0]
+    lower = (words[0], words[1] + 30, words[2], words[3] + 30)
+    elements = [Element(k, "NarrativeText", "the docu-", page_number=1, bbox=box)
+                for k, box in enumerate((words, lower))]
+    pdf = pypdfium2.PdfDocument(drawn.path)
+    check_pdf_boxes(pdf, elements, {1})
+    pdf.close()
+    assert [e.verification for e in elements] == ["verified", "element"]
+
+
 def test_a_pdf_fast_reads_nothing_of_is_read_from_its_text_layer(tmp_path):
     """unstructured's fast refuses eu-011 as too complex (a chart of 18,000 drawing operations);
     its text layer is read through PDFium instead, and the decode says so."""

@@ -155,6 +155,9 @@ def test_uploads_refused_without_token_too_large_or_bad_store_nothing(served):
     broken = client.post("/api/documents", data={"file": (io.BytesIO(b"%PDF-1.4\n" + bytes(range(256)) * 4),
                                                           "broken.pdf")}, headers=AUTH)
     assert broken.status_code == 422 and broken.json["error"] == "corrupt-document"
+    unsure = client.post("/api/documents", data={"file": (io.BytesIO(b"hello words"), "a.txt"),
+                                                 "min_image_text_confidence": "1.5"}, headers=AUTH)
+    assert unsure.status_code == 422 and "image text confidence" in unsure.json["message"]
     assert not [q for q in store.quads() - before if "FailedDecoding" not in str(q)
                 and not str(q.subject).startswith("<urn:failure:") and not str(q.subject).startswith("<urn:agent:")]
     assert all(d.file_name != "broken.pdf" for d in store.document_summaries())

@@ -1,6 +1,6 @@
 """Office documents whose pages are known: a DOCX with a hard page break and an odd-page section
 break (and the rendered page breaks Word records where its layout began a page), a table and a
-picture; a PPTX with a text box at a known place. And poppler's word boxes on a PDF, the engine
+picture; a PPTX with a text box and a table at known places. And poppler's word boxes on a PDF, the engine
 the tests check rendered positions against."""
 
 from __future__ import annotations
@@ -53,7 +53,14 @@ def make_paged_docx(path: Path) -> Path:
     return path
 
 
+SLIDE_TABLE = [("Region", "Revenue", "Margin"), ("North", "12.5", "8%"), ("South coast", "7.25", "11%")]
+SLIDE_TABLE_AT = (1.0, 1.5)  # inches from the slide's left and top
+SLIDE_TABLE_WIDTHS = (2.5, 1.5, 2.0)  # inches
+SLIDE_TABLE_HEIGHT = 0.6  # inches per row
+
+
 def make_placed_pptx(path: Path) -> Path:
+    """Two slides; on the second a text box and a table at known places (``slide_table_cells``)."""
     from pptx import Presentation
     from pptx.util import Inches, Pt
 
@@ -64,8 +71,29 @@ def make_placed_pptx(path: Path) -> Path:
     box = slide.shapes.add_textbox(Inches(4), Inches(5), Inches(5), Inches(1)).text_frame
     box.text = f"This year {PPTX_QUOTE} we serve."
     box.paragraphs[0].runs[0].font.size = Pt(18)
+    x, y = SLIDE_TABLE_AT
+    rows, columns = len(SLIDE_TABLE), len(SLIDE_TABLE[0])
+    frame = slide.shapes.add_table(rows, columns, Inches(x), Inches(y), Inches(sum(SLIDE_TABLE_WIDTHS)),
+                                   Inches(SLIDE_TABLE_HEIGHT * rows))
+    for c, width in enumerate(SLIDE_TABLE_WIDTHS):
+        frame.table.columns[c].width = Inches(width)
+    for r, row in enumerate(SLIDE_TABLE):
+        frame.table.rows[r].height = Inches(SLIDE_TABLE_HEIGHT)
+        for c, text in enumerate(row):
+            frame.table.cell(r, c).text = text
     deck.save(path)
     return path
+
+
+def slide_table_cells() -> dict[str, tuple[float, float, float, float]]:
+    """Each cell of the second slide's table by its text, with its rectangle on the slide in points."""
+    x, y = SLIDE_TABLE_AT
+    cells = {}
+    for r, row in enumerate(SLIDE_TABLE):
+        for c, text in enumerate(row):
+            left, top = x + sum(SLIDE_TABLE_WIDTHS[:c]), y + SLIDE_TABLE_HEIGHT * r
+            cells[text] = tuple(72 * v for v in (left, top, left + SLIDE_TABLE_WIDTHS[c], top + SLIDE_TABLE_HEIGHT))
+    return cells
 
 
 def poppler_words(pdf: Path) -> list[tuple[int, str, tuple[float, float, float, float]]]:
@@ -90,3 +118,4 @@ def poppler_box(pdf: Path, phrase: str) -> tuple[int, tuple[float, float, float,
             return run[0][0], (min(b[0] for b in boxes), min(b[1] for b in boxes),
                                max(b[2] for b in boxes), max(b[3] for b in boxes))
     raise AssertionError(f"poppler does not read {phrase!r} on one line of {pdf}")
+

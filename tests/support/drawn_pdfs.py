@@ -196,3 +196,53 @@ def table_rows(folder: Path) -> Drawn:
     return Drawn(path, 1, "Operating costs 7.1",
                  [page.box(72, 584, rows[1][0], 0, len(rows[1][0])),
                   page.box(420, 584, rows[1][1], 0, len(rows[1][1]))], PAGE)
+
+
+OUT_OF_ORDER = [
+    "The harbour trust met four times in the year under review.",
+    "Its auditors wrote that the review has not found any breach.",
+    "Harbour dues rose by nine percent while dredging costs fell.",
+    "A new contract for the dredging was signed in the spring.",
+    "Three berths were opened to the ferries from the islands.",
+    "Waiting time for cargo ships dropped to under two days.",
+    "The board thanks the pilots for a year without accidents.",
+    "Plans for the next year include a second container crane.",
+    "The trust will publish its accounts in the autumn as usual.",
+    "Questions may be sent to the secretary of the harbour trust.",
+]
+
+
+def out_of_order(folder: Path) -> tuple[Path, list[tuple[str, Box]]]:
+    """A page whose lines sit evenly from its top to its foot (pdfminer reads it as one element holding
+    the whole page, in reading order) but are drawn in a shuffled order, each under another current
+    transformation matrix: plain, flipped (y down, text matrix flipped back) and turned a quarter
+    (text matrix turned back), so every line shows upright where it belongs. Quotes with the box of
+    their words: each whole line, and three words from its middle."""
+    path = folder / "out-of-order.pdf"
+    page = _Page(path)
+    canvas = page.canvas
+    order = [3, 8, 0, 6, 1, 9, 4, 2, 7, 5]
+    quotes = []
+    for number, line in enumerate(OUT_OF_ORDER):
+        baseline = 752 - 14 * number
+        middle = " ".join(line.split()[2:5])
+        quotes += [(line, page.box(72, baseline, line, 0, len(line))),
+                   (middle, page.box(72, baseline, line, *_span(line, middle)))]
+    for turn, number in enumerate(order):
+        x, baseline = 72, 752 - 14 * number
+        canvas.saveState()
+        text = canvas.beginText()
+        text.setFont(page.font, SIZE)
+        if turn % 3 == 0:
+            text.setTextOrigin(x, baseline)
+        elif turn % 3 == 1:  # y runs down the page, as generators that draw from the top-left write it
+            canvas.transform(1, 0, 0, -1, 0, PAGE[1])
+            text.setTextTransform(1, 0, 0, -1, x, PAGE[1] - baseline)
+        else:  # a quarter turn: (u, v) shows at (PAGE width - v, u)
+            canvas.transform(0, 1, -1, 0, PAGE[0], 0)
+            text.setTextTransform(0, -1, 1, 0, baseline, PAGE[0] - x)
+        text.textLine(OUT_OF_ORDER[number])
+        canvas.drawText(text)
+        canvas.restoreState()
+    page.save()
+    return path, quotes

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from typing import Optional
 
-from ...model import DecodeOptions, Element, Partitioned, ProgressCallback
+from ...model import DecodeOptions, Element, PageText, Partitioned, ProgressCallback
 from ...model.errors import UnsupportedFormat
 from ..embedded import EmbeddedFile
 from ..image_text import read_image_texts
@@ -100,6 +100,14 @@ def render_page(data: bytes, format_name: str, page_number: int, as_pdf: PdfConv
     return backend_for(format_name).render_page(data, FORMATS[format_name], page_number, as_pdf, scale)
 
 
+def page_text(data: bytes, format_name: str, page_number: int,
+              rendered: Optional[bytes] = None) -> Optional[PageText]:
+    """The characters one page of a document shows, with their boxes (see :meth:`Backend.page_text`);
+    None when nothing can be read there."""
+    fmt = FORMATS.get(format_name)
+    return backend_for(format_name).page_text(data, fmt, page_number, rendered) if fmt is not None else None
+
+
 def warm_up(threads: Optional[int] = None) -> None:
     """Import every backend's parsers and load the spaCy model once, before the first document;
     ``threads``: this process's share of the CPUs, which the layout model keeps to (None: all)."""
@@ -114,4 +122,5 @@ def warm_up(threads: Optional[int] = None) -> None:
 
 
 __all__ = ["BACKENDS", "BY_EXTENSION", "BY_MIME", "Backend", "Element", "FORMATS", "Format", "backend_for",
-           "embedded_files", "format_for_mime", "partition_document", "render_page", "renders_pages", "warm_up"]
+           "embedded_files", "format_for_mime", "page_text", "partition_document", "render_page", "renders_pages",
+           "warm_up"]

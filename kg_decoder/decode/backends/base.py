@@ -2,8 +2,8 @@
 
 One backend per format family (docling's model; unstructured's ``FileType`` table holds the
 same facts in one place): its formats with their MIME types and extensions, how to partition
-them, where their pictures and embedded files are, and how a page is drawn. Defaults say
-"nothing of the kind": a backend overrides what its formats have.
+them, where their pictures and embedded files are, how a page is drawn and what characters it
+shows. Defaults say "nothing of the kind": a backend overrides what its formats have.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ...model import DecodeOptions, Element, Page, Partitioned, ProgressCallback
+from ...model import DecodeOptions, Element, Page, PageText, Partitioned, ProgressCallback
 from ..embedded import EmbeddedFile
 
 # A function that turns a document of an Office format into a PDF (LibreOffice), cached by its caller.
@@ -72,6 +72,14 @@ class Backend:
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:
         """A PNG of one page (1-based), or None when there is no such page."""
+        return None
+
+    def page_text(self, data: bytes, fmt: Format, page_number: int,
+                  rendered: Optional[bytes] = None) -> Optional[PageText]:
+        """The characters drawn on one page (1-based) with their boxes, read apart from the partitioner:
+        what a trace checks its boxes against. ``rendered``: the document's rendering, for a format
+        whose elements were placed on one (then ``page_number`` is the rendering's). None when there
+        is nothing to read there (a format without pages, a page without text, no rendering)."""
         return None
 
     def warm_up(self) -> None:

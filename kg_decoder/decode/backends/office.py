@@ -12,9 +12,10 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from ...model import DecodeOptions, Element, Partitioned
+from ...model import DecodeOptions, Element, PageText, Partitioned
 from .base import Backend, Format, PdfConverter
 from .pdf import render_pdf_page
+from .pdf_text_layer import read_page
 from .rendered_positions import place_by_rendering
 
 
@@ -70,6 +71,12 @@ class OfficeBackend(Backend):
         # Half the document's time limit at most, so a renderer that hangs cannot cost the decode.
         limit = min(RENDER_SECONDS, options.timeout_seconds / 2) if options.timeout_seconds else RENDER_SECONDS
         place_by_rendering(data, fmt.name, partitioned, lambda raw, name: libreoffice_pdf(raw, name, limit))
+
+    def page_text(self, data: bytes, fmt: Format, page_number: int,
+                  rendered: Optional[bytes] = None) -> Optional[PageText]:
+        """The characters of a page of the document's rendering (the one its elements were placed on)."""
+        page = read_page(rendered, page_number) if rendered is not None else None
+        return page if page is not None and page.chars else None
 
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:

@@ -18,6 +18,7 @@ from ..embedded import OLE_MAGIC, EmbeddedFile, over_budget, unpack_ole
 from ..images import EMU_PER_POINT, describe_image, merge_after_text
 from .base import Format
 from .office import OfficeBackend, locate_sheet_tables
+from .table_cells import place_slide_table_cells
 from .unstructured_glue import partition_file
 
 DOCX = Format("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", ("docx",))
@@ -49,6 +50,12 @@ class OoxmlBackend(OfficeBackend):
         if fmt.name == "xlsx":
             locate_sheet_tables(data, partitioned.elements)
         return partitioned
+
+    def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions,
+              rendered: Optional[bytes] = None) -> None:
+        super().place(data, fmt, partitioned, options, rendered)
+        if fmt.name == "pptx":  # a slide's table states where its cells are
+            place_slide_table_cells(data, partitioned.elements)
 
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         finder = {"docx": _docx_images, "pptx": _pptx_images, "xlsx": _xlsx_images}[fmt.name]

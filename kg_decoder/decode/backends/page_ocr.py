@@ -16,7 +16,7 @@ import re
 import statistics
 from typing import Optional
 
-from ...model import BBox, Element
+from ...model import BBox, Element, Verification
 from ..image_text import MAX_ENLARGE, TARGET_LONG_SIDE, read_words
 from .regions import replacing
 from .scanned_tables import ruled_tables
@@ -72,7 +72,9 @@ def ocr_page(picture, scale: float, languages: str, page_number: int,
         box = _union([word[2] for word in members])
         confidence = round(sum(word[3] for word in members) / len(members), 4)
         category = _category(text, len(lines), max(height[key] for key in lines), usual)
-        elements.append(Element(0, category, text, page_number=page_number, bbox=box, confidence=confidence))
+        # The words OCR read are this page's reading: the paragraph's box is theirs.
+        elements.append(Element(0, category, text, page_number=page_number, bbox=box, confidence=confidence,
+                                verification=Verification.VERIFIED))
     page_confidence = round(sum(word[3] for word in words) / len(words), 4)
     try:
         tables = ruled_tables(grey, scale, languages, page_number)
@@ -80,6 +82,8 @@ def ocr_page(picture, scale: float, languages: str, page_number: int,
         if warnings is not None:
             warnings.append(f"page {page_number}: tables not read: {type(exc).__name__}: {exc}"[:300])
         tables = []
+    for table in tables:  # read cell by cell inside its grid: the grid's box holds what OCR read there
+        table.verification = Verification.VERIFIED
     return replacing(elements, tables), page_confidence
 
 

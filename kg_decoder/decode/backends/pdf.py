@@ -15,16 +15,17 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Optional
 
-from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, ProgressCallback, report
+from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
 from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
+from .box_checks import check_pdf_boxes
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
 from .pdf_tables import find_tables
 from .regions import replacing
-from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, text_layer_elements,
+from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, read_page, text_layer_elements,
                              turned_text_elements)
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
@@ -90,6 +91,7 @@ class PdfBackend(Backend):
             title = _document_title(data, pdf, 1 in with_text)
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
+        check_pdf_boxes(pdf, found, with_text - set(ocr_numbers))
         pdf.close()
         elements = _in_page_order(found)
         if not elements:
@@ -132,6 +134,12 @@ class PdfBackend(Backend):
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:
         return render_pdf_page(data, page_number, scale)
+
+    def page_text(self, data: bytes, fmt: Format, page_number: int,
+                  rendered: Optional[bytes] = None) -> Optional[PageText]:
+        """The page's text layer through PDFium (None for a page without one: a scan)."""
+        page = read_page(data, page_number)
+        return page if page.chars else None
 
     def warm_up(self) -> None:
         import unstructured.partition.pdf  # noqa: F401

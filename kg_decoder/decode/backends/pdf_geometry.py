@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...model.page_text import middle_within
+
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in user space (y up)
 BBox = tuple[float, float, float, float]  # left, top, right, bottom on the displayed page (y down)
 
@@ -43,8 +45,11 @@ class PageGeometry:
 
     @classmethod
     def of(cls, page) -> "PageGeometry":
-        """The geometry of a pypdfium2 page."""
-        return cls.create(page.get_mediabox(), page.get_cropbox(), page.get_rotation())
+        """The geometry of a pypdfium2 page. PDFium reads a MediaBox or CropBox the page inherits from
+        its page tree only into the visible area it gives (``get_bbox``): a page without a MediaBox of
+        its own is measured on that area (not on PDFium's stand-in, a letter-size page)."""
+        visible = page.get_bbox()
+        return cls.create(page.get_mediabox(fallback_ok=False) or visible, visible, page.get_rotation())
 
     @property
     def size(self) -> tuple[float, float]:
@@ -60,6 +65,17 @@ class PageGeometry:
         """A user-space rectangle (x0, y0, x1, y1, any order) as the box it covers on the displayed page."""
         return _box(self.visible, self.rotation, rect)
 
+    def user_rect(self, box: BBox) -> Rect:
+        """A box on the displayed page as the user-space rectangle it covers (the inverse of :meth:`box`).
+
+        >>> geometry = PageGeometry.create((0, 0, 600, 800), rotation=90)
+        >>> geometry.user_rect(geometry.box((10, 20, 30, 60)))
+        (10.0, 20.0, 30.0, 60.0)
+        """
+        x0, y0 = _unturn(self.visible, self.rotation, box[0], box[1])
+        x1, y1 = _unturn(self.visible, self.rotation, box[2], box[3])
+        return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+
     def clip(self, box: BBox) -> BBox | None:
         """The part of a box on the displayed page that a viewer shows; None when it shows none of it
         (text outside the CropBox is in the text layer, but no one sees it)."""
@@ -72,16 +88,6 @@ class PageGeometry:
         moved onto the displayed visible area: the same rotation, so only the origin moves."""
         shift_x, shift_y, _, _ = _box(self.media, self.rotation, self.visible)
         return (box[0] - shift_x, box[1] - shift_y, box[2] - shift_x, box[3] - shift_y)
-
-
-def middle_within(box: BBox, region: BBox, slack: float = 1.0) -> bool:
-    """Whether the middle of ``box`` lies in ``region`` grown by ``slack`` points.
-
-    >>> middle_within((10, 10, 20, 20), (0, 0, 15, 15)), middle_within((10, 10, 40, 40), (0, 0, 15, 15))
-    (True, False)
-    """
-    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return region[0] - slack <= x <= region[2] + slack and region[1] - slack <= y <= region[3] + slack
 
 
 def _normal(rect) -> Rect:
@@ -102,6 +108,13 @@ def _turn(area: Rect, rotation: int, x: float, y: float) -> tuple[float, float]:
     return dx, height - dy
 
 
+def _unturn(area: Rect, rotation: int, x: float, y: float) -> tuple[float, float]:
+    """A point of ``area`` displayed with ``rotation`` → user space (the inverse of :func:`_turn`)."""
+    width, height = area[2] - area[0], area[3] - area[1]
+    dx, dy = {90: (y, x), 180: (width - x, y), 270: (width - y, height - x)}.get(rotation, (x, height - y))
+    return float(area[0] + dx), float(area[1] + dy)
+
+
 def _box(area: Rect, rotation: int, rect: Rect) -> BBox:
     # Quarter turns keep rectangles axis-aligned: two opposite corners give the box.
     x0, y0 = _turn(area, rotation, rect[0], rect[1])
@@ -109,4 +122,4 @@ def _box(area: Rect, rotation: int, rect: Rect) -> BBox:
     return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
 
 
-__all__ = ["BBox", "PageGeometry", "Rect"]
+__all__ = ["BBox", "PageGeometry", "Rect", "middle_within"]

@@ -13,9 +13,11 @@ import math
 from dataclasses import dataclass
 from typing import Iterator, Optional, Union
 
-from ...model import Element
+from ...model import Element, PageChar, PageText, Reading
 from .pdf_fonts import declared_heights
 from .pdf_geometry import BBox, PageGeometry, middle_within
+
+PdfChar = PageChar  # a character of a PDF's text layer
 
 _LINE_GAP = 0.8  # lines further apart than this many line heights start a new block
 _SIZE_RATIO = 1.3  # lines whose heights differ more than this start a new block
@@ -25,47 +27,32 @@ _TITLE_WORDS = 40  # a block of more words is a paragraph, not a title
 _TURN_TOLERANCE = 2.0  # degrees off a quarter turn a glyph may be and still count as turned by it
 
 
-@dataclass(frozen=True)
-class PdfChar:
-    char: str
-    box: BBox  # the glyph's outline: left, top, right, bottom on the displayed page
-    line_box: BBox  # the glyph's advance × the font's height
-    # How the glyph is turned on the displayed page, clockwise: 0 upright, 90 reading downwards, 270
-    # upwards (an arXiv margin stamp), 180 upside down; -1 for any other angle.
-    turn: int = 0
-    size: float = 0.0  # the type size it is set in, in points (0: unknown)
+def read_page(data: bytes, page_number: int, key: Optional[str] = None) -> PageText:
+    """The text layer of one page (from 1) of a PDF's bytes; empty for a page without one, a page
+    number out of range, or a PDF PDFium cannot open. ``key`` (the document's sha256) lets the
+    fonts' heights of its next page be read faster."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError:
+        return PageText.empty()
+    try:
+        if not 1 <= page_number <= len(pdf):
+            return PageText.empty()
+        return page_text(pdf[page_number - 1], declared_heights(data, page_number, key), unmapped=True)
+    finally:
+        pdf.close()
 
 
-@dataclass(frozen=True)
-class Reading:
-    """A page's text read in one order; ``positions[i]`` is where the page's character ``i`` stands in it."""
-
-    text: str
-    positions: list[int]
-
-
-@dataclass(frozen=True)
-class PageText:
-    """A page's text layer: the drawn characters, read two ways. ``stream`` is PDFium's order (the
-    content stream's, lines broken where PDFium breaks them); ``rows`` puts every character on
-    the row it sits on across the whole page, left to right, rows top to bottom: the order in
-    which poppler and a viewer's selection read a table's row across its cells."""
-
-    chars: list[PdfChar]
-    stream: Reading
-    rows: Reading
-
-    @classmethod
-    def empty(cls) -> "PageText":
-        return cls([], Reading("", []), Reading("", []))
-
-
-def page_text(page, heights: dict[str, tuple[float, float]]) -> PageText:
-    """The text layer of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``)."""
+def page_text(page, heights: dict[str, tuple[float, float]], unmapped: bool = False) -> PageText:
+    """The text layer of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``).
+    ``unmapped``: glyphs the font maps to no character are kept, as U+FFFD (they still take room in
+    a box on the words: a ligature another reader maps to its letters)."""
     chars: list[PdfChar] = []
     pieces: list[str] = []
     positions: list[int] = []
-    for char in _characters(page, heights):
+    for char in _characters(page, heights, unmapped):
         if isinstance(char, PdfChar):
             positions.append(len(pieces))
             chars.append(char)
@@ -106,10 +93,12 @@ def _middle(box: BBox) -> float:
     return (box[1] + box[3]) / 2
 
 
-def _characters(page, heights: dict[str, tuple[float, float]]) -> Iterator[Union[PdfChar, str]]:
+def _characters(page, heights: dict[str, tuple[float, float]],
+                unmapped: bool = False) -> Iterator[Union[PdfChar, str]]:
     """Each character of the page's text layer: drawn ones with their boxes, else ``" "`` for a space
     (drawn or put in by PDFium between words) and ``"\n"`` for a line break. ``heights`` are the
-    ascent and descent the page's fonts declare (see ``pdf_fonts.declared_heights``)."""
+    ascent and descent the page's fonts declare (see ``pdf_fonts.declared_heights``); ``unmapped``:
+    glyphs drawn without a character are given as U+FFFD rather than left out."""
     import pypdfium2.raw as pdfium_c
 
     geometry = PageGeometry.of(page)
@@ -126,9 +115,9 @@ def _characters(page, heights: dict[str, tuple[float, float]]) -> Iterator[Union
             yield "\n"
             continue
         hyphen = code == 0x02  # PDFium's code for a hyphen that ends a line (it joins the lines)
-        if not code or code in (0xFFFE, 0xFFFF):
+        if code in (0xFFFE, 0xFFFF) or not (code or unmapped):
             continue
-        if chr(code).isspace():
+        if code and chr(code).isspace():
             yield " "
             continue
         if pdfium_c.FPDFText_IsGenerated(raw, index) == 1:
@@ -145,7 +134,8 @@ def _characters(page, heights: dict[str, tuple[float, float]]) -> Iterator[Union
         line_box = geometry.box(line) if line is not None else (
             geometry.box(loose) if loose[2] > loose[0] and loose[3] > loose[1] else box)
         turn = _turn(pdfium_c.FPDFText_GetCharAngle(raw, index), page_turn)
-        yield PdfChar("-" if hyphen else chr(code), box, _around(line_box, box), turn, fonts.size(index))
+        shown = "-" if hyphen else chr(code) if code else "\ufffd"
+        yield PdfChar(shown, box, _around(line_box, box), turn, fonts.size(index))
         if hyphen:
             yield "\n"
 
@@ -420,4 +410,4 @@ def _union(boxes: list[BBox]) -> BBox:
 
 
 __all__ = ["PageText", "PdfChar", "Reading", "has_turned_text", "largest_text", "lines_outside", "page_text",
-           "text_layer_elements", "turned_text_elements"]
+           "read_page", "text_layer_elements", "turned_text_elements"]

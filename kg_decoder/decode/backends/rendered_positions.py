@@ -17,9 +17,11 @@ from functools import lru_cache
 from typing import Callable, Optional
 
 from ...model import BBox, Element, Partitioned, Rendering
+from .box_checks import check_rendered_boxes
 from .pdf_fonts import declared_heights
 from .pdf_geometry import PageGeometry
 from .pdf_text_layer import PageText, page_text
+from .table_cells import place_rendered_table_cells
 
 _FUZZY_WINDOW = 400  # letters beyond an element's length searched when its exact text is not there
 _FUZZY_SHARE = 0.8  # of an element's letters that must be found together for a fuzzy placement
@@ -50,6 +52,9 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
     finally:
         document.close()
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
+    check_rendered_boxes(partitioned.elements, pages)
+    if format_name not in _SLIDES:  # a slide's tables state their cells' geometry
+        place_rendered_table_cells(partitioned.elements, pages)
     placed += _place_pictures(partitioned.elements, pictures)
     partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=sizes, pdf=pdf, placed=placed)
 
