@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Optional
 
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, ProgressCallback, report
-from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
+from ...model.errors import CorruptDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
 from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
@@ -91,9 +91,7 @@ class PdfBackend(Backend):
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
         pdf.close()
-        elements = _in_page_order(found)
-        if not elements:
-            raise EmptyDocument("the PDF has no text layer and OCR found no text on any page")
+        elements = _in_page_order(found)  # none: a PDF of pictures or drawings alone, kept with its pages
         return Partitioned(format="pdf", elements=elements, pages=pages, strategy=_strategy_used(pages),
                            warnings=warnings, title=title)
 

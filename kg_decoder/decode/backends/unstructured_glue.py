@@ -34,18 +34,22 @@ def call(format_name: str, partition: Callable[..., list], **kwargs: Any) -> lis
 
 
 def partition_file(format_name: str, module: str, function: str, data: bytes, pages: list[Page],
-                   page_based: Optional[bool] = None, keep_page_numbers: bool = False,
+                   page_based: Optional[bool] = None, keep_page_numbers: bool = False, has_parts: bool = False,
                    **kwargs: Any) -> Partitioned:
     """Partition ``data`` with unstructured's ``module.function``; ``pages`` known beforehand (slides,
     sheets); ``page_based`` (default: whether there are such pages) keeps the elements' page numbers
-    (page 1 where one has none); ``keep_page_numbers`` keeps those the partitioner gives, and no others."""
+    (page 1 where one has none); ``keep_page_numbers`` keeps those the partitioner gives, and no others.
+    ``has_parts``: the format holds more than text (an Office document's pages, pictures, drawings), so
+    one without text is kept; otherwise it is refused as empty."""
     raw = call(format_name, partitioner(module, function), file=io.BytesIO(data), **kwargs)
     elements = convert_all(raw, {p.number: p for p in pages}, page_based=bool(pages) if page_based is None
                            else page_based, keep_page_numbers=keep_page_numbers)
-    return checked(Partitioned(format=format_name, elements=elements, pages=pages, strategy="native"))
+    partitioned = Partitioned(format=format_name, elements=elements, pages=pages, strategy="native")
+    return partitioned if has_parts else checked(partitioned)
 
 
 def checked(partitioned: Partitioned) -> Partitioned:
+    """A document of a format of text alone with nothing in it is refused as empty."""
     if not partitioned.elements:
         raise EmptyDocument(f"no text or content found in the {partitioned.format.upper()} document")
     return partitioned
