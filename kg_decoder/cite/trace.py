@@ -342,7 +342,7 @@ class _Tracer:
         page_number, pdf = drawn
         if element.category == "OcrWord":  # a word OCR read in a picture: its box is the word's own
             return _placed(element, page_number, [region], "ocr")
-        if pdf is not None and page_number is not None and element.category != "Table":
+        if pdf is not None and page_number is not None and element.category not in _NOT_IN_TEXT_LAYER:
             page = page_characters(pdf[1], page_number, key=pdf[0])
             local_start = max(start, element.char_offset) - element.char_offset
             local_end = min(end, element.char_offset + element.char_length) - element.char_offset
@@ -351,6 +351,11 @@ class _Tracer:
             if lines:
                 return _placed(element, page_number, lines, "characters")
         return _placed(element, page_number, [region], "element")
+
+
+# Elements whose words the page's text layer does not hold at their place: a table (its cells are traced
+# apart), a form field's value and an annotation's text (drawn by the annotation): their box is the answer.
+_NOT_IN_TEXT_LAYER = {"Table", "FormField", "Annotation"}
 
 
 def _fill_gaps(indices: list[int], owner: dict[int, tuple[TextElement, int]], page: PageText, text: str) -> None:

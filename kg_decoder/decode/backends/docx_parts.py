@@ -282,7 +282,7 @@ def _comments(package: Package, main: str) -> dict[str, Element]:
             properties["author"] = comment.get(w("author"))
         when = _date(comment.get(w("date")))
         if when is not None:
-            properties["created"] = when
+            properties["createdAt"] = when
         found[comment.get(w("id")) or ""] = Element(0, "Comment", text, properties=properties)
     return found
 

@@ -22,6 +22,7 @@ from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
+from .pdf_forms import with_forms
 from .pdf_tables import find_tables
 from .regions import replacing
 from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, text_layer_elements,
@@ -90,8 +91,9 @@ class PdfBackend(Backend):
             title = _document_title(data, pdf, 1 in with_text)
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
-        pdf.close()
         elements = _in_page_order(found)  # none: a PDF of pictures or drawings alone, kept with its pages
+        elements = with_forms(data, pdf, elements, pages, geometries, options.password, warnings)
+        pdf.close()
         return Partitioned(format="pdf", elements=elements, pages=pages, strategy=_strategy_used(pages),
                            warnings=warnings, title=title)
 
