@@ -9,7 +9,7 @@ rendering's rounding of them.
 from __future__ import annotations
 
 import html as html_lib
-from typing import Optional
+from typing import Callable, Optional
 
 from ...model import Element
 from .ooxml_package import Package, local, paragraph_texts
@@ -26,9 +26,14 @@ def c(name: str) -> str:
 # ---------------------------------------------------------------- charts
 
 
-def chart_element(package: Package, part: str) -> Optional[Element]:
+# Reads the cells a chart's data reference names (``Sheet1!$B$2:$B$5``): point index -> value.
+CellReader = Callable[[str], dict[int, str]]
+
+
+def chart_element(package: Package, part: str, cells: Optional[CellReader] = None) -> Optional[Element]:
     """The chart of a chart part as a Table element (``html`` its data, ``properties`` its type and
-    title), or None when the part holds no chart with data or title."""
+    title), or None when the part holds no chart with data or title. ``cells`` reads the values of a
+    reference the part caches none for (a workbook's own charts, as some writers leave them)."""
     root = package.xml(part)
     chart = root.find(c("chart")) if root is not None else None
     if chart is None:
@@ -45,7 +50,7 @@ def chart_element(package: Package, part: str) -> Optional[Element]:
             kind = kind.replace("bar", "column", 1)
         if kind not in kinds:
             kinds.append(kind)
-        series += [_series(ser) for ser in group.findall(c("ser"))]
+        series += [_series(ser, cells) for ser in group.findall(c("ser"))]
     title = _title(chart, series)
     axes = {}  # the first title of each kind of axis
     for axis in (plot if plot is not None else ()):
@@ -65,19 +70,25 @@ def chart_element(package: Package, part: str) -> Optional[Element]:
     return Element(0, "Table", text, html=html, properties=properties)
 
 
-def _series(ser) -> dict:
+def _series(ser, cells: Optional[CellReader]) -> dict:
     """A series: its name, its categories (or x values) and its values (or y values), by point index."""
-    return {"name": _cached_text(ser.find(c("tx"))),
-            "categories": _points(ser.find(c("cat")) if ser.find(c("cat")) is not None else ser.find(c("xVal"))),
-            "values": _points(ser.find(c("val")) if ser.find(c("val")) is not None else ser.find(c("yVal"))),
-            "sizes": _points(ser.find(c("bubbleSize")))}
+    name = _cached_text(ser.find(c("tx")))
+    if not name and cells is not None and ser.find(f"{c('tx')}/{c('strRef')}/{c('f')}") is not None:
+        name = " ".join(cells(ser.find(f"{c('tx')}/{c('strRef')}/{c('f')}").text or "").values())
+    return {"name": name,
+            "categories": _points(ser.find(c("cat")) if ser.find(c("cat")) is not None else ser.find(c("xVal")), cells),
+            "values": _points(ser.find(c("val")) if ser.find(c("val")) is not None else ser.find(c("yVal")), cells),
+            "sizes": _points(ser.find(c("bubbleSize")), cells)}
 
 
-def _points(holder) -> dict[int, str]:
+def _points(holder, cells: Optional[CellReader] = None) -> dict[int, str]:
     """Point index -> cached value of a data reference or literal (multi-level categories joined,
-    outer level first)."""
+    outer level first); the referenced cells' values where nothing is cached and ``cells`` can read them."""
     if holder is None:
         return {}
+    reference = holder.find(".//" + c("f"))
+    if cells is not None and reference is not None and reference.text and holder.find(".//" + c("pt")) is None:
+        return cells(reference.text)
     levels = holder.findall(".//" + c("lvl"))
     if levels:
         found: dict[int, str] = {}

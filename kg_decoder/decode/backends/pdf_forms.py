@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Optional
 
@@ -63,9 +63,20 @@ def pages_with_annotations(pdf) -> list[int]:
     return found
 
 
+@dataclass
+class Found:
+    """An annotation read on a page: its element (None: left out, hidden or already in the text layer),
+    its box, and for a text or choice field its stored value, folded (unstructured reads those values)."""
+
+    page_number: int
+    box: Optional[BBox]
+    value: str
+    element: Optional[Element]
+
+
 def annotation_elements(data: bytes, password: Optional[str], numbers: list[int],
-                        geometries: dict[int, PageGeometry], shown_at: ShownAt) -> list[Element]:
-    """The form fields and text annotations of the given pages, in page order, each with its box."""
+                        geometries: dict[int, PageGeometry], shown_at: ShownAt) -> list[Found]:
+    """The form fields and annotations of the given pages, in page order, each with its box."""
     import pypdf
 
     reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
@@ -74,7 +85,7 @@ def annotation_elements(data: bytes, password: Optional[str], numbers: list[int]
     form = reader.trailer["/Root"].get("/AcroForm")
     form = form.get_object() if form is not None else {}
     regenerated = bool(form.get("/NeedAppearances", False))  # a viewer draws values anew: the value shows
-    found: list[Element] = []
+    found: list[Found] = []
     for number in numbers:
         geometry = geometries.get(number)
         if geometry is None or number > len(reader.pages):
@@ -84,23 +95,36 @@ def annotation_elements(data: bytes, password: Optional[str], numbers: list[int]
             try:
                 annotation = reference.get_object()
                 element = _read(page, annotation, regenerated)
+                value = _stored_value(annotation)
             except Exception:  # one damaged annotation must not cost the others
                 continue
-            if element is None:
-                continue
             rect, box = _place(annotation, geometry)
-            if box is None or _folded(element.text) in _folded(shown_at(number, rect, box)):
-                continue
-            element.page_number, element.bbox = number, box
-            found.append(element)
+            if element is not None and (box is None or _folded(element.text) in _folded(shown_at(number, rect, box))):
+                element = None
+            if element is not None:
+                element.page_number, element.bbox = number, box
+            if element is not None or value:
+                found.append(Found(number, box, value, element))
     return found
 
 
-def with_annotations(elements: list[Element], annotations: list[Element]) -> list[Element]:
-    """``elements`` with each annotation after the last element of its page that starts above its
-    middle (first on its page when none does), numbered afresh."""
-    merged = list(elements)
-    for annotation in sorted(annotations, key=lambda a: (a.page_number or 0, (a.bbox[1] + a.bbox[3]) / 2)):
+def with_annotations(elements: list[Element], found: list[Found]) -> list[Element]:
+    """``elements`` with the annotations in their places, numbered afresh: a field whose value
+    unstructured read (an element of the value's text in the widget's box) takes that element's place
+    (or removes it, when the field is left out); the others go after the last element of their page
+    that starts above their middle (first on their page when none does)."""
+    merged: list[Element] = []
+    taken: set[int] = set()
+    for element in elements:
+        match = next((k for k, item in enumerate(found) if k not in taken and _same_value(element, item)), None)
+        if match is None:
+            merged.append(element)
+            continue
+        taken.add(match)
+        if found[match].element is not None:
+            merged.append(found[match].element)
+    rest = [item.element for k, item in enumerate(found) if item.element is not None and k not in taken]
+    for annotation in sorted(rest, key=lambda a: (a.page_number or 0, (a.bbox[1] + a.bbox[3]) / 2)):
         middle = (annotation.bbox[1] + annotation.bbox[3]) / 2
         position = None
         page_start = 0
@@ -112,6 +136,28 @@ def with_annotations(elements: list[Element], annotations: list[Element]) -> lis
                 position = k + 1
         merged.insert(position if position is not None else page_start, annotation)
     return [replace(element, index=i) for i, element in enumerate(merged)]
+
+
+def _same_value(element: Element, item: Found) -> bool:
+    """Whether an element of the first reading is a field's value unstructured read off its widget."""
+    if not item.value or item.box is None or element.bbox is None or element.page_number != item.page_number:
+        return False
+    if any(abs(a - b) > 1.0 for a, b in zip(element.bbox, item.box)):
+        return False
+    text = _folded(element.text)
+    return bool(text) and text in item.value
+
+
+def _stored_value(annotation) -> str:
+    """A text or choice field's stored value, folded (what unstructured reads of a widget); else ''."""
+    if str(annotation.get("/Subtype", "")) != "/Widget":
+        return ""
+    field = _FieldChain(annotation)
+    if field.inherited("/FT") not in ("/Tx", "/Ch"):
+        return ""
+    value = field.inherited("/V")
+    values = value if isinstance(value, list) else [value]
+    return _folded(" ".join(_plain(v) for v in values if v is not None))
 
 
 def with_forms(data: bytes, pdf, elements: list[Element], pages: list[Page], geometries: dict[int, PageGeometry],

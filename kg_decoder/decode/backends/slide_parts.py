@@ -7,13 +7,14 @@ sheet's charts and SmartArt (a chart sheet's too) after the sheet's elements, wi
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from typing import Iterable, Optional
 
 from ...model import Element, Page
 from ..images import EMU_PER_POINT
 from ..tables import column_letters
-from .ooxml_graphics import chart_element, smartart_elements
+from .ooxml_graphics import CellReader, chart_element, smartart_elements
 from .ooxml_package import A, CHART_URI, DIAGRAM_URI, R, Package, local, merge_after_anchor
 
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"
@@ -64,14 +65,15 @@ def _slide_graphics(package: Package, slide, number: int) -> list[tuple[Optional
     return found
 
 
-def _frame_graphics(package: Package, frame, relationships: dict[str, str]) -> list[Element]:
+def _frame_graphics(package: Package, frame, relationships: dict[str, str],
+                    cells: Optional[CellReader] = None) -> list[Element]:
     data = frame.find(f"{{{A}}}graphic/{{{A}}}graphicData")
     if data is None:
         return []
     if data.get("uri") == CHART_URI:
         reference = next((child for child in data if local(child) == "chart"), None)
         target = relationships.get(reference.get(f"{{{R}}}id")) if reference is not None else None
-        chart = chart_element(package, target) if target else None
+        chart = chart_element(package, target, cells) if target else None
         return [chart] if chart is not None else []
     if data.get("uri") == DIAGRAM_URI:
         ids = next((child for child in data if local(child) == "relIds"), None)
@@ -142,6 +144,7 @@ def xlsx_extras(data: bytes, elements: list[Element], pages: list[Page]) -> list
     each with the cell its frame is anchored at."""
     package = Package(zipfile.ZipFile(io.BytesIO(data)))
     names = {page.number: page.name for page in pages}
+    cells = _WorkbookCells(data)
     merged = list(elements)
     for number, sheet in enumerate(package.ordered_parts("xl/workbook.xml", "sheets"), start=1):
         found = []
@@ -151,7 +154,7 @@ def xlsx_extras(data: bytes, elements: list[Element], pages: list[Page]) -> list
             if local(drawing) != "drawing" or drawing.get(f"{{{R}}}id") not in sheet_relationships:
                 continue
             part = sheet_relationships[drawing.get(f"{{{R}}}id")]
-            found += _sheet_drawing(package, part)
+            found += _sheet_drawing(package, part, cells)
         if not found:
             continue
         for element in found:
@@ -160,10 +163,11 @@ def xlsx_extras(data: bytes, elements: list[Element], pages: list[Page]) -> list
         position = last + 1 if last is not None else next(
             (k for k, e in enumerate(merged) if (e.page_number or 0) > number), len(merged))
         merged[position:position] = found
+    cells.close()
     return merged
 
 
-def _sheet_drawing(package: Package, part: str) -> list[Element]:
+def _sheet_drawing(package: Package, part: str, cells: CellReader) -> list[Element]:
     """The charts and SmartArt of a sheet's drawing part, in the order it lists them, with their anchor cell."""
     root = package.xml(part)
     relationships = package.relationships(part)
@@ -178,10 +182,58 @@ def _sheet_drawing(package: Package, part: str) -> list[Element]:
             except (TypeError, ValueError):
                 cell = None
         for frame in anchor.iter(f"{{{_XDR}}}graphicFrame"):
-            for element in _frame_graphics(package, frame, relationships):
+            for element in _frame_graphics(package, frame, relationships, cells):
                 element.anchor_cell = cell
                 found.append(element)
     return found
+
+
+_REFERENCE = re.compile(r"^(?:'((?:[^']|'')+)'|([^!]+))!\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$")
+_MAX_CELLS = 100_000
+
+
+class _WorkbookCells:
+    """The values of the cells a chart's reference names, read from the workbook (once, when first
+    asked: most charts cache their values and never ask)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.book = None
+
+    def close(self) -> None:
+        if self.book is not None:
+            self.book.close()
+
+    def __call__(self, reference: str) -> dict[int, str]:
+        match = _REFERENCE.match(reference.strip().lstrip("="))
+        if match is None:
+            return {}
+        sheet_name = (match.group(1) or "").replace("''", "'") or match.group(2)
+        first = (_column_index(match.group(3)), int(match.group(4)))
+        last = (_column_index(match.group(5) or match.group(3)), int(match.group(6) or match.group(4)))
+        if (last[0] - first[0] + 1) * (last[1] - first[1] + 1) > _MAX_CELLS:
+            return {}
+        if self.book is None:
+            from openpyxl import load_workbook
+
+            self.book = load_workbook(io.BytesIO(self.data), read_only=True, data_only=True)
+        if sheet_name not in self.book.sheetnames:
+            return {}
+        rows = self.book[sheet_name].iter_rows(min_row=first[1], max_row=last[1], min_col=first[0] + 1,
+                                               max_col=last[0] + 1, values_only=True)
+        values = [value for row in rows for value in row]
+        return {k: _cell_text(value) for k, value in enumerate(values) if value is not None}
+
+
+def _column_index(letters: str) -> int:
+    index = 0
+    for letter in letters:
+        index = index * 26 + ord(letter) - 64
+    return index - 1
+
+
+def _cell_text(value) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 __all__ = ["pptx_extras", "xlsx_extras"]
