@@ -22,7 +22,9 @@ from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
+from .pdf_decryption import readable_pdf
 from .pdf_forms import with_forms
+from .pdf_unread import with_unread_lines
 from .pdf_tables import find_tables
 from .regions import replacing
 from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, text_layer_elements,
@@ -38,6 +40,7 @@ class PdfBackend(Backend):
 
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
+        data = readable_pdf(data, options.password)
         pdf, pages, geometries, with_text, needs_ocr, turned = _inspect_pdf(data, options.password)
         languages = ocr_languages(options)
         strategy = options.strategy
@@ -79,6 +82,7 @@ class PdfBackend(Backend):
             read_fast = [number for number in text_numbers if number in with_text and number not in unread]
             found = _closer_look(data, pdf, found, read_fast, [n for n in text_numbers if n in with_text], turned,
                                  geometries, options, warnings, progress)
+            found = with_unread_lines(data, pdf, found, read_fast, warnings)
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
         if strategy == "hi_res":
@@ -102,7 +106,7 @@ class PdfBackend(Backend):
         import pypdfium2 as pdfium
         import pypdfium2.raw as pdfium_c
 
-        pdf = pdfium.PdfDocument(data)
+        pdf = pdfium.PdfDocument(readable_pdf(data))
         found: list[Element] = []
         try:
             for number in range(1, len(pdf) + 1):
@@ -131,7 +135,7 @@ class PdfBackend(Backend):
 
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:
-        return render_pdf_page(data, page_number, scale)
+        return render_pdf_page(readable_pdf(data), page_number, scale)
 
     def warm_up(self) -> None:
         import unstructured.partition.pdf  # noqa: F401

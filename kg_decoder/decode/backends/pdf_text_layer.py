@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import math
 from dataclasses import dataclass
-from typing import Iterator, Optional, Union
+from typing import Callable, Iterator, Optional, Union
 
 from ...model import Element
 from .pdf_fonts import declared_heights
@@ -206,6 +206,22 @@ def lines_outside(page, heights: dict[str, tuple[float, float]], number: int, re
         shown = geometry.clip(box)
         elements.append(Element(0, "NarrativeText", text, page_number=number,
                                 bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
+    return elements
+
+
+def lines_beside(page, heights: dict[str, tuple[float, float]], number: int, boxes: list[BBox],
+                 read: Callable[[str], bool]) -> list[Element]:
+    """The upright lines of a page that lie in none of ``boxes`` and whose text ``read`` says was not
+    read, as elements (one per block of lines): what a first reading dropped."""
+    geometry = PageGeometry.of(page)
+    lines = [line for line in _lines(page, heights) if line.turn == 0 and not read(line.text)
+             and not any(middle_within(line.box, box) for box in boxes)]
+    elements = []
+    for text, box in _blocks(lines):
+        shown = geometry.clip(box)
+        if shown is not None:
+            elements.append(Element(0, "UncategorizedText", text, page_number=number,
+                                    bbox=tuple(round(v, 3) for v in shown)))
     return elements
 
 
@@ -419,5 +435,6 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["PageText", "PdfChar", "Reading", "has_turned_text", "largest_text", "lines_outside", "page_text",
+__all__ = ["PageText", "PdfChar", "Reading", "has_turned_text", "largest_text", "lines_beside", "lines_outside",
+           "page_text",
            "text_layer_elements", "turned_text_elements"]

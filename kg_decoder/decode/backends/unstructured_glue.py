@@ -3,8 +3,10 @@ failures typed, and turning its elements into the model's. Offline (see ``decode
 
 from __future__ import annotations
 
+import html as html_lib
 import importlib
 import io
+import re
 import subprocess
 from functools import lru_cache
 from typing import Any, Callable, Optional
@@ -73,6 +75,8 @@ def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_pag
         page_number = 1
     page = pages.get(page_number) if page_number is not None else None
     html = metadata.text_as_html if item.category == "Table" else None
+    if html and not _holds_its_text(html, item.text or ""):
+        html = None  # markup that lost the table's words (a table python-docx cannot walk): its text instead
     return Element(
         index=index,
         category=item.category,
@@ -88,6 +92,16 @@ def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_pag
         image_mime=getattr(metadata, "image_mime_type", None),
         confidence=_probability(getattr(metadata, "detection_class_prob", None)),  # a layout model's score
     )
+
+
+def _holds_its_text(markup: str, text: str) -> bool:
+    """Whether a table's markup holds at least half the letters of its text.
+
+    >>> _holds_its_text("<table><tr><td/></tr></table>", "Region North"), _holds_its_text("<td>a</td>", "a")
+    (False, True)
+    """
+    inside = html_lib.unescape(re.sub(r"<[^>]*>", " ", markup))
+    return sum(ch.isalnum() for ch in inside) * 2 >= sum(ch.isalnum() for ch in text)
 
 
 def _probability(value) -> Optional[float]:
