@@ -130,9 +130,16 @@ def test_a_pdf_of_pictures_and_drawings_is_decoded_with_its_pages_and_a_warning(
 
 
 def test_files_with_nothing_in_them_are_still_refused(store):
-    for data, name in ((b"", "empty.pdf"), (b"  \n\n ", "blank.txt")):
+    import io
+
+    from pptx import Presentation
+
+    deck = io.BytesIO()
+    Presentation().save(deck)  # a presentation without a slide
+    for data, name in ((b"", "empty.pdf"), (b"  \n\n ", "blank.txt"), (deck.getvalue(), "deck.pptx")):
         with pytest.raises(kg_decoder.EmptyDocument):
             kg_decoder.decode(data, store=store, file_name=name)
+    assert len(store) == 0
 
 
 # ---------------------------------------------------------------- DOCX

@@ -14,7 +14,7 @@ from typing import Iterable, Optional
 from xml.etree import ElementTree
 
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, ProgressCallback
-from ...model.errors import CorruptDocument
+from ...model.errors import CorruptDocument, EmptyDocument
 from ..embedded import OLE_MAGIC, EmbeddedFile, over_budget, unpack_ole
 from ..images import EMU_PER_POINT, describe_image, merge_after_text
 from .base import Format
@@ -48,6 +48,8 @@ class OoxmlBackend(OfficeBackend):
         # controls and other wrappers are unwrapped (see ``docx_parts``).
         readable = readable_docx(data) if fmt.name == "docx" else data
         pages = _pages(data, fmt.name)
+        if fmt.name == "pptx" and not pages:
+            raise EmptyDocument("the presentation has no slides")
         partitioned = partition_file(fmt.name, *_PARTITIONERS[fmt.name], readable, pages,
                                      keep_page_numbers=fmt.name == "docx", has_parts=True)
         if fmt.name == "docx" and any(e.page_number for e in partitioned.elements):

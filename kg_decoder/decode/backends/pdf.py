@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Optional
 
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, ProgressCallback, report
-from ...model.errors import CorruptDocument, EncryptedDocument
+from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
 from . import pdf_fonts
 from .base import Backend, Format, PdfConverter
@@ -221,7 +221,7 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
             raise EncryptedDocument("the PDF is encrypted; give its password to decode it") from None
         raise CorruptDocument(f"the file could not be read as PDF: {exc}") from None
     if len(pdf) == 0:
-        raise CorruptDocument("the PDF has no pages")
+        raise EmptyDocument("the PDF has no pages")
     pages: list[Page] = []
     geometries: dict[int, PageGeometry] = {}
     with_text: set[int] = set()

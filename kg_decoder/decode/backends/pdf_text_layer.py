@@ -211,11 +211,11 @@ def lines_outside(page, heights: dict[str, tuple[float, float]], number: int, re
 
 def lines_beside(page, heights: dict[str, tuple[float, float]], number: int, boxes: list[BBox],
                  read: Callable[[str], bool]) -> list[Element]:
-    """The upright lines of a page that lie in none of ``boxes`` and whose text ``read`` says was not
-    read, as elements (one per block of lines): what a first reading dropped."""
+    """The upright lines of a page that lie mostly outside all of ``boxes`` and whose text ``read`` says
+    was not read, as elements (one per block of lines): what a first reading dropped."""
     geometry = PageGeometry.of(page)
     lines = [line for line in _lines(page, heights) if line.turn == 0 and not read(line.text)
-             and not any(middle_within(line.box, box) for box in boxes)]
+             and not any(_mostly_inside(line.box, box) for box in boxes)]
     elements = []
     for text, box in _blocks(lines):
         shown = geometry.clip(box)
@@ -223,6 +223,14 @@ def lines_beside(page, heights: dict[str, tuple[float, float]], number: int, box
             elements.append(Element(0, "UncategorizedText", text, page_number=number,
                                     bbox=tuple(round(v, 3) for v in shown)))
     return elements
+
+
+def _mostly_inside(box: BBox, region: BBox) -> bool:
+    """Whether at least a third of ``box`` lies in ``region`` (a line across columns each read apart)."""
+    width = min(box[2], region[2]) - max(box[0], region[0])
+    height = min(box[3], region[3]) - max(box[1], region[1])
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return width > 0 and height > 0 and (area <= 0 or width * height * 3 >= area)
 
 
 def largest_text(page, heights: dict[str, tuple[float, float]]) -> Optional[str]:

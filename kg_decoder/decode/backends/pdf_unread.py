@@ -2,9 +2,9 @@
 a page's foot, a line its layout pass lost), added as elements in their place so that nothing a
 reader of the page sees is lost.
 
-Only where nothing was read: a line counts as read when its letters are among those of the page's
-elements, or when it lies inside an element's box (a table, a block read in another order), so a
-line is never read twice. A cheap look first: the page's lines as PDFium breaks them, letters only;
+Only where nothing was read: a line counts as read when most of its words are among the letters of
+the page's elements (in any order), or when much of it lies inside an element's box (a table, a
+block read in another order), so a line is never read twice. A cheap look first: the page's lines as PDFium breaks them, letters only;
 only a page with a line none of its elements holds is read again with boxes.
 """
 
@@ -31,15 +31,22 @@ def with_unread_lines(data: bytes, pdf, elements: list[Element], numbers: list[i
                 shown = textpage.get_text_range()
             finally:
                 textpage.close()
-            if all(_letters(line) in letters for line in shown.splitlines()):
+            if all(_read(line, letters) for line in shown.splitlines()):
                 continue
             boxes = [e.bbox for e in on_page if e.bbox is not None]
             added += lines_beside(pdf[number - 1], pdf_fonts.declared_heights(data, number), number, boxes,
-                                  lambda text: _letters(text) in letters)
+                                  lambda text, letters=letters: _read(text, letters))
     except Exception as exc:  # PDFium on a damaged page: keep the first reading
         warnings.append(f"lines the first reading dropped not looked for: {type(exc).__name__}: {exc}"[:300])
         return elements
     return merge_by_position(elements, added) if added else elements
+
+
+def _read(line: str, letters: str) -> bool:
+    """Whether most words of a line are among the letters read (in any order: a reading down columns
+    holds a row's words, not the row)."""
+    words = [word for word in (_letters(token) for token in line.split()) if word]
+    return sum(word not in letters for word in words) * 2 <= len(words)
 
 
 def _letters(text: str) -> str:
