@@ -361,7 +361,7 @@ class _Tracer:
         page = page_characters(document, page_number) if document is not None and page_number is not None else None
         if page is None:
             return _placed(element, page_number, [region], "element", Verification.UNVERIFIED)
-        if element.category != "Table":
+        if element.category not in _NOT_IN_TEXT_LAYER:
             local_start = max(start, element.char_offset) - element.char_offset
             local_end = min(end, element.char_offset + element.char_length) - element.char_offset
             lines = checked_lines(page, region, element.text or "", local_start, local_end,
@@ -369,6 +369,11 @@ class _Tracer:
             if lines:
                 return _placed(element, page_number, lines, "characters", Verification.VERIFIED)
         return _placed(element, page_number, [region], "element", Verification.ELEMENT)
+
+
+# Elements whose words the page's text layer does not hold at their place: a table (its cells are traced
+# apart), a form field's value and an annotation's text (drawn by the annotation): their box is the answer.
+_NOT_IN_TEXT_LAYER = {"Table", "FormField", "Annotation"}
 
 
 def _fill_gaps(indices: list[int], owner: dict[int, tuple[TextElement, int]], page: PageText, text: str) -> None:

@@ -39,7 +39,7 @@ from ..quality.validation import validate
 from ..sources.crawl import crawl
 from . import remote
 from .arguments import build_parser, chunk_options, decode_options
-from .output import (decoded_row, describe_sources, embedded_row, emit_jsonl, next_steps, short, store_flags,
+from .output import (decoded_row, describe_sources, embedded_row, emit_jsonl, json_line, next_steps, short, store_flags,
                      table)
 
 
@@ -106,7 +106,7 @@ _stderr_lines = threading.Lock()
 
 def _json_line(record: dict) -> None:
     """One JSON line on stderr, whole even when parallel decodes report at once."""
-    line = json.dumps(record, ensure_ascii=False) + "\n"
+    line = json_line(record)
     with _stderr_lines:
         sys.stderr.write(line)
         sys.stderr.flush()
@@ -399,7 +399,7 @@ def _audit(args: argparse.Namespace) -> int:
     audits = run_audits(_reading_store(args))
     for audit in audits:
         if args.json:
-            print(json.dumps(audit.to_json(), ensure_ascii=False))
+            print(json_line(audit.to_json()), end="")
             continue
         rows = audit.table
         count = f"{len(rows)} found" if audit.kind == "finding" else f"{len(rows)} rows"

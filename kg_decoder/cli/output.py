@@ -27,9 +27,23 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+# Characters JSON leaves as they are that many line readers (Python's str.splitlines among them) take
+# for line ends: escaped, so a JSON line is one line to every reader.
+_LINE_ENDS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def json_line(record: dict) -> str:
+    """One JSON line: UTF-8 text as it is, but no character any line reader takes for a line end.
+
+    >>> json_line({"text": "a\u2028b"}).splitlines()
+    ['{"text": "a\\\\u2028b"}']
+    """
+    return json.dumps(record, ensure_ascii=False).translate(_LINE_ENDS) + "\n"
+
+
 def emit_jsonl(records: Iterable[dict]) -> None:
     for record in records:
-        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line(record))
     sys.stdout.flush()
 
 

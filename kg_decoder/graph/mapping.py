@@ -136,6 +136,19 @@ def _text(value: str) -> Literal:
     return Literal(value)
 
 
+def _typed(value) -> Literal:
+    """A Python value as the literal of its XSD type (bool, int, float, datetime; anything else a string)."""
+    if isinstance(value, bool):
+        return _bool(value)
+    if isinstance(value, int):
+        return _int(value)
+    if isinstance(value, float):
+        return _double(value)
+    if isinstance(value, datetime):
+        return _time(value)
+    return _text(str(value))
+
+
 class _Writer:
     """Collects quads in the source graph."""
 
@@ -338,6 +351,10 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
     if record.format in ("pptx", "ppt"):
         out.add_optional(node, tg("slideNumber"), element.page_number, _int)
     out.add_optional(node, tg("sheetName"), element.page_name, _text)
+    if not element.is_image:  # an image's anchor cell is among its own properties
+        out.add_optional(node, tg("anchorCell"), element.anchor_cell, _text)
+    for name, value in sorted((element.properties or {}).items()):  # a form field's name, a comment's author...
+        out.add(node, tg(name), _typed(value))
     if element.bbox is not None:
         _describe_place(out, record, node, element, element.bbox)
         out.add_optional(node, tg("verification"), element.verification, _text)

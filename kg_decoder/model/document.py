@@ -20,6 +20,8 @@ PDF_POINTS = "pdf-points-top-left"
 PIXELS = "pixels-top-left"
 RENDERED_PDF_POINTS = "rendered-pdf-points-top-left"
 HEADING_SEPARATOR = " > "
+# The warning of a document decoded with pages or parts but no text (its pictures and pages are kept).
+NO_TEXT_FOUND = "no text found"
 
 BBox = tuple[float, float, float, float]
 
@@ -68,6 +70,10 @@ class Element:
     # Whether a second reading of the page (its text layer, its rendering, the words OCR read) finds the
     # element's text inside ``bbox``: "verified", "element" (it does not), None (nothing could read it).
     verification: Optional[str] = None
+    # What an element of a kind of its own says of itself beyond its text, by the local name of its tg:
+    # property: a form field's name, type and value, an annotation's or a comment's author and date...
+    # (str, bool, int or datetime values).
+    properties: Optional[dict] = None
 
     @property
     def is_image(self) -> bool:

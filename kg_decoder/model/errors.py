@@ -59,7 +59,8 @@ class UnsupportedFormat(DecodeError):
 
 
 class EmptyDocument(DecodeError):
-    """The file has no bytes, or no text and nothing OCR could read."""
+    """The file has nothing in it: no bytes, no text in a format of text alone, no pages or parts.
+    (A document with pages or parts but no text is decoded, with the warning "no text found".)"""
 
     refuses_input = True
 

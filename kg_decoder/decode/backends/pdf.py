@@ -23,6 +23,9 @@ from .base import Backend, Format, PdfConverter
 from .box_checks import check_pdf_boxes
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
+from .pdf_decryption import readable_pdf
+from .pdf_forms import with_forms
+from .pdf_unread import with_unread_lines
 from .pdf_tables import find_tables
 from .regions import replacing
 from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, read_page, text_layer_elements,
@@ -38,6 +41,7 @@ class PdfBackend(Backend):
 
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
+        data = readable_pdf(data, options.password)
         pdf, pages, geometries, with_text, needs_ocr, turned = _inspect_pdf(data, options.password)
         languages = ocr_languages(options)
         strategy = options.strategy
@@ -79,6 +83,7 @@ class PdfBackend(Backend):
             read_fast = [number for number in text_numbers if number in with_text and number not in unread]
             found = _closer_look(data, pdf, found, read_fast, [n for n in text_numbers if n in with_text], turned,
                                  geometries, options, warnings, progress)
+            found = with_unread_lines(data, pdf, found, read_fast, warnings)
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
         if strategy == "hi_res":
@@ -92,10 +97,9 @@ class PdfBackend(Backend):
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
         check_pdf_boxes(pdf, found, with_text - set(ocr_numbers))
+        elements = _in_page_order(found)  # none: a PDF of pictures or drawings alone, kept with its pages
+        elements = with_forms(data, pdf, elements, pages, geometries, options.password, warnings)
         pdf.close()
-        elements = _in_page_order(found)
-        if not elements:
-            raise EmptyDocument("the PDF has no text layer and OCR found no text on any page")
         return Partitioned(format="pdf", elements=elements, pages=pages, strategy=_strategy_used(pages),
                            warnings=warnings, title=title)
 
@@ -104,7 +108,7 @@ class PdfBackend(Backend):
         import pypdfium2 as pdfium
         import pypdfium2.raw as pdfium_c
 
-        pdf = pdfium.PdfDocument(data)
+        pdf = pdfium.PdfDocument(readable_pdf(data))
         found: list[Element] = []
         try:
             for number in range(1, len(pdf) + 1):
@@ -133,12 +137,12 @@ class PdfBackend(Backend):
 
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:
-        return render_pdf_page(data, page_number, scale)
+        return render_pdf_page(readable_pdf(data), page_number, scale)
 
     def page_text(self, data: bytes, fmt: Format, page_number: int,
                   rendered: Optional[bytes] = None) -> Optional[PageText]:
         """The page's text layer through PDFium (None for a page without one: a scan)."""
-        page = read_page(data, page_number)
+        page = read_page(readable_pdf(data), page_number)
         return page if page.chars else None
 
     def warm_up(self) -> None:
@@ -225,7 +229,7 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
             raise EncryptedDocument("the PDF is encrypted; give its password to decode it") from None
         raise CorruptDocument(f"the file could not be read as PDF: {exc}") from None
     if len(pdf) == 0:
-        raise CorruptDocument("the PDF has no pages")
+        raise EmptyDocument("the PDF has no pages")
     pages: list[Page] = []
     geometries: dict[int, PageGeometry] = {}
     with_text: set[int] = set()
