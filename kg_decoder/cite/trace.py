@@ -356,12 +356,12 @@ class _Tracer:
         if region is None:
             return []
         page_number, document = drawn
-        if element.category == "OcrWord":  # a word OCR read in a picture: the OCR's own reading boxes it
-            return _placed(element, page_number, [region], "ocr", Verification.VERIFIED)
+        if element.category in _OWN_BOX:
+            return _placed(element, page_number, [region], _OWN_BOX[element.category], Verification.VERIFIED)
         page = page_characters(document, page_number) if document is not None and page_number is not None else None
         if page is None:
             return _placed(element, page_number, [region], "element", Verification.UNVERIFIED)
-        if element.category not in _NOT_IN_TEXT_LAYER:
+        if element.category != "Table":  # a table's cells are traced apart
             local_start = max(start, element.char_offset) - element.char_offset
             local_end = min(end, element.char_offset + element.char_length) - element.char_offset
             lines = checked_lines(page, region, element.text or "", local_start, local_end,
@@ -371,9 +371,10 @@ class _Tracer:
         return _placed(element, page_number, [region], "element", Verification.ELEMENT)
 
 
-# Elements whose words the page's text layer does not hold at their place: a table (its cells are traced
-# apart), a form field's value and an annotation's text (drawn by the annotation): their box is the answer.
-_NOT_IN_TEXT_LAYER = {"Table", "FormField", "Annotation"}
+# Elements whose box is their text's own place, by the reading that found them, as a trace names it: a
+# word OCR read in a picture, a form field's widget (where a viewer draws its value), an annotation's
+# rectangle. The page's text layer does not hold their text; their box is the answer.
+_OWN_BOX = {"OcrWord": "ocr", "FormField": "element", "Annotation": "element"}
 
 
 def _fill_gaps(indices: list[int], owner: dict[int, tuple[TextElement, int]], page: PageText, text: str) -> None:

@@ -48,7 +48,8 @@ class Status(enum.StrEnum):
 
 class Verification(Status):
     """How far a box on a page was checked. ``verified``: a second reading of the page (its text layer,
-    its rendering, the words OCR read) finds the quoted text under it; ``element``: the box of the whole
+    its rendering, the words OCR read) finds the quoted text under it, or the file itself places the text
+    there (a form field's widget, an annotation's rectangle); ``element``: the box of the whole
     element or cell that holds the text, because no box on the words could be checked; ``unverified``:
     nothing can read the page to check it (a page without characters to read, a lost rendering)."""
 

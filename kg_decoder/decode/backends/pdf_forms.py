@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Optional
 
-from ...model import Element, Page
+from ...model import Element, Page, Verification
 from .pdf_geometry import BBox, PageGeometry, Rect
 
 _NO_TEXT_SUBTYPES = {2, 16}  # PDFium's link and pop-up annotations: nothing of their own to read
@@ -228,7 +228,7 @@ def _read(page, annotation, regenerated: bool) -> Optional[Element]:
         when = pdf_date(annotation.get(key))
         if when is not None:
             properties[name] = when
-    return Element(0, "Annotation", text, properties=properties)
+    return Element(0, "Annotation", text, properties=properties, verification=Verification.VERIFIED)
 
 
 def _field(page, widget, regenerated: bool) -> Optional[Element]:
@@ -285,7 +285,7 @@ def _field(page, widget, regenerated: bool) -> Optional[Element]:
         properties["shownValue"] = shown
     properties["readOnly"] = bool(flags & _READ_ONLY)
     properties["required"] = bool(flags & _REQUIRED)
-    return Element(0, "FormField", shown, properties=properties)
+    return Element(0, "FormField", shown, properties=properties, verification=Verification.VERIFIED)
 
 
 class _FieldChain:
