@@ -99,6 +99,7 @@ def test_a_quote_of_a_field_value_traces_to_its_widget(decoded):
     assert source.page_number == 1
     assert (box.left, box.top, box.right, box.bottom) == pytest.approx(
         displayed(parts.FORM_FIELDS["applicant.amount"][2]), abs=0.01)
+    assert box.verification == "verified"  # the file itself places the value there
 
 
 def test_the_form_fields_audit_lists_each_value(decoded):
