@@ -20,8 +20,8 @@ from .graph.store import KgStore, open_store
 from .graph.transfer import export_store, import_store
 from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView, CrawledPage,
                     CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, DecodeResult, DecodeStatus, DocumentRef,
-                    ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Progress,
-                    QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport,
+                    ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Problem,
+                    Progress, QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport,
                     Verification, Violation, to_jsonable)
 from .model.errors import (BlobMissing, CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
                            EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan,
@@ -41,7 +41,7 @@ __all__ = [
     "Audit", "Box", "ChunkAnchor", "ChunkOptions", "ChunkResult", "ChunkStatus", "ChunkView", "CrawlOptions",
     "CrawlResult", "CrawlStatus", "CrawledPage", "DecodeOptions", "DecodeResult", "DecodeStatus", "DocumentRef",
     "ElementOffset", "EmbeddedResult", "FactsResult", "FactsStatus", "ImageInfo", "KgStore", "PartitionSource",
-    "Progress", "QuotePiece", "Rows", "StoreConfig", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
+    "Problem", "Progress", "QuotePiece", "Rows", "StoreConfig", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
     "Verification", "Violation",
     # errors
     "BlobMissing", "CorruptDocument", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",

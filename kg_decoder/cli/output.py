@@ -58,8 +58,10 @@ def short(value) -> str:
 def decoded_row(path: Path, result: DecodeResult) -> list[str]:
     parts = [_count(result.pages, "page"), _count(result.sections, "section")]
     layout = ", ".join(part for part in parts if part)
-    return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images),
-            str(result.status)]
+    status = str(result.status)
+    if result.problems:  # which readings failed; `kg-decoder query audit-partial-decodes` says where and how
+        status += f" ({', '.join(sorted({problem.code for problem in result.problems}))})"
+    return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images), status]
 
 
 def embedded_row(parent: Path, embedded: EmbeddedResult) -> list[str]:

@@ -344,6 +344,7 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
         tables=summary.tables,
         images=summary.images,
         text_documents=text_documents,
+        problems=store.decode_problems(iri),
     )
 
 

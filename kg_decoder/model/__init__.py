@@ -3,8 +3,9 @@
 Plain dataclasses and enums; no RDF, no store, no I/O. Every other stage imports from here.
 """
 
-from .document import (HEADING_SEPARATOR, NO_TEXT_FOUND, PDF_POINTS, PIXELS, RENDERED_PDF_POINTS, Anchor, BBox, Cell,
-                       Chunk, Element, ElementSpan, ImageText, Matrix, OcrWord, Page, Partitioned, Rendering, Segment)
+from .document import (HEADING_SEPARATOR, NO_TEXT_FOUND, PDF_POINTS, PIXELS, PROBLEM_CODES, RENDERED_PDF_POINTS, Anchor,
+                       BBox, Cell, Chunk, Element, ElementSpan, ImageText, Matrix, OcrWord, Page, Partitioned, Problem,
+                       Rendering, Segment)
 from .errors import (CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument, EncryptedDocument,
                      FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan, KgDecoderError, MalformedQuery,
                      MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound, ProvenanceError, QueryError,

@@ -9,7 +9,7 @@ import enum
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Optional
 
-from .document import BBox
+from .document import BBox, Problem
 from .errors import DecodeError, KgDecoderError
 
 
@@ -60,6 +60,7 @@ class Verification(Status):
 
 class DecodeStatus(Status):
     DECODED = "decoded"
+    PARTIAL = "partial"  # decoded, but something could not be read: see the result's problems
     UNCHANGED = "unchanged"  # the store already held this decode
 
 
@@ -145,8 +146,10 @@ class DecodeResult(JsonResult):
     partition_source: Optional[PartitionSource] = None
     # Files embedded in this document (attachments, OLE packages...), each decoded as a child document.
     embedded: list["EmbeddedResult"] = field(default_factory=list)
-    # What went wrong in part without failing the decode (recorded as tg:warning on the decode activity).
+    # Notes that are no failure, e.g. "no text found" (recorded as tg:warning on the decode activity).
     warnings: list[str] = field(default_factory=list)
+    # What could not be read without failing the decode (status partial; tg:Problem on the decode activity).
+    problems: list[Problem] = field(default_factory=list)
 
     def documents(self) -> list[str]:
         """This document and every embedded document decoded with it, parents first."""

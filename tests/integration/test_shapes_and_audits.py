@@ -192,7 +192,8 @@ def test_every_audit_has_a_header_and_the_kinds_are_right():
         "audit-chunk-coverage", "audit-chunk-gaps", "audit-chunks-without-facts", "audit-facts-without-chunk",
         "audit-orphan-entities", "audit-failed-or-fallback", "audit-document-integrity",
         "audit-images-text-not-chunked", "audit-images-low-ocr-confidence", "audit-pages-low-ocr-confidence",
-        "audit-chunk-anchors-not-verified", "audit-documents-without-text", "audit-form-fields"}
+        "audit-chunk-anchors-not-verified", "audit-documents-without-text", "audit-form-fields",
+        "audit-partial-decodes"}
     assert {n for n, a in audits.items() if a.kind == "report"} == {"audit-document-counts", "audit-chunk-coverage",
                                                                    "audit-form-fields"}
     assert all(a.title and a.finds for a in audits.values())

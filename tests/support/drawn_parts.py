@@ -372,3 +372,15 @@ def with_main_content_type(data: bytes, old: str, new: str) -> bytes:
                 target.writestr(info.filename, source.read(info))
         target.writestr("[Content_Types].xml", types)
     return out.getvalue()
+
+
+def make_damaged_form_pdf(path: Path) -> Path:
+    """The filled-in form of ``make_form_pdf`` with its catalog's form dictionary damaged (a number where
+    the dictionary should be): its page's text reads, its fields and annotations cannot."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import NameObject, NumberObject
+
+    writer = PdfWriter(clone_from=PdfReader(make_form_pdf(path)))
+    writer._root_object[NameObject("/AcroForm")] = NumberObject(5)
+    writer.write(str(path))
+    return path

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from typing import Optional
 
-from ...model import NO_TEXT_FOUND, DecodeOptions, Element, PageText, Partitioned, ProgressCallback
+from ...model import NO_TEXT_FOUND, DecodeOptions, Element, PageText, Partitioned, Problem, ProgressCallback
 from ...model.errors import UnsupportedFormat
 from ..embedded import EmbeddedFile
 from ..image_text import read_image_texts
@@ -74,7 +74,7 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
     try:
         merged = backend.images(data, fmt, partitioned.elements, partitioned.pages)
     except Exception as exc:  # format libraries raise anything on odd pictures: keep the text
-        partitioned.warnings.append(f"the pictures could not be read: {type(exc).__name__}: {exc}"[:300])
+        partitioned.problems.append(Problem.of("pictures-not-read", "the pictures could not be read", exc))
     else:
         partitioned.elements = [replace(element, index=i) for i, element in enumerate(merged)]
     backend.place(data, fmt, partitioned, options, rendered)

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Iterable, Optional
 from xml.etree import ElementTree
 
-from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, ProgressCallback
+from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, Problem, ProgressCallback
 from ...model.errors import CorruptDocument, EmptyDocument
 from ..embedded import OLE_MAGIC, EmbeddedFile, over_budget, unpack_ole
 from ..images import EMU_PER_POINT, describe_image, merge_after_text
@@ -77,7 +77,7 @@ class OoxmlBackend(OfficeBackend):
 
 def read_parts_beside(data: bytes, format_name: str, partitioned: Partitioned) -> None:
     """Add what unstructured leaves out (text boxes, notes, comments, charts, SmartArt): see
-    ``docx_parts`` and ``slide_parts``. A part that cannot be read costs a warning, not the document."""
+    ``docx_parts`` and ``slide_parts``. A part that cannot be read is a problem, not a lost document."""
     try:
         if format_name == "docx":
             partitioned.elements = docx_extras(data, partitioned.elements)
@@ -86,7 +86,7 @@ def read_parts_beside(data: bytes, format_name: str, partitioned: Partitioned) -
         elif format_name == "xlsx":
             partitioned.elements = xlsx_extras(data, partitioned.elements, partitioned.pages)
     except Exception as exc:  # format libraries raise anything on odd parts: keep what was read
-        partitioned.warnings.append(f"notes, comments, charts or diagrams not read: {type(exc).__name__}: {exc}"[:300])
+        partitioned.problems.append(Problem.of("parts-not-read", "notes, comments, charts or diagrams not read", exc))
     partitioned.elements = [replace(element, index=i) for i, element in enumerate(partitioned.elements)]
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Optional
 
-from ...model import Element, Page, Verification
+from ...model import Element, Page, Problem, Verification
 from .pdf_geometry import BBox, PageGeometry, Rect
 
 _NO_TEXT_SUBTYPES = {2, 16}  # PDFium's link and pop-up annotations: nothing of their own to read
@@ -161,9 +161,9 @@ def _stored_value(annotation) -> str:
 
 
 def with_forms(data: bytes, pdf, elements: list[Element], pages: list[Page], geometries: dict[int, PageGeometry],
-               password: Optional[str], warnings: list[str]) -> list[Element]:
+               password: Optional[str], problems: list[Problem]) -> list[Element]:
     """``elements`` (a PDF's, in page order) with its form fields and text annotations in their places.
-    Annotations that cannot be read cost a warning, not the document's text."""
+    Annotations that cannot be read are a problem, not a lost document."""
     try:
         numbers = pages_with_annotations(pdf)
         if not numbers:
@@ -183,7 +183,7 @@ def with_forms(data: bytes, pdf, elements: list[Element], pages: list[Page], geo
         for layer in layers.values():
             layer.close()
     except Exception as exc:  # pypdf and PDFium raise anything on damaged annotations: keep the text
-        warnings.append(f"form fields and annotations not read: {type(exc).__name__}: {exc}"[:300])
+        problems.append(Problem.of("forms-not-read", "form fields and annotations not read", exc))
         return elements
     return with_annotations(elements, found) if found else elements
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import unicodedata
 
-from ...model import Element
+from ...model import Element, Problem
 from ..images import merge_by_position
 from . import pdf_fonts
 from .pdf_text_layer import lines_beside
 
 
 def with_unread_lines(data: bytes, pdf, elements: list[Element], numbers: list[int],
-                      warnings: list[str]) -> list[Element]:
+                      problems: list[Problem]) -> list[Element]:
     """``elements`` with the lines of the given pages (read by ``fast``) that no element holds."""
     added: list[Element] = []
     try:
@@ -37,7 +37,7 @@ def with_unread_lines(data: bytes, pdf, elements: list[Element], numbers: list[i
             added += lines_beside(pdf[number - 1], pdf_fonts.declared_heights(data, number), number, boxes,
                                   lambda text, letters=letters: _read(text, letters))
     except Exception as exc:  # PDFium on a damaged page: keep the first reading
-        warnings.append(f"lines the first reading dropped not looked for: {type(exc).__name__}: {exc}"[:300])
+        problems.append(Problem.of("dropped-lines-not-read", "lines the first reading dropped not looked for", exc))
         return elements
     return merge_by_position(elements, added) if added else elements
 

@@ -16,7 +16,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable, Optional
 
-from ...model import BBox, Element, Partitioned, Rendering
+from ...model import BBox, Element, Partitioned, Problem, Rendering
 from .box_checks import check_rendered_boxes
 from ..tables import parse_table
 from .pdf_fonts import declared_heights
@@ -37,17 +37,18 @@ _ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their widt
 def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
                        convert: Callable[[bytes, str], Optional[bytes]]) -> None:
     """Render the document and give each text element without a box the rendered page and box it has
-    there. A document that cannot be rendered keeps its elements as they are, with a warning."""
+    there. A document that cannot be rendered keeps its elements as they are, with a problem."""
     pdf = convert(data, format_name)
     if pdf is None:
-        partitioned.warnings.append("the document could not be rendered to place its elements on pages")
+        partitioned.problems.append(Problem.of("not-rendered", "the document could not be rendered to place its "
+                                                                "elements on pages"))
         return
     import pypdfium2 as pdfium
 
     try:
         document = pdfium.PdfDocument(pdf)
     except pdfium.PdfiumError:
-        partitioned.warnings.append("the rendering of the document could not be read")
+        partitioned.problems.append(Problem.of("not-rendered", "the rendering of the document could not be read"))
         return
     try:
         pages = [page_text(document[i], declared_heights(pdf, i + 1)) for i in range(len(document))]
