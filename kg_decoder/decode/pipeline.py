@@ -20,12 +20,13 @@ from ..graph.library import sha256_hex
 from ..graph.mapping import EmbeddingLink, FailureRecord, WebFetch, activity_iri, failure_quads, origin_quads
 from ..graph.store import KgStore, StorePath, open_store
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ProgressCallback,
-                     TextDocument, options_from, report, software_versions)
+                     TextDocument, options_from, report)
 from ..model.errors import CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
 from .backends import FORMATS, Format, embedded_files
 from .backends.office import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
 from .embedded import over_budget
+from .engines import decode_versions
 from .formats import decrypt_office, detect_format
 from .renders import keep_rendering, kept_rendering, render_ahead, rendering
 from .worker import PartitionWorker, shared_worker
@@ -128,7 +129,7 @@ def decode(
                 pass  # the decode's own error is the one to report
         raise
     if settings.embedded_depth > 0:
-        parent = _Parent(result.document, activity_iri(sha256, settings, software_versions()), 1)
+        parent = _Parent(result.document, activity_iri(sha256, settings, decode_versions()), 1)
         result.embedded = _decode_embedded(parent, plain, fmt, settings, store, worker, partition_cache,
                                            [settings.max_embedded_bytes], progress)
     return result
@@ -188,7 +189,7 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
                 pass
             continue
         if parent.depth < settings.embedded_depth:
-            child = _Parent(entry.result.document, activity_iri(child_sha256, child_settings, software_versions()),
+            child = _Parent(entry.result.document, activity_iri(child_sha256, child_settings, decode_versions()),
                             parent.depth + 1)
             entry.result.embedded = _decode_embedded(child, item.data, child_format, settings, store, worker,
                                                      use_cache, budget, progress)
@@ -221,7 +222,7 @@ def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], optio
     sha256 = sha256_hex(data)
     record = FailureRecord(sha256=sha256, byte_size=len(data), file_name=file_name, options=options,
                            code=error.code, message=error.message, started=started,
-                           ended=datetime.now(timezone.utc), versions=software_versions(),
+                           ended=datetime.now(timezone.utc), versions=decode_versions(),
                            informed_by=informed_by)
     store.write_failure(record.iri, failure_quads(record, document_iri(sha256)))
 
@@ -266,7 +267,7 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
                       progress: Optional[ProgressCallback],
                       origin: Union[EmbeddingLink, WebFetch, None]) -> DecodeResult:
     iri = document_iri(sha256)
-    versions = software_versions()
+    versions = decode_versions()
     states = store.document_states(iri)
     if any(state.activity == activity_iri(sha256, options, versions) and state.file_name == file_name
            for state in states):

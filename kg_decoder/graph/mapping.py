@@ -262,6 +262,12 @@ def _describe_activity(out: _Writer, record: DocumentRecord, activity: NamedNode
     out.add(activity, tg("sectionWithinPages"), _bool(options.section_within_pages))
     out.add(activity, tg("maxImageBytes"), _int(options.max_image_bytes))
     out.add(activity, tg("maxImagePixels"), _int(options.max_image_pixels))
+    out.add(activity, tg("renderedPositions"), _bool(options.rendered_positions))
+    out.add(activity, tg("imageOcr"), _text(options.image_ocr))
+    out.add(activity, tg("pdfTables"), _bool(options.pdf_tables))
+    out.add(activity, tg("minImageTextConfidence"), _double(options.min_image_text_confidence))
+    out.add_optional(activity, tg("encoding"), options.encoding, _text)
+    out.add(activity, tg("settingsKey"), _text(options.settings_key()))
     for warning in record.warnings:
         out.add(activity, tg("warning"), _text(warning))
     for number, problem in enumerate(record.problems):

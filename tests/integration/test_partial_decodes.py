@@ -1,7 +1,7 @@
 """A decode that could not read everything says so: status ``partial`` with structured problems (code,
 page, kind of element, message) on the result, in its JSON, in the graph (tg:Problem of the decode
 activity), in the CLI's table and in an audit; re-decoding the unchanged file reads them back. A
-document read whole has none."""
+document read whole has none. The decode activity records every setting and the engines it ran on."""
 
 from __future__ import annotations
 
@@ -83,3 +83,17 @@ def test_a_problem_has_a_known_code_in_the_model_and_the_shapes():
     shapes = (resource_dir("ontology") / "shapes.ttl").read_text()
     listed = re.search(r"tg:problemCode ;.*?sh:in \(([^)]*)\)", shapes, re.S).group(1)
     assert set(re.findall(r'"([^"]+)"', listed)) == set(PROBLEM_CODES)
+
+
+def test_the_decode_records_every_setting_and_the_engines_it_ran_on(damaged):
+    store, _, result = damaged
+    query = PREFIXES + f"""SELECT ?key ?tables ?version WHERE {{ GRAPH ?g {{
+        ?run a tg:Decoding ; prov:used <{result.document}> ; tg:settingsKey ?key ; tg:pdfTables ?tables ;
+             tg:renderedPositions ?placed ; tg:imageOcr ?ocr ; tg:minImageTextConfidence ?least ;
+             prov:wasAssociatedWith ?agent . ?agent tg:softwareVersion ?version }} }}"""
+    rows = store.select_rows(query).rows
+    assert {str(key) for key, _, _ in rows} == {kg_decoder.DecodeOptions().settings_key()}
+    versions = {str(version) for _, _, version in rows}
+    assert any(re.fullmatch(r"tesseract \d+\.\d+.*", v) for v in versions)
+    assert any(re.fullmatch(r"table model layout_cdla\.onnx sha256:[0-9a-f]{16}", v) for v in versions)
+    assert any(v.startswith("PDFium ") for v in versions) and any(v.startswith("pdfminer.six ") for v in versions)

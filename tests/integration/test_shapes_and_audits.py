@@ -58,6 +58,9 @@ def dirty_store(generated, corpus_dir, tmp_path_factory):
         INSERT {{ GRAPH <urn:graph:source> {{ <{first.element}> <{TG}verification> "element" }} }}
         WHERE {{ GRAPH <urn:graph:source> {{ <{first.element}> <{TG}verification> ?v }} }}""")
     chunk_document(blank_page.document, store=store, chunk_size=16, min_chunk_tokens=2)  # no facts yet
+    # a form whose fields cannot be read (a partial decode), decoded without the table finder (other settings)
+    damaged = drawn_parts.make_damaged_form_pdf(store.path.parent / "damaged.pdf")
+    kg_decoder.decode(damaged, store=store, options=kg_decoder.DecodeOptions(pdf_tables=False))
     markdown = kg_decoder.decode(generated["generated.md"].path, store=store)
     chunk_document(markdown.document, store=store, chunk_size=16, min_chunk_tokens=2)
     first = document_chunks(markdown.document, store=store)[0]
@@ -193,7 +196,7 @@ def test_every_audit_has_a_header_and_the_kinds_are_right():
         "audit-orphan-entities", "audit-failed-or-fallback", "audit-document-integrity",
         "audit-images-text-not-chunked", "audit-images-low-ocr-confidence", "audit-pages-low-ocr-confidence",
         "audit-chunk-anchors-not-verified", "audit-documents-without-text", "audit-form-fields",
-        "audit-partial-decodes"}
+        "audit-partial-decodes", "audit-decoded-otherwise"}
     assert {n for n, a in audits.items() if a.kind == "report"} == {"audit-document-counts", "audit-chunk-coverage",
                                                                    "audit-form-fields"}
     assert all(a.title and a.finds for a in audits.values())
@@ -235,6 +238,10 @@ def test_each_finding_audit_finds_its_problem_in_the_dirty_store(dirty_store):
     coverage = {r["segment"]: r["share"] for r in rows["audit-chunk-coverage"]}
     assert min(coverage.values()) < 0.9  # the page that lost a chunk
     assert [(r["fileName"], r["pages"]) for r in rows["audit-documents-without-text"]] == [("pictures.pdf", 2)]
+    assert [(r["fileName"], r["code"]) for r in rows["audit-partial-decodes"]] == [("damaged.pdf", "forms-not-read")]
+    [otherwise] = rows["audit-decoded-otherwise"]  # the markdown file was decoded last, with the defaults
+    assert (otherwise["fileName"], otherwise["differs"]) == ("damaged.pdf", "settings")
+    assert "pdf-tables=off" in otherwise["settingsKey"] and "pdf-tables" not in otherwise["newestSettingsKey"]
 
 
 def test_a_later_successful_decode_removes_the_failure_record(tmp_path):
