@@ -27,7 +27,7 @@ from .model.errors import (BlobMissing, CorruptDocument, DecodeError, DecodeTime
                            EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan,
                            KgDecoderError, MalformedQuery, MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound,
                            ProvenanceError, QueryError, QueryTimeout, RequestError, ServerBusy, ServiceNotAllowed,
-                           StoreError, StoreLocked, StoreUnsupported, TooManyRows, UnknownEntity, UnsafeDocument, UnsupportedFormat,
+                           StoreError, StoreLocked, StoreUnsupported, TooManyRows, UnknownEntity, UnknownStore, UnsafeDocument, UnsupportedFormat,
                            WorkerUnavailable)
 from .quality.audits import audit_definitions, run_audits
 from .quality.validation import validate
@@ -47,6 +47,6 @@ __all__ = [
     "BlobMissing", "CorruptDocument", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",
     "FetchFailed", "Forbidden", "InvalidFact", "InvalidOption", "InvalidSpan", "KgDecoderError", "MalformedQuery",
     "MalformedUpdate", "ModelUnavailable", "NotAcceptable", "NotFound", "ProvenanceError", "QueryError",
-    "QueryTimeout", "RequestError", "ServerBusy", "ServiceNotAllowed", "StoreError", "StoreLocked", "StoreUnsupported", "TooManyRows",
+    "QueryTimeout", "RequestError", "ServerBusy", "ServiceNotAllowed", "StoreError", "StoreLocked", "StoreUnsupported", "TooManyRows", "UnknownStore",
     "UnknownEntity", "UnsafeDocument", "UnsupportedFormat", "WorkerUnavailable",
 ]

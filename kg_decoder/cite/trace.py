@@ -19,7 +19,7 @@ from typing import Optional, Sequence, Union
 
 from ..decode.renders import kept_rendering
 from ..graph.reads import DocumentInfo, SegmentInfo, TextElement
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.store import KgStore, StorePath, with_store
 from ..graph.terms import to_triple
 from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece, TracedCell, TracedElement,
                      TraceSource, Verification)
@@ -29,6 +29,7 @@ from .quotes import as_written, find_quote, holds_words
 from .verification import checked_lines, spells
 
 
+@with_store(read_only=True)
 def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quote: Optional[str] = None,
           document: Optional[str] = None, *, store: Union[KgStore, StorePath]) -> list[TraceSource]:
     """Where a fact, a span or a quote comes from; exactly one of ``fact``, ``span``, ``quote``.
@@ -49,8 +50,6 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
     """
     if sum(x is not None for x in (fact, span, quote)) != 1:
         raise InvalidSpan("trace needs exactly one of fact, span or quote")
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     tracer = _Tracer(store)
     if fact is not None:
         return tracer.fact(fact)

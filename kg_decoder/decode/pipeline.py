@@ -18,7 +18,7 @@ from typing import BinaryIO, Optional, Union
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
 from ..graph.mapping import EmbeddingLink, FailureRecord, WebFetch, activity_iri, failure_quads, origin_quads
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.store import KgStore, StorePath, with_store
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ProgressCallback,
                      TextDocument, options_from, report)
 from ..model.errors import CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
@@ -69,6 +69,7 @@ def read_source(source: Source, max_bytes: int) -> tuple[bytes, Optional[str]]:
     return data, name
 
 
+@with_store(read_only=False, create=True)
 def decode(
     source: Source,
     *,
@@ -101,8 +102,6 @@ def decode(
     ('decoded', 'text', 'Hello, provenance.')
     """
     settings = options_from(DecodeOptions, options, option_values)
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     data, found_name = read_source(source, settings.max_bytes)
     file_name = file_name or found_name
     report(progress, "read", 1, 1, f"read {len(data)} bytes")

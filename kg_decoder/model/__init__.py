@@ -10,7 +10,7 @@ from .errors import (CorruptDocument, DecodeError, DecodeTimeout, DocumentTooLar
                      FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan, KgDecoderError, MalformedQuery,
                      MalformedUpdate, ModelUnavailable, NotAcceptable, NotFound, ProvenanceError, QueryError,
                      QueryTimeout, RequestError, ServerBusy, ServiceNotAllowed, StoreError, StoreLocked, TooManyRows,
-                     UnknownEntity, UnsafeDocument, UnsupportedFormat, WorkerUnavailable)
+                     UnknownEntity, UnknownStore, UnsafeDocument, UnsupportedFormat, WorkerUnavailable)
 from .options import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, CrawlOptions,
                       DecodeOptions, options_from)
 from .page_text import PageChar, PageText, Reading, folded_letters, middle_within

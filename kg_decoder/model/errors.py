@@ -117,6 +117,12 @@ class StoreLocked(StoreError):
     """Another process holds the store for writing (a running ``kg-decoder serve``, another decode)."""
 
 
+class UnknownStore(StoreError):
+    """A location given for a store to read or add to holds none (a mistyped folder): nothing is created there."""
+
+    http_status = 404
+
+
 class StoreUnsupported(StoreError):
     """A remote SPARQL server lacks what the graph needs (RDF 1.2 triple terms, SPARQL Update)."""
 
