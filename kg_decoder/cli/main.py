@@ -21,7 +21,7 @@ from ..cite.chunks import chunk_document, document_chunks
 from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.trace import trace
-from ..decode.pipeline import decode, render_files_ahead, stored_result
+from ..decode.pipeline import decode, holds_decode, render_files_ahead, stored_result
 from ..decode.parallel import WorkerPool, available_cpus, in_input_order
 from ..decode.worker import shared_worker
 from ..graph.identifiers import document_iri
@@ -138,10 +138,14 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
         store, outcomes = decode_on_ray(files, args, options, chunking)
     else:
         store = _store(args)
-        # The workers warm up while LibreOffice renders the Office files ahead (many to one run).
-        pool = stack.enter_context(WorkerPool(max(1, min(args.workers or available_cpus(), len(files)))))
-        if len(files) > 1:
-            render_files_ahead(files, store, options, progress=_json_progress if args.progress_jsonl else None)
+        # Files whose decode the store holds answer from it: workers start only for the others (a re-run
+        # of unchanged files starts none).
+        new = [path for path in files if not holds_decode(path, store, options)]
+        if new:
+            # The workers warm up while LibreOffice renders the Office files ahead (many to one run).
+            pool = stack.enter_context(WorkerPool(max(1, min(args.workers or available_cpus(), len(new)))))
+            if len(new) > 1:
+                render_files_ahead(new, store, options, progress=_json_progress if args.progress_jsonl else None)
         outcomes = None
     report = sys.stderr if args.emit else sys.stdout
     rows: list[list[str]] = []

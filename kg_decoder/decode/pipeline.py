@@ -21,7 +21,8 @@ from ..graph.mapping import EmbeddingLink, FailureRecord, WebFetch, activity_iri
 from ..graph.store import KgStore, StorePath, with_store
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ProgressCallback,
                      TextDocument, options_from, report)
-from ..model.errors import CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
+from ..model.errors import (CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption,
+                            KgDecoderError, StoreError)
 from .backends import FORMATS, Format, embedded_files
 from .backends.office import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
@@ -116,7 +117,6 @@ def decode(
             plain = decrypt_office(data, settings.password)
             fmt = _detect(plain, file_name)
         report(progress, "detect", 1, 1, f"detected {fmt.name} ({fmt.mime})")
-        worker = worker or shared_worker()
         sha256 = sha256_hex(data)
         result = _decode_bytes(data, plain, sha256, fmt, file_name, settings, store, worker, partition_cache,
                                progress, origin=fetched)
@@ -142,7 +142,7 @@ class _Parent:
 
 
 def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: DecodeOptions, store: KgStore,
-                     worker: PartitionWorker, use_cache: bool, budget: list[int],
+                     worker: Optional[PartitionWorker], use_cache: bool, budget: list[int],
                      progress: Optional[ProgressCallback]) -> list[EmbeddedResult]:
     """Decode each file embedded in a stored document as its own document, linked to the parent.
 
@@ -227,7 +227,7 @@ def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], optio
 
 
 def _decode_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name: Optional[str],
-                  options: DecodeOptions, store: KgStore, worker: PartitionWorker, use_cache: bool = True,
+                  options: DecodeOptions, store: KgStore, worker: Optional[PartitionWorker], use_cache: bool = True,
                   progress: Optional[ProgressCallback] = None,
                   origin: Union[EmbeddingLink, WebFetch, None] = None) -> DecodeResult:
     """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data`` (``sha256``).
@@ -262,7 +262,7 @@ def _one_decode_of(sha256: str):
 
 
 def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name: Optional[str],
-                      options: DecodeOptions, store: KgStore, worker: PartitionWorker, use_cache: bool,
+                      options: DecodeOptions, store: KgStore, worker: Optional[PartitionWorker], use_cache: bool,
                       progress: Optional[ProgressCallback],
                       origin: Union[EmbeddingLink, WebFetch, None]) -> DecodeResult:
     iri = document_iri(sha256)
@@ -281,7 +281,7 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
     job = DocumentJob(sha256=sha256, byte_size=len(data), format_name=fmt.name, file_name=file_name,
                       options=options, versions=versions, cache_folder=cache, origin=origin,
                       rendered=kept_rendering(store, sha256) if options.rendered_positions else None)
-    built = worker.build_document(plain, job, progress)
+    built = (worker or shared_worker()).build_document(plain, job, progress)  # started only when needed
     earlier_failure = store.document_failure(iri) is not None
     report(progress, "write quads", 0, built.quad_count, f"write {built.quad_count} quads in one transaction")
     store.write_document(iri, built.nquads, {sha256: data} | built.blobs, replace=bool(states) or earlier_failure)
@@ -290,6 +290,19 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
     report(progress, "write quads", built.quad_count, built.quad_count, f"wrote {built.quad_count} quads")
     report(progress, "done", 1, 1, "decoded")
     return built.result
+
+
+def holds_decode(path: Path, store: KgStore, options: DecodeOptions) -> bool:
+    """Whether ``store`` holds the decode of the file at ``path`` with these settings and versions (its
+    decode would answer "unchanged"); False for a file that cannot be read (its decode says why)."""
+    try:
+        data, file_name = read_source(path, options.max_bytes)
+    except KgDecoderError:
+        return False
+    sha256 = sha256_hex(data)
+    wanted = activity_iri(sha256, options, decode_versions())
+    return any(state.activity == wanted and state.file_name == file_name
+               for state in store.document_states(document_iri(sha256)))
 
 
 def render_files_ahead(paths: list[Path], store: KgStore, options: DecodeOptions,
@@ -348,4 +361,4 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
     )
 
 
-__all__ = ["DecodeResult", "EmbeddedResult", "decode", "read_source", "render_files_ahead", "stored_result"]
+__all__ = ["DecodeResult", "EmbeddedResult", "decode", "holds_decode", "read_source", "render_files_ahead", "stored_result"]
