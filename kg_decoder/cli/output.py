@@ -6,10 +6,11 @@ import json
 import shlex
 import shutil
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from ..model import DecodeResult, EmbeddedResult, TraceSource
+from ..model import DecodeResult, EmbeddedResult, TraceSource, to_jsonable
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -38,7 +39,7 @@ def json_line(record: dict) -> str:
     >>> json_line({"text": "a\u2028b"}).splitlines()
     ['{"text": "a\\\\u2028b"}']
     """
-    return json.dumps(record, ensure_ascii=False).translate(_LINE_ENDS) + "\n"
+    return json.dumps(to_jsonable(record), ensure_ascii=False).translate(_LINE_ENDS) + "\n"
 
 
 def emit_jsonl(records: Iterable[dict]) -> None:
@@ -50,7 +51,7 @@ def emit_jsonl(records: Iterable[dict]) -> None:
 def short(value) -> str:
     if value is None:
         return ""
-    if isinstance(value, float):
+    if isinstance(value, (float, Decimal)):
         return f"{value:.3f}"
     return str(value)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+from decimal import Decimal
 import tempfile
 import threading
 import time
@@ -630,7 +631,9 @@ def _python_value(term):
     kind = term.datatype.value.rsplit("#", 1)[-1]
     if kind == "integer":
         return int(value)
-    if kind in ("double", "decimal", "float"):
+    if kind == "decimal":  # exact: a share computed by the query keeps its digits
+        return Decimal(value)
+    if kind in ("double", "float"):
         return float(value)
     if kind == "boolean":
         return value == "true"

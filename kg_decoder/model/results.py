@@ -6,6 +6,7 @@ Statuses are string enums, so ``result.status == "decoded"`` and JSON output rea
 from __future__ import annotations
 
 import enum
+from decimal import Decimal
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Optional
 
@@ -21,6 +22,8 @@ def to_jsonable(value: Any) -> Any:
     """
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, Decimal):  # a JSON number (read back as a float by most readers)
+        return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, KgDecoderError):
         return value.to_json()
     if is_dataclass(value) and not isinstance(value, type):
