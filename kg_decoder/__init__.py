@@ -20,16 +20,16 @@ from .graph.store import KgStore, open_store
 from .graph.transfer import export_store, import_store
 from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView, CrawledPage,
                     CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, DecodeResult, DecodeStatus, DocumentRef,
-                    ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Progress,
-                    QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport,
+                    ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Problem,
+                    Progress, QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport,
                     Verification, Violation, to_jsonable)
 from .model.errors import (BlobMissing, CorruptDocument, CpuLimit, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
                            EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan,
                            KgDecoderError, LimitExceeded, LoadNotAllowed, MalformedQuery, MalformedUpdate, MemoryLimit,
                            ModelUnavailable, NotAcceptable, NotFound, ProvenanceError, QueryError, QueryTimeout,
                            QueryTooComplex, RequestError, ServerBusy, ServiceNotAllowed, StoreError, StoreLocked,
-                           StoreUnsupported, TimeLimit, TooManyRows, UnknownEntity, UnsafeDocument, UnsupportedFormat,
-                           WorkCrashed, WorkerUnavailable)
+                           StoreUnsupported, TimeLimit, TooManyRows, UnknownEntity, UnknownStore, UnsafeDocument,
+                           UnsupportedFormat, WorkCrashed, WorkerUnavailable)
 from .quality.audits import audit_definitions, run_audits
 from .quality.validation import validate
 from .sources.crawl import crawl
@@ -42,13 +42,13 @@ __all__ = [
     "Audit", "Box", "ChunkAnchor", "ChunkOptions", "ChunkResult", "ChunkStatus", "ChunkView", "CrawlOptions",
     "CrawlResult", "CrawlStatus", "CrawledPage", "DecodeOptions", "DecodeResult", "DecodeStatus", "DocumentRef",
     "ElementOffset", "EmbeddedResult", "FactsResult", "FactsStatus", "ImageInfo", "KgStore", "PartitionSource",
-    "Progress", "QuotePiece", "Rows", "StoreConfig", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
+    "Problem", "Progress", "QuotePiece", "Rows", "StoreConfig", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
     "Verification", "Violation",
     # errors
     "BlobMissing", "CorruptDocument", "CpuLimit", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",
     "FetchFailed", "Forbidden", "InvalidFact", "InvalidOption", "InvalidSpan", "KgDecoderError", "LimitExceeded",
     "LoadNotAllowed", "MalformedQuery", "MalformedUpdate", "MemoryLimit", "ModelUnavailable", "NotAcceptable", "NotFound",
     "ProvenanceError", "QueryError", "QueryTimeout", "QueryTooComplex", "RequestError", "ServerBusy", "ServiceNotAllowed",
-    "StoreError", "StoreLocked", "StoreUnsupported", "TimeLimit", "TooManyRows", "UnknownEntity", "UnsafeDocument",
+    "StoreError", "StoreLocked", "StoreUnsupported", "TimeLimit", "TooManyRows", "UnknownEntity", "UnknownStore", "UnsafeDocument",
     "UnsupportedFormat", "WorkCrashed", "WorkerUnavailable",
 ]

@@ -17,6 +17,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 CORPUS = REPO.parent / "shared" / "corpus"
+WILD = REPO.parent / "shared" / "wild"  # files nobody here wrote (pdf.js's and Apache POI's test corpora)
 sys.path.insert(0, str(TESTS / "support"))
 
 # Remote stores' local caches in a folder of this run (inherited by the processes tests start),
@@ -33,6 +34,12 @@ import kg_decoder  # noqa: E402
 def corpus_dir() -> Path:
     assert CORPUS.is_dir(), f"the shared corpus is missing at {CORPUS}"
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def wild_dir() -> Path:
+    assert WILD.is_dir(), f"the shared wild files are missing at {WILD}"
+    return WILD
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,8 @@ def home():
 @pages.get("/query")
 def query_page():
     examples, audits = query_examples()
-    return render_template("query.html", examples=examples, audits=audits)
+    return render_template("query.html", examples=examples, audits=audits,
+                           queries={q.name: q.text for q in examples + audits})
 
 
 @pages.get("/documents")

@@ -16,7 +16,7 @@ from typing import Optional, Union
 from ..graph.library import sha256_hex
 from ..graph.mapping import ChunkRecord, as_nquads, chunk_quads, chunking_activity_iri
 from ..graph.reads import PageInfo, TextElement
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.store import KgStore, StorePath, with_store
 from ..model import (Anchor, BBox, Chunk, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView,
                      ProgressCallback, Verification, options_from, report, software_versions)
 from ..model.errors import UnknownEntity
@@ -57,6 +57,7 @@ class BuiltChunks:
     chunks: int
 
 
+@with_store(read_only=False)
 def chunk_document(document: str, *, store: Union[KgStore, StorePath], options: Optional[ChunkOptions] = None,
                    progress: Optional[ProgressCallback] = None, in_worker: bool = False,
                    **option_values) -> ChunkResult:
@@ -76,8 +77,6 @@ def chunk_document(document: str, *, store: Union[KgStore, StorePath], options: 
     ('chunked', 1)
     """
     settings = options_from(ChunkOptions, options, option_values)
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     decode_activity = _decode_activity(store, document)
     versions = software_versions()
     wanted = chunking_activity_iri(decode_activity, settings, versions)
@@ -113,6 +112,7 @@ def build_chunks(inputs: ChunkInputs, progress: Optional[ProgressCallback] = Non
                        chunks=sum(len(chunks) for _, chunks, _ in segments))
 
 
+@with_store(read_only=True)
 def document_chunks(document: str, *, store: Union[KgStore, StorePath]) -> list[ChunkView]:
     """The chunks the store holds for a document, in order, with their text and anchors.
 
@@ -123,8 +123,6 @@ def document_chunks(document: str, *, store: Union[KgStore, StorePath]) -> list[
     ...     [view.text for view in document_chunks(decoded.document, store=store)]
     ['One sentence. Another one.']
     """
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     if not store.has_document(document):
         raise UnknownEntity(f"no document {str(document):.200} in the store")
     views = {row.chunk: ChunkView(

@@ -15,13 +15,14 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from ..graph.mapping import FactRecord, SpanGroup, fact_quads
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.store import KgStore, StorePath, with_store
 from ..graph.terms import SpanLike, TripleLike, read_facts, to_triple
 from ..model import FactsResult, FactsStatus, software_versions
 from ..model.errors import InvalidFact, InvalidSpan, UnknownEntity
 from .quotes import find_quote
 
 
+@with_store(read_only=False)
 def add_facts(chunk: str, triples: Iterable[TripleLike], spans: Optional[Sequence[SpanLike]] = None, *,
               store: Union[KgStore, StorePath], extractor: Optional[str] = None) -> FactsResult:
     """Store ``triples`` extracted from ``chunk`` (an IRI), each tied to its span where ``spans`` gives one.
@@ -44,8 +45,6 @@ def add_facts(chunk: str, triples: Iterable[TripleLike], spans: Optional[Sequenc
     ...     (added.status, added.facts)
     ('added', 1)
     """
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     if not isinstance(chunk, str):
         raise UnknownEntity(f"a chunk is named by its IRI, not a {type(chunk).__name__}")
     if isinstance(triples, (str, bytes)) or not hasattr(triples, "__iter__"):

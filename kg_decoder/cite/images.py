@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Union
 
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.store import KgStore, StorePath, with_store
 from ..model import ImageInfo
 from ..model.errors import InvalidOption, UnknownEntity
 
@@ -19,23 +19,21 @@ _EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/tiff": "tiff", "i
                "image/bmp": "bmp", "image/webp": "webp", "image/jp2": "jp2", "image/svg+xml": "svg"}
 
 
+@with_store(read_only=True)
 def document_images(document: str, *, store: Union[KgStore, StorePath]) -> list[ImageInfo]:
     """The images of ``document`` in reading order (IRI, page, box, pixel size, MIME type...). Reads only."""
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     if not isinstance(document, str) or not store.has_document(document):
         raise UnknownEntity(f"no document {str(document):.200} in the store")
     return store.document_images(document)
 
 
+@with_store(read_only=True)
 def export_images(document: str, folder: Union[str, os.PathLike], *,
                   store: Union[KgStore, StorePath]) -> list[Path]:
     """Write the stored bytes of each image of ``document`` into ``folder``; return the files written.
 
     Each file is named ``NNN-<first 8 hex of the IRI>.<extension of its MIME type>``.
     """
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     images = document_images(document, store=store)
     target = Path(folder)
     try:

@@ -19,7 +19,7 @@ from typing import Optional, Sequence, Union
 
 from ..decode.renders import kept_rendering
 from ..graph.reads import DocumentInfo, SegmentInfo, TextElement
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.store import KgStore, StorePath, with_store
 from ..graph.terms import to_triple
 from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece, TracedCell, TracedElement,
                      TraceSource, Verification)
@@ -29,6 +29,7 @@ from .quotes import as_written, find_quote, holds_words
 from .verification import checked_lines, spells
 
 
+@with_store(read_only=True)
 def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quote: Optional[str] = None,
           document: Optional[str] = None, *, store: Union[KgStore, StorePath],
           limit: Optional[int] = None) -> list[TraceSource]:
@@ -51,8 +52,6 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
     """
     if sum(x is not None for x in (fact, span, quote)) != 1:
         raise InvalidSpan("trace needs exactly one of fact, span or quote")
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     tracer = _Tracer(store)
     if fact is not None:
         return tracer.fact(fact)
@@ -360,12 +359,12 @@ class _Tracer:
         if region is None:
             return []
         page_number, document = drawn
-        if element.category == "OcrWord":  # a word OCR read in a picture: the OCR's own reading boxes it
-            return _placed(element, page_number, [region], "ocr", Verification.VERIFIED)
+        if element.category in _OWN_BOX:
+            return _placed(element, page_number, [region], _OWN_BOX[element.category], Verification.VERIFIED)
         page = page_characters(document, page_number) if document is not None and page_number is not None else None
         if page is None:
             return _placed(element, page_number, [region], "element", Verification.UNVERIFIED)
-        if element.category != "Table":
+        if element.category != "Table":  # a table's cells are traced apart
             local_start = max(start, element.char_offset) - element.char_offset
             local_end = min(end, element.char_offset + element.char_length) - element.char_offset
             lines = checked_lines(page, region, element.text or "", local_start, local_end,
@@ -373,6 +372,12 @@ class _Tracer:
             if lines:
                 return _placed(element, page_number, lines, "characters", Verification.VERIFIED)
         return _placed(element, page_number, [region], "element", Verification.ELEMENT)
+
+
+# Elements whose box is their text's own place, by the reading that found them, as a trace names it: a
+# word OCR read in a picture, a form field's widget (where a viewer draws its value), an annotation's
+# rectangle. The page's text layer does not hold their text; their box is the answer.
+_OWN_BOX = {"OcrWord": "ocr", "FormField": "element", "Annotation": "element"}
 
 
 def _fill_gaps(indices: list[int], owner: dict[int, tuple[TextElement, int]], page: PageText, text: str) -> None:

@@ -21,7 +21,7 @@ from ..cite.chunks import chunk_document, document_chunks
 from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.trace import trace
-from ..decode.pipeline import decode, render_files_ahead, stored_result
+from ..decode.pipeline import decode, holds_decode, render_files_ahead, stored_result
 from ..decode.parallel import WorkerPool, available_cpus, in_input_order
 from ..decode.images import limit_image_pixels
 from ..decode.worker import shared_worker
@@ -40,7 +40,7 @@ from ..quality.validation import validate
 from ..sources.crawl import crawl
 from . import remote
 from .arguments import build_parser, chunk_options, decode_options
-from .output import (decoded_row, describe_sources, embedded_row, emit_jsonl, next_steps, short, store_flags,
+from .output import (decoded_row, describe_sources, embedded_row, emit_jsonl, json_line, next_steps, short, store_flags,
                      table)
 
 
@@ -111,7 +111,7 @@ _stderr_lines = threading.Lock()
 
 def _json_line(record: dict) -> None:
     """One JSON line on stderr, whole even when parallel decodes report at once."""
-    line = json.dumps(record, ensure_ascii=False) + "\n"
+    line = json_line(record)
     with _stderr_lines:
         sys.stderr.write(line)
         sys.stderr.flush()
@@ -143,10 +143,14 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
         store, outcomes = decode_on_ray(files, args, options, chunking)
     else:
         store = _store(args)
-        # The workers warm up while LibreOffice renders the Office files ahead (many to one run).
-        pool = stack.enter_context(WorkerPool(max(1, min(args.workers or available_cpus(), len(files)))))
-        if len(files) > 1:
-            render_files_ahead(files, store, options, progress=_json_progress if args.progress_jsonl else None)
+        # Files whose decode the store holds answer from it: workers start only for the others (a re-run
+        # of unchanged files starts none).
+        new = [path for path in files if not holds_decode(path, store, options)]
+        if new:
+            # The workers warm up while LibreOffice renders the Office files ahead (many to one run).
+            pool = stack.enter_context(WorkerPool(max(1, min(args.workers or available_cpus(), len(new)))))
+            if len(new) > 1:
+                render_files_ahead(new, store, options, progress=_json_progress if args.progress_jsonl else None)
         outcomes = None
     report = sys.stderr if args.emit else sys.stdout
     rows: list[list[str]] = []
@@ -418,7 +422,7 @@ def _audit(args: argparse.Namespace) -> int:
     audits = run_audits(_reading_store(args))
     for audit in audits:
         if args.json:
-            print(json.dumps(audit.to_json(), ensure_ascii=False))
+            print(json_line(audit.to_json()), end="")
             continue
         rows = audit.table
         count = f"{len(rows)} found" if audit.kind == "finding" else f"{len(rows)} rows"

@@ -6,10 +6,11 @@ import json
 import shlex
 import shutil
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from ..model import DecodeResult, EmbeddedResult, TraceSource
+from ..model import DecodeResult, EmbeddedResult, TraceSource, to_jsonable
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -27,16 +28,30 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+# Characters JSON leaves as they are that many line readers (Python's str.splitlines among them) take
+# for line ends: escaped, so a JSON line is one line to every reader.
+_LINE_ENDS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def json_line(record: dict) -> str:
+    """One JSON line: UTF-8 text as it is, but no character any line reader takes for a line end.
+
+    >>> json_line({"text": "a\u2028b"}).splitlines()
+    ['{"text": "a\\\\u2028b"}']
+    """
+    return json.dumps(to_jsonable(record), ensure_ascii=False).translate(_LINE_ENDS) + "\n"
+
+
 def emit_jsonl(records: Iterable[dict]) -> None:
     for record in records:
-        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line(record))
     sys.stdout.flush()
 
 
 def short(value) -> str:
     if value is None:
         return ""
-    if isinstance(value, float):
+    if isinstance(value, (float, Decimal)):
         return f"{value:.3f}"
     return str(value)
 
@@ -44,8 +59,10 @@ def short(value) -> str:
 def decoded_row(path: Path, result: DecodeResult) -> list[str]:
     parts = [_count(result.pages, "page"), _count(result.sections, "section")]
     layout = ", ".join(part for part in parts if part)
-    return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images),
-            str(result.status)]
+    status = str(result.status)
+    if result.problems:  # which readings failed; `kg-decoder query audit-partial-decodes` says where and how
+        status += f" ({', '.join(sorted({problem.code for problem in result.problems}))})"
+    return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images), status]
 
 
 def embedded_row(parent: Path, embedded: EmbeddedResult) -> list[str]:

@@ -99,6 +99,7 @@ def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCa
         versions=job.versions,
         page_based=page_based,
         warnings=list(partitioned.warnings),
+        problems=list(partitioned.problems),
         rendering=partitioned.rendering,
         page_numbers_from=partitioned.page_numbers_from,
     )
@@ -215,7 +216,7 @@ def _result(record: DocumentRecord, partitioned: Partitioned, quad_count: int) -
         file_name=record.file_name,
         format=record.format,
         mime_type=record.mime_type,
-        status=DecodeStatus.DECODED,
+        status=DecodeStatus.PARTIAL if record.problems else DecodeStatus.DECODED,
         strategy=record.strategy,
         pages=sum(1 for s in record.segments if s.kind == "page"),
         sections=sum(1 for s in record.segments if s.kind == "section"),
@@ -225,6 +226,7 @@ def _result(record: DocumentRecord, partitioned: Partitioned, quad_count: int) -
         quads=quad_count,
         text_documents=text_documents,
         warnings=list(record.warnings),
+        problems=list(record.problems),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import struct
 import zipfile
 import zlib
@@ -49,7 +50,7 @@ def detect_format(data: bytes, filename: Optional[str] = None, mime_type: Option
     ext = _extension(filename)
     if sniffed in ("application/zip", "application/epub+zip") or sniffed.startswith(
         ("application/vnd.openxmlformats", "application/vnd.oasis")
-    ):
+    ) or data[:4] == b"PK\x03\x04":  # libmagic calls some packages "Microsoft OOXML", of no type
         return _zip_format(data, sniffed, ext)
     if sniffed in ("application/x-ole-storage", "application/CDFV2", "application/vnd.ms-excel",
                    "application/msword", "application/vnd.ms-powerpoint", "application/vnd.ms-outlook",
@@ -72,6 +73,9 @@ def _zip_format(data: bytes, sniffed: str, ext: str) -> Format:
     except zipfile.BadZipFile as exc:
         raise CorruptDocument(f"the ZIP container is damaged: {exc}") from None
     check_zip_safety(archive)
+    declared = _ooxml_main_type(archive, names)
+    if declared is not None:
+        return declared
     if "mimetype" in names:
         declared = archive.read("mimetype").decode("ascii", "replace").strip()
         if declared in BY_MIME:
@@ -86,6 +90,42 @@ def _zip_format(data: bytes, sniffed: str, ext: str) -> Format:
         return FORMATS[ext]
     check_nested_archives(archive)
     raise UnsupportedFormat("unsupported file type: a ZIP archive that is not an Office, ODF or EPUB document")
+
+
+# The content type of an OOXML package's main part -> the format it is read as: documents, templates,
+# macro-enabled documents and slide shows alike (strict OOXML declares the same types).
+_OOXML_MAIN_PARTS = {
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml": "docx",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": "docx",
+    "application/vnd.ms-word.document.macroenabled.main+xml": "docx",
+    "application/vnd.ms-word.template.macroenabledtemplate.main+xml": "docx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml": "pptx",
+    "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml": "pptx",
+    "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml": "pptx",
+    "application/vnd.ms-powerpoint.presentation.macroenabled.main+xml": "pptx",
+    "application/vnd.ms-powerpoint.template.macroenabled.main+xml": "pptx",
+    "application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml": "pptx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml": "xlsx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml": "xlsx",
+    "application/vnd.ms-excel.sheet.macroenabled.main+xml": "xlsx",
+    "application/vnd.ms-excel.template.macroenabled.main+xml": "xlsx",
+}
+_OOXML_UNREAD = {"application/vnd.ms-excel.sheet.binary.macroenabled.main": "an Excel binary workbook (XLSB)"}
+
+
+def _ooxml_main_type(archive: zipfile.ZipFile, names: set[str]) -> Optional[Format]:
+    """The format an OOXML package's ``[Content_Types].xml`` says its main part is, or None (no such
+    part, or no main part of a format read here)."""
+    if "[Content_Types].xml" not in names or archive.getinfo("[Content_Types].xml").file_size > 1024 * 1024:
+        return None
+    declared = archive.read("[Content_Types].xml").decode("utf-8", "replace")
+    for match in re.finditer(r"""ContentType\s*=\s*["']([^"']+)["']""", declared):
+        kind = match.group(1).strip().lower()
+        if kind in _OOXML_MAIN_PARTS:
+            return FORMATS[_OOXML_MAIN_PARTS[kind]]
+        if kind in _OOXML_UNREAD:
+            raise UnsupportedFormat(f"unsupported file type: {_OOXML_UNREAD[kind]}")
+    return None
 
 
 def check_zip_safety(archive: zipfile.ZipFile) -> None:

@@ -14,7 +14,7 @@ import time
 from functools import lru_cache
 from typing import Optional
 
-from ..model import DecodeOptions, Element, ImageText, OcrWord, Partitioned
+from ..model import DecodeOptions, Element, ImageText, OcrWord, Partitioned, Problem
 from .images import describe_image
 
 # In "auto": smaller pictures cannot hold a legible word (an icon, a bullet); "on" reads them anyway.
@@ -62,7 +62,8 @@ def read_image_texts(partitioned: Partitioned, options: DecodeOptions, started: 
                 read[element.image_data] = image_text(element.image_data, options.ocr_languages, options.image_ocr,
                                                       timeout=max(left, 1.0) if budget is not None else 0)
             except Exception as exc:  # an odd picture must not cost the document its text
-                partitioned.warnings.append(f"OCR of a picture failed: {type(exc).__name__}: {exc}"[:300])
+                partitioned.problems.append(Problem.of("picture-ocr-failed", "OCR of a picture failed", exc,
+                                                       element.page_number, "Image"))
                 read[element.image_data] = (None, "not read: OCR failed on this picture")
         element.image_text, element.image_text_skipped = read[element.image_data]
 

@@ -13,7 +13,7 @@ import os
 import queue
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, Iterable, Iterator, TypeVar, Union
+from typing import Callable, Iterable, Iterator, Optional, TypeVar, Union
 
 from ..model.errors import KgDecoderError, WorkerUnavailable
 from .worker import PartitionWorker
@@ -73,23 +73,27 @@ class WorkerPool:
             self._idle.put(worker)
 
 
-def in_input_order(items: Iterable[Item], job: Callable[[Item, PartitionWorker], Outcome], pool: WorkerPool,
-                   ) -> Iterator[tuple[Item, Union[Outcome, KgDecoderError]]]:
+def in_input_order(items: Iterable[Item], job: Callable[[Item, Optional[PartitionWorker]], Outcome],
+                   pool: Optional[WorkerPool]) -> Iterator[tuple[Item, Union[Outcome, KgDecoderError]]]:
     """``(item, job(item, worker))`` for each item, in the order of ``items``, as many jobs at once
-    as ``pool`` has workers.
+    as ``pool`` has workers (no pool: one after the other here, the worker None: jobs that need none).
 
     A job's typed error is its outcome (that item failed, the others go on); any other
     exception is a bug and is raised here. Up to :data:`READ_AHEAD` items per worker are in
     flight, so that a long document holding the head of the line does not leave the other
     workers idle (their results wait, in memory, for its turn).
     """
-    workers = len(pool.workers)
-
     def guarded(item):
         try:
-            return pool.run(job, item)
+            return pool.run(job, item) if pool is not None else job(item, None)
         except KgDecoderError as error:
             return error
+
+    if pool is None:
+        for item in items:
+            yield item, guarded(item)
+        return
+    workers = len(pool.workers)
 
     threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="decode")
     pending: deque[tuple[Item, Future]] = deque()

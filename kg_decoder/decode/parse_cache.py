@@ -25,8 +25,8 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # 4: elements placed on a rendering (Element.rendered_page, Partitioned.rendering and page_numbers_from);
 # 5: pictures' OCR text (Element.image_text, image_text_skipped), turned PDF text, Partitioned.title, PDF
 # tables (Element.cell_places), confidence (Element.confidence, Page.confidence); 6: boxes checked by a second
-# reading (Element.verification), Office tables' cell boxes.
-_FORMAT = b"kg-decoder-partition-cache-6\n"
+# reading (Element.verification), Office tables' cell boxes; 7: Partitioned.problems, Element.properties.
+_FORMAT = b"kg-decoder-partition-cache-7\n"
 
 
 class PartitionCache:

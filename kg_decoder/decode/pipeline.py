@@ -18,14 +18,16 @@ from typing import BinaryIO, Optional, Union
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
 from ..graph.mapping import EmbeddingLink, FailureRecord, WebFetch, activity_iri, failure_quads, origin_quads
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.store import KgStore, StorePath, with_store
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ProgressCallback,
-                     TextDocument, options_from, report, software_versions)
-from ..model.errors import CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption, StoreError
+                     TextDocument, options_from, report)
+from ..model.errors import (CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption,
+                            KgDecoderError, StoreError)
 from .backends import FORMATS, Format, embedded_files
 from .backends.office import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
 from .embedded import over_budget
+from .engines import decode_versions
 from .formats import decrypt_office, detect_format
 from .renders import keep_rendering, kept_rendering, render_ahead, rendering
 from .worker import PartitionWorker, shared_worker
@@ -68,6 +70,7 @@ def read_source(source: Source, max_bytes: int) -> tuple[bytes, Optional[str]]:
     return data, name
 
 
+@with_store(read_only=False, create=True)
 def decode(
     source: Source,
     *,
@@ -100,8 +103,6 @@ def decode(
     ('decoded', 'text', 'Hello, provenance.')
     """
     settings = options_from(DecodeOptions, options, option_values)
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     data, found_name = read_source(source, settings.max_bytes)
     file_name = file_name or found_name
     report(progress, "read", 1, 1, f"read {len(data)} bytes")
@@ -116,7 +117,6 @@ def decode(
             plain = decrypt_office(data, settings.password)
             fmt = _detect(plain, file_name)
         report(progress, "detect", 1, 1, f"detected {fmt.name} ({fmt.mime})")
-        worker = worker or shared_worker()
         sha256 = sha256_hex(data)
         result = _decode_bytes(data, plain, sha256, fmt, file_name, settings, store, worker, partition_cache,
                                progress, origin=fetched)
@@ -128,7 +128,7 @@ def decode(
                 pass  # the decode's own error is the one to report
         raise
     if settings.embedded_depth > 0:
-        parent = _Parent(result.document, activity_iri(sha256, settings, software_versions()), 1)
+        parent = _Parent(result.document, activity_iri(sha256, settings, decode_versions()), 1)
         result.embedded = _decode_embedded(parent, plain, fmt, settings, store, worker, partition_cache,
                                            [settings.max_embedded_bytes], progress)
     return result
@@ -142,7 +142,7 @@ class _Parent:
 
 
 def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: DecodeOptions, store: KgStore,
-                     worker: PartitionWorker, use_cache: bool, budget: list[int],
+                     worker: Optional[PartitionWorker], use_cache: bool, budget: list[int],
                      progress: Optional[ProgressCallback]) -> list[EmbeddedResult]:
     """Decode each file embedded in a stored document as its own document, linked to the parent.
 
@@ -188,7 +188,7 @@ def _decode_embedded(parent: _Parent, plain: bytes, fmt: Format, settings: Decod
                 pass
             continue
         if parent.depth < settings.embedded_depth:
-            child = _Parent(entry.result.document, activity_iri(child_sha256, child_settings, software_versions()),
+            child = _Parent(entry.result.document, activity_iri(child_sha256, child_settings, decode_versions()),
                             parent.depth + 1)
             entry.result.embedded = _decode_embedded(child, item.data, child_format, settings, store, worker,
                                                      use_cache, budget, progress)
@@ -221,13 +221,13 @@ def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], optio
     sha256 = sha256_hex(data)
     record = FailureRecord(sha256=sha256, byte_size=len(data), file_name=file_name, options=options,
                            code=error.code, message=error.message, started=started,
-                           ended=datetime.now(timezone.utc), versions=software_versions(),
+                           ended=datetime.now(timezone.utc), versions=decode_versions(),
                            informed_by=informed_by)
     store.write_failure(record.iri, failure_quads(record, document_iri(sha256)))
 
 
 def _decode_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name: Optional[str],
-                  options: DecodeOptions, store: KgStore, worker: PartitionWorker, use_cache: bool = True,
+                  options: DecodeOptions, store: KgStore, worker: Optional[PartitionWorker], use_cache: bool = True,
                   progress: Optional[ProgressCallback] = None,
                   origin: Union[EmbeddingLink, WebFetch, None] = None) -> DecodeResult:
     """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data`` (``sha256``).
@@ -262,11 +262,11 @@ def _one_decode_of(sha256: str):
 
 
 def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name: Optional[str],
-                      options: DecodeOptions, store: KgStore, worker: PartitionWorker, use_cache: bool,
+                      options: DecodeOptions, store: KgStore, worker: Optional[PartitionWorker], use_cache: bool,
                       progress: Optional[ProgressCallback],
                       origin: Union[EmbeddingLink, WebFetch, None]) -> DecodeResult:
     iri = document_iri(sha256)
-    versions = software_versions()
+    versions = decode_versions()
     states = store.document_states(iri)
     if any(state.activity == activity_iri(sha256, options, versions) and state.file_name == file_name
            for state in states):
@@ -281,7 +281,7 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
     job = DocumentJob(sha256=sha256, byte_size=len(data), format_name=fmt.name, file_name=file_name,
                       options=options, versions=versions, cache_folder=cache, origin=origin,
                       rendered=kept_rendering(store, sha256) if options.rendered_positions else None)
-    built = worker.build_document(plain, job, progress)
+    built = (worker or shared_worker()).build_document(plain, job, progress)  # started only when needed
     earlier_failure = store.document_failure(iri) is not None
     report(progress, "write quads", 0, built.quad_count, f"write {built.quad_count} quads in one transaction")
     store.write_document(iri, built.nquads, {sha256: data} | built.blobs, replace=bool(states) or earlier_failure)
@@ -290,6 +290,19 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
     report(progress, "write quads", built.quad_count, built.quad_count, f"wrote {built.quad_count} quads")
     report(progress, "done", 1, 1, "decoded")
     return built.result
+
+
+def holds_decode(path: Path, store: KgStore, options: DecodeOptions) -> bool:
+    """Whether ``store`` holds the decode of the file at ``path`` with these settings and versions (its
+    decode would answer "unchanged"); False for a file that cannot be read (its decode says why)."""
+    try:
+        data, file_name = read_source(path, options.max_bytes)
+    except KgDecoderError:
+        return False
+    sha256 = sha256_hex(data)
+    wanted = activity_iri(sha256, options, decode_versions())
+    return any(state.activity == wanted and state.file_name == file_name
+               for state in store.document_states(document_iri(sha256)))
 
 
 def render_files_ahead(paths: list[Path], store: KgStore, options: DecodeOptions,
@@ -344,7 +357,8 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
         tables=summary.tables,
         images=summary.images,
         text_documents=text_documents,
+        problems=store.decode_problems(iri),
     )
 
 
-__all__ = ["DecodeResult", "EmbeddedResult", "decode", "read_source", "render_files_ahead", "stored_result"]
+__all__ = ["DecodeResult", "EmbeddedResult", "decode", "holds_decode", "read_source", "render_files_ahead", "stored_result"]

@@ -14,7 +14,7 @@ from typing import Optional
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, serialize
 
 from ..model import (HEADING_SEPARATOR, RENDERED_PDF_POINTS, TOKENIZER, Anchor, Chunk, ChunkOptions, DecodeOptions,
-                     Element, ElementSpan, Page, Rendering, Segment)
+                     Element, ElementSpan, Page, Problem, Rendering, Segment)
 from .identifiers import derived_iri
 from .vocabulary import (
     RDF_TYPE,
@@ -57,8 +57,10 @@ class DocumentRecord:
     # Images whose bytes went to the library (element index -> sha256), and those skipped, with why.
     image_sha256: dict[int, str] = field(default_factory=dict)
     image_skipped: dict[int, str] = field(default_factory=dict)
-    # Partial failures that did not fail the decode (unreadable pictures, a page OCR failed on).
+    # Notes that are no failure ("no text found").
     warnings: list[str] = field(default_factory=list)
+    # What could not be read without failing the decode (unreadable pictures, a page OCR failed on).
+    problems: list[Problem] = field(default_factory=list)
     # Pictures' OCR text in the library (element index -> sha256 of the text).
     image_text_sha256: dict[int, str] = field(default_factory=dict)
     # The rendering elements were placed on, for formats that state no positions.
@@ -134,6 +136,19 @@ def _time(value: datetime) -> Literal:
 
 def _text(value: str) -> Literal:
     return Literal(value)
+
+
+def _typed(value) -> Literal:
+    """A Python value as the literal of its XSD type (bool, int, float, datetime; anything else a string)."""
+    if isinstance(value, bool):
+        return _bool(value)
+    if isinstance(value, int):
+        return _int(value)
+    if isinstance(value, float):
+        return _double(value)
+    if isinstance(value, datetime):
+        return _time(value)
+    return _text(str(value))
 
 
 class _Writer:
@@ -247,8 +262,31 @@ def _describe_activity(out: _Writer, record: DocumentRecord, activity: NamedNode
     out.add(activity, tg("sectionWithinPages"), _bool(options.section_within_pages))
     out.add(activity, tg("maxImageBytes"), _int(options.max_image_bytes))
     out.add(activity, tg("maxImagePixels"), _int(options.max_image_pixels))
+    out.add(activity, tg("renderedPositions"), _bool(options.rendered_positions))
+    out.add(activity, tg("imageOcr"), _text(options.image_ocr))
+    out.add(activity, tg("pdfTables"), _bool(options.pdf_tables))
+    out.add(activity, tg("minImageTextConfidence"), _double(options.min_image_text_confidence))
+    out.add_optional(activity, tg("encoding"), options.encoding, _text)
+    out.add(activity, tg("settingsKey"), _text(options.settings_key()))
     for warning in record.warnings:
         out.add(activity, tg("warning"), _text(warning))
+    for number, problem in enumerate(record.problems):
+        _describe_problem(out, problem, NamedNode(derived_iri("problem", record.activity_iri, number)), activity,
+                          document)
+
+
+def _describe_problem(out: _Writer, problem: Problem, node: NamedNode, activity: NamedNode,
+                      document: NamedNode) -> None:
+    """What a decode could not do: an entity its run generated, about its document."""
+    out.add(node, RDF_TYPE, prov("Entity"))
+    out.add(node, RDF_TYPE, tg("Problem"))
+    out.add(node, prov("wasDerivedFrom"), document)
+    out.add(node, prov("wasGeneratedBy"), activity)
+    out.add(activity, tg("problem"), node)
+    out.add(node, tg("problemCode"), _text(problem.code))
+    out.add(node, tg("problemMessage"), _text(problem.message))
+    out.add_optional(node, tg("pageNumber"), problem.page_number, _int)
+    out.add_optional(node, tg("elementKind"), problem.element_kind, _text)
 
 
 def _describe_rendering(out: _Writer, record: DocumentRecord, activity: NamedNode, document: NamedNode) -> None:
@@ -338,6 +376,10 @@ def _describe_element(out: _Writer, record: DocumentRecord, links: _ElementLinks
     if record.format in ("pptx", "ppt"):
         out.add_optional(node, tg("slideNumber"), element.page_number, _int)
     out.add_optional(node, tg("sheetName"), element.page_name, _text)
+    if not element.is_image:  # an image's anchor cell is among its own properties
+        out.add_optional(node, tg("anchorCell"), element.anchor_cell, _text)
+    for name, value in sorted((element.properties or {}).items()):  # a form field's name, a comment's author...
+        out.add(node, tg(name), _typed(value))
     if element.bbox is not None:
         _describe_place(out, record, node, element, element.bbox)
         out.add_optional(node, tg("verification"), element.verification, _text)

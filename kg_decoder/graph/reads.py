@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Optional, TypeVar
 
-from ..model import BBox, ImageInfo, Rows
+from ..model import BBox, ImageInfo, Problem, Rows
 from .terms import is_iri
 
 Row = TypeVar("Row")
@@ -336,6 +336,11 @@ class GraphReads:
 
     def document_failure(self, document: str) -> Optional[DocumentFailure]:
         return self._one("document_failure", DocumentFailure, document=document)
+
+    def decode_problems(self, document: str) -> list[Problem]:
+        """What the stored decode of a document could not do (empty: it was decoded whole)."""
+        return [Problem(row["code"], row["message"], row.get("page_number"), row.get("element_kind"))
+                for row in self._rows("decode_problems", document=document)]
 
     def decode_run(self, document: str) -> Optional[DecodeRun]:
         rows = self._rows("decode_activity", document=document)

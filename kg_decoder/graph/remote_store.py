@@ -51,6 +51,7 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad, QueryResultsFormat, RdfFor
 from ..model.errors import (KgDecoderError, MalformedQuery, MalformedUpdate, NotFound, QueryError, QueryTimeout,
                             StoreError, StoreUnsupported)
 from .library import open_library
+from .queries import query_file
 from .store import KgStore, _insert_data
 
 CACHE_VARIABLE = "KG_DECODER_CACHE"  # where remote stores' local cache folders go by default
@@ -58,9 +59,6 @@ _RESULTS = "application/sparql-results+json"
 _TRIPLES = "application/n-triples"
 _QUADS = "application/n-quads"
 _TRANSIENT = {502, 503, 504}
-# An RDF 1.2 triple term in a query: a server that cannot parse it cannot hold tg:contains either.
-_TRIPLE_TERM_PROBE = ("ASK { <urn:kg-decoder:probe> <urn:kg-decoder:probe> "
-                      "<<( <urn:kg-decoder:probe> <urn:kg-decoder:probe> <urn:kg-decoder:probe> )>> }")
 
 
 @dataclass(frozen=True)
@@ -255,7 +253,7 @@ class RemoteStore(KgStore):
 
     def _check_server(self) -> None:
         try:
-            self._sparql(self.config.query, "query", _TRIPLE_TERM_PROBE, {}, _RESULTS)
+            self._sparql(self.config.query, "query", query_file("triple_term_probe").text, {}, _RESULTS)
         except MalformedQuery:
             raise StoreUnsupported(f"the SPARQL server at {self.location} cannot take RDF 1.2 triple terms "
                                    f"(<<( s p o )>>), which the graph uses for tg:contains: use a server that "

@@ -17,11 +17,13 @@ the SPARQL 1.1 protocols to a server. Every query either runs is a file in ``que
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import tempfile
 import threading
 import time
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Optional, Sequence, Union
 
@@ -30,7 +32,8 @@ from pyoxigraph import (BlankNode, DefaultGraph, Literal, NamedNode, Quad, Query
 
 from ..model import Rows
 from ..model.errors import (BlobMissing, KgDecoderError, LoadNotAllowed, MalformedQuery, MalformedUpdate, QueryError,
-                            ServiceNotAllowed, StoreError, StoreLocked, TooManyRows, UnknownEntity)
+                            ServiceNotAllowed, StoreError, StoreLocked, TooManyRows, UnknownEntity,
+                            UnknownStore)
 from .library import Library, MemoryLibrary, open_library
 from .mapping import as_nquads
 from .priority import BackgroundCommitter, lower_storage_threads
@@ -500,7 +503,7 @@ class EmbeddedStore(KgStore):
         try:
             if read_only:
                 if not graph_path.is_dir():
-                    raise StoreError(f"there is no store at {self.path}")
+                    raise UnknownStore(f"there is no store at {self.path}")
                 self.graph = _read_only_graph(str(graph_path))
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
@@ -631,7 +634,8 @@ def _writable_graph(path: str, wait: float = 30.0) -> Store:
 
 
 def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: bool = False,
-               library: Optional[str] = None, library_options: Optional[dict] = None) -> KgStore:
+               library: Optional[str] = None, library_options: Optional[dict] = None,
+               create: bool = True) -> KgStore:
     """Open (or create) a store: a folder (the embedded store), ``None`` for one in memory, an
     ``http(s)://`` URL of a SPARQL server, a ``.toml`` file describing one, or a
     :class:`~kg_decoder.graph.remote_store.StoreConfig`.
@@ -641,7 +645,8 @@ def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: 
     store needs one. Raises StoreLocked when another process holds an embedded store for
     writing; ``read_only`` opens it all the same, as it is at that moment (RocksDB's read-only
     mode takes no lock). Not transactional itself: each write method of the store is one
-    transaction.
+    transaction. A folder that holds no store raises UnknownStore when read, or written with
+    ``create=False``, and is left as it was.
 
     >>> import tempfile
     >>> with open_store(tempfile.mkdtemp()) as store:
@@ -655,6 +660,9 @@ def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: 
         if library is not None:
             config = config.with_library(library, library_options)
         return RemoteStore(config, read_only=read_only)
+    if not create and location is not None and isinstance(location, (str, os.PathLike)) \
+            and not (Path(location) / "oxigraph").is_dir():
+        raise UnknownStore(f"there is no store at {location}")
     return EmbeddedStore(location, read_only=read_only, library=library, library_options=library_options)
 
 
@@ -668,6 +676,25 @@ def open_reader(location: tuple) -> KgStore:
     from .remote_store import RemoteStore
 
     return RemoteStore(details[0], read_only=True)
+
+
+def with_store(read_only: bool, create: bool = False):
+    """For a public function's keyword ``store``: a KgStore is used as given (and left open); a location
+    is opened for the call — read-only for a function that only reads — and closed after it. The
+    location must hold a store (UnknownStore, and nothing created, for a mistyped one) unless ``create``
+    (decoding and crawling start a store)."""
+
+    def wrap(function):
+        @functools.wraps(function)
+        def call(*args, store, **kwargs):
+            if isinstance(store, KgStore):
+                return function(*args, store=store, **kwargs)
+            with open_store(store, read_only=read_only, create=create) as opened:
+                return function(*args, store=opened, **kwargs)
+
+        return call
+
+    return wrap
 
 
 class _CappedOutput:
@@ -734,7 +761,9 @@ def _python_value(term):
     kind = term.datatype.value.rsplit("#", 1)[-1]
     if kind == "integer":
         return int(value)
-    if kind in ("double", "decimal", "float"):
+    if kind == "decimal":  # exact: a share computed by the query keeps its digits
+        return Decimal(value)
+    if kind in ("double", "float"):
         return float(value)
     if kind == "boolean":
         return value == "true"

@@ -3,14 +3,15 @@
 Plain dataclasses and enums; no RDF, no store, no I/O. Every other stage imports from here.
 """
 
-from .document import (HEADING_SEPARATOR, PDF_POINTS, PIXELS, RENDERED_PDF_POINTS, Anchor, BBox, Cell, Chunk, Element,
-                       ElementSpan, ImageText, Matrix, OcrWord, Page, Partitioned, Rendering, Segment)
+from .document import (HEADING_SEPARATOR, NO_TEXT_FOUND, PDF_POINTS, PIXELS, PROBLEM_CODES, RENDERED_PDF_POINTS, Anchor,
+                       BBox, Cell, Chunk, Element, ElementSpan, ImageText, Matrix, OcrWord, Page, Partitioned, Problem,
+                       Rendering, Segment)
 from .errors import (CorruptDocument, CpuLimit, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
                      EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan, KgDecoderError,
                      LimitExceeded, LoadNotAllowed, MalformedQuery, MalformedUpdate, MemoryLimit, ModelUnavailable,
                      NotAcceptable, NotFound, ProvenanceError, QueryError, QueryTimeout, QueryTooComplex, RequestError,
                      ServerBusy, ServiceNotAllowed, StoreError, StoreLocked, TimeLimit, TooManyRows, UnknownEntity,
-                     UnsafeDocument, UnsupportedFormat, WorkCrashed, WorkerUnavailable)
+                     UnknownStore, UnsafeDocument, UnsupportedFormat, WorkCrashed, WorkerUnavailable)
 from .options import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, CrawlOptions,
                       DecodeOptions, options_from)
 from .page_text import PageChar, PageText, Reading, folded_letters, middle_within

@@ -20,6 +20,8 @@ PDF_POINTS = "pdf-points-top-left"
 PIXELS = "pixels-top-left"
 RENDERED_PDF_POINTS = "rendered-pdf-points-top-left"
 HEADING_SEPARATOR = " > "
+# The warning of a document decoded with pages or parts but no text (its pictures and pages are kept).
+NO_TEXT_FOUND = "no text found"
 
 BBox = tuple[float, float, float, float]
 
@@ -68,6 +70,10 @@ class Element:
     # Whether a second reading of the page (its text layer, its rendering, the words OCR read) finds the
     # element's text inside ``bbox``: "verified", "element" (it does not), None (nothing could read it).
     verification: Optional[str] = None
+    # What an element of a kind of its own says of itself beyond its text, by the local name of its tg:
+    # property: a form field's name, type and value, an annotation's or a comment's author and date...
+    # (str, bool, int or datetime values).
+    properties: Optional[dict] = None
 
     @property
     def is_image(self) -> bool:
@@ -137,6 +143,43 @@ class Rendering:
     placed: int = 0  # elements given a page and a box
 
 
+# What a decode could not do, by the code its Problem says (stable: audits and clients select by it).
+PROBLEM_CODES = {
+    "page-ocr-failed": "OCR failed on a page without a text layer: its text is missing",
+    "tables-not-read": "tables were not looked for or not put in place on a page: its text is kept as read",
+    "turned-text-not-read": "text drawn turned was not read again: it stays as the first reading left it",
+    "dropped-lines-not-read": "lines the first reading of a PDF dropped were not looked for",
+    "forms-not-read": "a PDF's form fields and annotations were not read",
+    "pictures-not-read": "the document's pictures could not be read",
+    "picture-ocr-failed": "OCR failed on a picture: its words are missing",
+    "parts-not-read": "an Office document's notes, comments, charts or diagrams were not read",
+    "not-rendered": "the document could not be rendered: its elements have no page or box",
+}
+
+
+@dataclass
+class Problem:
+    """Something a decode could not do, which leaves its output partial though the document is decoded:
+    a code of PROBLEM_CODES, what happened, and the page and kind of element it concerns where known.
+
+    >>> Problem.of("page-ocr-failed", "OCR failed", ValueError("bad"), page_number=3)
+    Problem(code='page-ocr-failed', message='OCR failed: ValueError: bad', page_number=3, element_kind=None)
+    """
+
+    code: str
+    message: str
+    page_number: Optional[int] = None
+    element_kind: Optional[str] = None
+
+    @classmethod
+    def of(cls, code: str, what: str, error: Optional[BaseException] = None, page_number: Optional[int] = None,
+           element_kind: Optional[str] = None) -> "Problem":
+        if code not in PROBLEM_CODES:
+            raise ValueError(f"unknown problem code {code!r}")
+        message = f"{what}: {type(error).__name__}: {error}" if error is not None else what
+        return cls(code, message[:300], page_number, element_kind)
+
+
 @dataclass
 class Partitioned:
     """What partitioning one document gives: elements plus what is known of its pages."""
@@ -145,8 +188,10 @@ class Partitioned:
     elements: list[Element]
     pages: list[Page] = field(default_factory=list)
     strategy: Optional[str] = None
-    # What went wrong in part without failing the document (pictures unreadable, a page OCR failed on).
+    # Notes on the document that are no failure (it holds no text).
     warnings: list[str] = field(default_factory=list)
+    # What could not be read without failing the document (pictures, a page OCR failed on): a partial decode.
+    problems: list["Problem"] = field(default_factory=list)
     rendering: Optional[Rendering] = None
     # Where the elements' page numbers come from, when not from pages the format draws itself.
     page_numbers_from: Optional[str] = None

@@ -59,7 +59,8 @@ class UnsupportedFormat(DecodeError):
 
 
 class EmptyDocument(DecodeError):
-    """The file has no bytes, or no text and nothing OCR could read."""
+    """The file has nothing in it: no bytes, no text in a format of text alone, no pages or parts.
+    (A document with pages or parts but no text is decoded, with the warning "no text found".)"""
 
     refuses_input = True
 
@@ -114,6 +115,12 @@ class StoreError(KgDecoderError):
 
 class StoreLocked(StoreError):
     """Another process holds the store for writing (a running ``kg-decoder serve``, another decode)."""
+
+
+class UnknownStore(StoreError):
+    """A location given for a store to read or add to holds none (a mistyped folder): nothing is created there."""
+
+    http_status = 404
 
 
 class StoreUnsupported(StoreError):

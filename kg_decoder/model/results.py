@@ -6,10 +6,11 @@ Statuses are string enums, so ``result.status == "decoded"`` and JSON output rea
 from __future__ import annotations
 
 import enum
+from decimal import Decimal
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Optional
 
-from .document import BBox
+from .document import BBox, Problem
 from .errors import DecodeError, KgDecoderError
 
 
@@ -21,6 +22,8 @@ def to_jsonable(value: Any) -> Any:
     """
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, Decimal):  # a JSON number (read back as a float by most readers)
+        return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, KgDecoderError):
         return value.to_json()
     if is_dataclass(value) and not isinstance(value, type):
@@ -48,7 +51,8 @@ class Status(enum.StrEnum):
 
 class Verification(Status):
     """How far a box on a page was checked. ``verified``: a second reading of the page (its text layer,
-    its rendering, the words OCR read) finds the quoted text under it; ``element``: the box of the whole
+    its rendering, the words OCR read) finds the quoted text under it, or the file itself places the text
+    there (a form field's widget, an annotation's rectangle); ``element``: the box of the whole
     element or cell that holds the text, because no box on the words could be checked; ``unverified``:
     nothing can read the page to check it (a page without characters to read, a lost rendering)."""
 
@@ -59,6 +63,7 @@ class Verification(Status):
 
 class DecodeStatus(Status):
     DECODED = "decoded"
+    PARTIAL = "partial"  # decoded, but something could not be read: see the result's problems
     UNCHANGED = "unchanged"  # the store already held this decode
 
 
@@ -144,8 +149,10 @@ class DecodeResult(JsonResult):
     partition_source: Optional[PartitionSource] = None
     # Files embedded in this document (attachments, OLE packages...), each decoded as a child document.
     embedded: list["EmbeddedResult"] = field(default_factory=list)
-    # What went wrong in part without failing the decode (recorded as tg:warning on the decode activity).
+    # Notes that are no failure, e.g. "no text found" (recorded as tg:warning on the decode activity).
     warnings: list[str] = field(default_factory=list)
+    # What could not be read without failing the decode (status partial; tg:Problem on the decode activity).
+    problems: list[Problem] = field(default_factory=list)
 
     def documents(self) -> list[str]:
         """This document and every embedded document decoded with it, parents first."""

@@ -53,7 +53,8 @@ LIBRARY_AUDITS = [
 def run_audits(store: Union[KgStore, StorePath]) -> list[Audit]:
     """Run every audit over the store (the SPARQL audits and the library's). Reads only."""
     if not isinstance(store, KgStore):
-        store = open_store(store, read_only=True)
+        with open_store(store, read_only=True) as opened:
+            return run_audits(opened)
     audits = audit_definitions()
     for audit in audits:
         audit.table = store.table(audit.name)

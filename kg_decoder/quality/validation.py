@@ -36,7 +36,8 @@ def validate(store: Union[KgStore, StorePath], document: Optional[str] = None,
     from pyshacl import validate as shacl_validate
 
     if not isinstance(store, KgStore):
-        store = open_store(store, read_only=True)
+        with open_store(store, read_only=True) as opened:
+            return validate(opened, document, data)
     if data is None:
         if document is not None and not store.has_document(document):
             raise UnknownEntity(f"no document {str(document):.200} in the store")

@@ -167,7 +167,8 @@ def decoded_json(result: DecodeResult) -> dict:
             "pages": [_segment(t) for t in result.text_documents if t.kind == "page"],
             "sections": [_segment(t) for t in result.text_documents if t.kind == "section"],
             "elements": result.elements, "tables": result.tables, "images": result.images,
-            "warnings": result.warnings, "embedded": [_embedded(entry) for entry in result.embedded]}
+            "warnings": result.warnings, "problems": to_jsonable(result.problems),
+            "embedded": [_embedded(entry) for entry in result.embedded]}
 
 
 def _embedded(entry: EmbeddedResult) -> dict:

@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit
 from ..decode.pipeline import decode
 from ..graph.mapping import WebFetch, fetch_quads
 from ..graph.reads import WebFetchState
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.store import KgStore, StorePath, with_store
 from ..model import (CrawledPage, CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, ProgressCallback,
                      options_from, report)
 from ..model.errors import DecodeError, DecodeTimeout, DocumentTooLarge, FetchFailed, InvalidOption, KgDecoderError
@@ -327,6 +327,7 @@ def page_links(html: str, page_url: str) -> list[str]:
 # ---------------------------------------------------------------- the crawl
 
 
+@with_store(read_only=False, create=True)
 def crawl(
     start_url: str,
     *,
@@ -356,8 +357,6 @@ def crawl(
     start = normalize_url(start_url) if isinstance(start_url, str) else None
     if start is None:
         raise InvalidOption(f"not an http(s) URL: {str(start_url)[:200]!r}")
-    if not isinstance(store, KgStore):
-        store = open_store(store)
     host = _host(start)
     fetcher = Fetcher(options)
     robots = RobotsRules.fetch(fetcher, start)

@@ -111,3 +111,27 @@ def test_query_runs_a_shipped_audit_query(generated, tmp_path):
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(r["fileName"], r["pageNumber"]) for r in rows] == [("generated.pdf", "2")]
+
+
+def test_a_rerun_on_unchanged_files_answers_from_the_store_without_starting_workers(generated, tmp_path,
+                                                                                    monkeypatch, capsys):
+    from kg_decoder.cli.main import main
+    from kg_decoder.decode.worker import PartitionWorker
+
+    folder = tmp_path / "files"
+    folder.mkdir()
+    for name in ("generated.md", "generated.csv"):
+        shutil.copy(generated[name].path, folder / name)
+    started = []
+    start = PartitionWorker.start
+    monkeypatch.setattr(PartitionWorker, "start", lambda worker: started.append(worker) or start(worker))
+    command = ["decode", str(folder), "--store", str(tmp_path / "store"), "--chunk", "--no-progress"]
+    assert main(command) == 0 and started
+    started.clear()
+    capsys.readouterr()
+    assert main(command) == 0
+    assert started == []  # every file answered from the store
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(folder))]
+    assert len(rows) == 2 and all(row.rstrip().endswith("unchanged") for row in rows)
+    (folder / "generated.csv").write_text("name,city\nChanged,Braga\n")
+    assert main(command) == 0 and len(started) == 1  # one worker, for the one file that changed

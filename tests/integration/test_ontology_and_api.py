@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 import rdflib
 from rdflib.namespace import RDFS
 
@@ -71,3 +72,34 @@ def test_the_activity_records_versions_and_strategy(generated_store):
     versions = [q.object.value for q in store.quads() if q.predicate.value == TG + "softwareVersion"]
     assert any(v.startswith("unstructured 0.") for v in versions)
     assert any(v.startswith("kg-decoder ") for v in versions)
+
+
+def test_public_functions_given_a_folder_open_it_for_the_call_and_close_it(generated, tmp_path):
+    folder = tmp_path / "store"
+    decoded = kg_decoder.decode(generated["generated.md"].path, store=folder)  # decoding starts a store
+    chunked = kg_decoder.chunk_document(decoded.document, store=folder, chunk_size=64)
+    [first, *_] = kg_decoder.document_chunks(decoded.document, store=folder)
+    added = kg_decoder.add_facts(first.iri, [("http://ex.org/a", "http://ex.org/b", "c")], store=folder)
+    assert chunked.status == "chunked" and added.status == "added"
+    assert kg_decoder.trace(fact=("http://ex.org/a", "http://ex.org/b", "c"), store=folder)
+    assert kg_decoder.validate(folder).conforms and kg_decoder.run_audits(folder)
+    with kg_decoder.open_store(folder) as store:  # each call closed it: the folder opens for writing
+        assert store.has_document(decoded.document)
+
+
+@pytest.mark.parametrize("call", [
+    lambda folder: kg_decoder.trace(quote="anything", store=folder),
+    lambda folder: kg_decoder.document_chunks("urn:document:x", store=folder),
+    lambda folder: kg_decoder.chunk_document("urn:document:x", store=folder),
+    lambda folder: kg_decoder.add_facts("urn:chunk:x", [("http://ex.org/a", "http://ex.org/b", "c")], store=folder),
+    lambda folder: kg_decoder.document_images("urn:document:x", store=folder),
+    lambda folder: kg_decoder.run_audits(folder),
+    lambda folder: kg_decoder.validate(folder),
+], ids=["trace", "document_chunks", "chunk_document", "add_facts", "document_images", "run_audits", "validate"])
+def test_a_mistyped_store_folder_is_an_unknown_store_and_nothing_is_created(call, tmp_path):
+    folder = tmp_path / "no-such-store"
+    with pytest.raises(kg_decoder.UnknownStore) as raised:
+        call(folder)
+    assert raised.value.code == "unknown-store" and raised.value.http_status == 404
+    assert str(folder) in raised.value.message
+    assert not folder.exists()

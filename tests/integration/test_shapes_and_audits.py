@@ -8,6 +8,7 @@ import pytest
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
+import drawn_parts
 import kg_decoder
 from conftest import run_cli
 from kg_decoder.quality.audits import audit_definitions, run_audits
@@ -32,8 +33,9 @@ def clean_store(generated, tmp_path_factory):
     """Documents with nothing to find: text on every page, boxes on every PDF element, every chunk with facts."""
     folder = tmp_path_factory.mktemp("clean")
     make_placed_pdf(folder / "placed.pdf")
+    form = drawn_parts.make_form_pdf(folder / "form.pdf")  # form fields and annotations: nothing to find
     store = kg_decoder.open_store(folder / "store")
-    for path in (folder / "placed.pdf", generated["generated.md"].path, generated["generated.xlsx"].path):
+    for path in (folder / "placed.pdf", generated["generated.md"].path, generated["generated.xlsx"].path, form):
         result = kg_decoder.decode(path, store=store, record_failure=True)
         chunk_document(result.document, store=store, chunk_size=64)
         fact_for_every_chunk(store, result.document)
@@ -46,6 +48,8 @@ def dirty_store(generated, corpus_dir, tmp_path_factory):
     store = kg_decoder.open_store(tmp_path_factory.mktemp("dirty") / "store")
     blank_page = kg_decoder.decode(generated["generated.pdf"].path, store=store)  # page 2 is blank
     kg_decoder.decode(generated["scanned.pdf"].path, store=store)  # no text layer: OCR
+    pictures = drawn_parts.make_pictures_pdf(store.path.parent / "pictures.pdf")
+    kg_decoder.decode(pictures, store=store)  # pictures and drawings alone: no text
     with pytest.raises(kg_decoder.EmptyDocument):
         kg_decoder.decode(corpus_dir / "empty.txt", store=store, record_failure=True)
     # a partitioner's box the page's own reading did not bear out, as the decode records it
@@ -54,6 +58,9 @@ def dirty_store(generated, corpus_dir, tmp_path_factory):
         INSERT {{ GRAPH <urn:graph:source> {{ <{first.element}> <{TG}verification> "element" }} }}
         WHERE {{ GRAPH <urn:graph:source> {{ <{first.element}> <{TG}verification> ?v }} }}""")
     chunk_document(blank_page.document, store=store, chunk_size=16, min_chunk_tokens=2)  # no facts yet
+    # a form whose fields cannot be read (a partial decode), decoded without the table finder (other settings)
+    damaged = drawn_parts.make_damaged_form_pdf(store.path.parent / "damaged.pdf")
+    kg_decoder.decode(damaged, store=store, options=kg_decoder.DecodeOptions(pdf_tables=False))
     markdown = kg_decoder.decode(generated["generated.md"].path, store=store)
     chunk_document(markdown.document, store=store, chunk_size=16, min_chunk_tokens=2)
     first = document_chunks(markdown.document, store=store)[0]
@@ -188,8 +195,10 @@ def test_every_audit_has_a_header_and_the_kinds_are_right():
         "audit-chunk-coverage", "audit-chunk-gaps", "audit-chunks-without-facts", "audit-facts-without-chunk",
         "audit-orphan-entities", "audit-failed-or-fallback", "audit-document-integrity",
         "audit-images-text-not-chunked", "audit-images-low-ocr-confidence", "audit-pages-low-ocr-confidence",
-        "audit-chunk-anchors-not-verified"}
-    assert {n for n, a in audits.items() if a.kind == "report"} == {"audit-document-counts", "audit-chunk-coverage"}
+        "audit-chunk-anchors-not-verified", "audit-documents-without-text", "audit-form-fields",
+        "audit-partial-decodes", "audit-decoded-otherwise"}
+    assert {n for n, a in audits.items() if a.kind == "report"} == {"audit-document-counts", "audit-chunk-coverage",
+                                                                   "audit-form-fields"}
     assert all(a.title and a.finds for a in audits.values())
 
 
@@ -224,10 +233,15 @@ def test_each_finding_audit_finds_its_problem_in_the_dirty_store(dirty_store):
     # the stale fact's subgraph, and the anchor of the chunk the fixture deleted by hand
     assert [r["type"] for r in rows["audit-orphan-entities"]] == [TG + "CitationAnchor", TG + "Subgraph"]
     problems = {(r.get("fileName"), r["problem"]) for r in rows["audit-failed-or-fallback"]}
-    assert problems == {("empty.txt", "failed"), ("scanned.pdf", "fallback")}
+    assert problems == {("empty.txt", "failed"), ("scanned.pdf", "fallback"), ("pictures.pdf", "fallback")}
     assert any("empty-document" in r["reason"] for r in rows["audit-failed-or-fallback"])
     coverage = {r["segment"]: r["share"] for r in rows["audit-chunk-coverage"]}
     assert min(coverage.values()) < 0.9  # the page that lost a chunk
+    assert [(r["fileName"], r["pages"]) for r in rows["audit-documents-without-text"]] == [("pictures.pdf", 2)]
+    assert [(r["fileName"], r["code"]) for r in rows["audit-partial-decodes"]] == [("damaged.pdf", "forms-not-read")]
+    [otherwise] = rows["audit-decoded-otherwise"]  # the markdown file was decoded last, with the defaults
+    assert (otherwise["fileName"], otherwise["differs"]) == ("damaged.pdf", "settings")
+    assert "pdf-tables=off" in otherwise["settingsKey"] and "pdf-tables" not in otherwise["newestSettingsKey"]
 
 
 def test_a_later_successful_decode_removes_the_failure_record(tmp_path):

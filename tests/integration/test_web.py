@@ -299,9 +299,8 @@ def test_sparqlwrapper_and_rdflib_query_the_live_server(live):
     assert [(str(s), str(o)) for s, o in found] == [(EX + "kilo", EX + "lima")]
 
 
-def drawn_trace(url: str, boxes_of: str = "characters") -> tuple[dict, list[dict], str]:
-    """Open a trace page in headless Chromium: the page picture's rect, the rects of the boxes drawn
-    from ``boxes_of`` (characters of a text layer, OCR words), the marked text."""
+def headless_chromium():
+    """A headless Chromium under Selenium, offline."""
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if not chromium or not driver_path:
         pytest.fail("chromium and chromium-driver are not installed; scripts/setup.sh installs them")
@@ -313,7 +312,39 @@ def drawn_trace(url: str, boxes_of: str = "characters") -> tuple[dict, list[dict
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,2200"):
         options.add_argument(flag)
-    browser = webdriver.Chrome(service=Service(driver_path), options=options)
+    return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
+@pytest.mark.slow
+def test_every_example_and_audit_button_loads_its_query_as_written_and_runs(live, served):
+    from kg_decoder.graph.queries import query_file
+
+    browser = headless_chromium()
+    try:
+        browser.get(f"{live}/query")
+        buttons = browser.find_elements("css selector", "button.load")
+        assert len(buttons) >= 10
+        for button in buttons:
+            name = button.get_attribute("data-name")
+            button.click()
+            loaded = browser.execute_script("return document.getElementById('query').value;")
+            assert loaded == query_file(name).text, name  # not HTML-escaped: "<https://...>" as written
+            browser.execute_script("document.getElementById('results').textContent = '';")
+            browser.find_element("id", "run").click()
+            deadline = time.time() + 30
+            while time.time() < deadline and not browser.execute_script(
+                    "return document.getElementById('results').textContent;"):
+                time.sleep(0.1)
+            shown = browser.execute_script("return document.getElementById('results').textContent;")
+            assert browser.find_elements("id", "result-table"), (name, shown[:200])  # rows, not an error
+    finally:
+        browser.quit()
+
+
+def drawn_trace(url: str, boxes_of: str = "characters") -> tuple[dict, list[dict], str]:
+    """Open a trace page in headless Chromium: the page picture's rect, the rects of the boxes drawn
+    from ``boxes_of`` (characters of a text layer, OCR words), the marked text."""
+    browser = headless_chromium()
     try:
         browser.get(url)
         deadline = time.time() + 60

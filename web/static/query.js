@@ -4,9 +4,10 @@
   var editor = document.getElementById("query");
   var results = document.getElementById("results");
   var downloads = document.getElementById("downloads");
+  var shipped = JSON.parse(document.getElementById("shipped-queries").textContent);
   document.querySelectorAll("button.load").forEach(function (button) {
     button.addEventListener("click", function () {
-      editor.value = document.getElementById("q-" + button.dataset.name).textContent;
+      editor.value = shipped[button.dataset.name];
     });
   });
   function cell(term) {

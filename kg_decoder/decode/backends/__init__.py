@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from typing import Optional
 
-from ...model import DecodeOptions, Element, PageText, Partitioned, ProgressCallback
+from ...model import NO_TEXT_FOUND, DecodeOptions, Element, PageText, Partitioned, Problem, ProgressCallback
 from ...model.errors import UnsupportedFormat
 from ..embedded import EmbeddedFile
 from ..image_text import read_image_texts
@@ -64,7 +64,8 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
     A picture that cannot be read must not cost the document its text: a failure of the
     picture finder leaves the text elements as they are and is recorded as a warning.
     ``rendered``: the document's rendering, made ahead, for the formats placed on one. Pictures
-    are then read by OCR (``options.image_ocr``), within what is left of the time limit.
+    are then read by OCR (``options.image_ocr``), within what is left of the time limit. A document
+    with pages or parts but no text is kept as it is, with the warning "no text found".
     """
     started = time.monotonic()
     fmt = FORMATS[format_name]
@@ -73,12 +74,28 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
     try:
         merged = backend.images(data, fmt, partitioned.elements, partitioned.pages)
     except Exception as exc:  # format libraries raise anything on odd pictures: keep the text
-        partitioned.warnings.append(f"the pictures could not be read: {type(exc).__name__}: {exc}"[:300])
+        partitioned.problems.append(Problem.of("pictures-not-read", "the pictures could not be read", exc))
     else:
         partitioned.elements = [replace(element, index=i) for i, element in enumerate(merged)]
     backend.place(data, fmt, partitioned, options, rendered)
     read_image_texts(partitioned, options, started)
+    if not any(element.text.strip() for element in partitioned.elements if not element.is_image):
+        partitioned.warnings.append(_no_text_warning(partitioned))
     return partitioned
+
+
+def _no_text_warning(partitioned: Partitioned) -> str:
+    """What a document with pages or parts but no text keeps, said in its warning."""
+    pictures = [e for e in partitioned.elements if e.is_image]
+    read = sum(1 for e in pictures if e.image_text is not None and e.image_text.text.strip())
+    kept = [_counted(len(partitioned.pages), "page")] if partitioned.pages else ["the document"]
+    kept += [_counted(len(pictures), "picture")] if pictures else []
+    said = f"{NO_TEXT_FOUND}; kept: {' and '.join(kept)}"
+    return said + (f"; OCR read words in {_counted(read, 'picture')}" if read else "")
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def embedded_files(data: bytes, format_name: str, budget: int) -> list[EmbeddedFile]:

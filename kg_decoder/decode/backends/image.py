@@ -6,7 +6,7 @@ import io
 from dataclasses import replace
 from typing import Optional
 
-from ...model import PIXELS, DecodeOptions, Element, Page, Partitioned, ProgressCallback
+from ...model import PIXELS, DecodeOptions, Element, Page, Partitioned, Problem, ProgressCallback
 from ...model.errors import CorruptDocument, InvalidOption, UnsafeDocument
 from ..images import describe_image
 from .base import Backend, Format, PdfConverter, drawing_scale
@@ -44,6 +44,7 @@ class ImageBackend(Backend):
         if options.strategy == "fast":
             raise InvalidOption("an image has no text layer: use --strategy auto or ocr_only")
         require_ocr_languages(ocr_languages(options))
+        problems: list[Problem] = []
         pages = [Page(number=i + 1, width=float(w), height=float(h), coordinate_system=PIXELS, strategy=strategy)
                  for i, (w, h) in enumerate(sizes)]
         if strategy == "hi_res":
@@ -53,9 +54,9 @@ class ImageBackend(Backend):
                        languages=ocr_languages(options))
             elements = convert_all(raw, {p.number: p for p in pages}, page_based=True)
         else:
-            elements = _ocr_frames(data, pages, options.ocr_languages)
+            elements = _ocr_frames(data, pages, options.ocr_languages, problems)
         # An image with no readable text is still a document of one page (its picture).
-        return Partitioned(format=fmt.name, elements=elements, pages=pages, strategy=strategy)
+        return Partitioned(format=fmt.name, elements=elements, pages=pages, strategy=strategy, problems=problems)
 
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         """The file is its page's one picture: the whole page, before the words OCR read in it."""
@@ -94,7 +95,7 @@ class ImageBackend(Backend):
         import unstructured.partition.image  # noqa: F401
 
 
-def _ocr_frames(data: bytes, pages: list[Page], languages: str) -> list[Element]:
+def _ocr_frames(data: bytes, pages: list[Page], languages: str, problems: list[Problem]) -> list[Element]:
     """Each frame read by OCR (enlarged when small), boxes in its own pixels; each page records its
     mean word confidence."""
     from PIL import Image
@@ -108,6 +109,6 @@ def _ocr_frames(data: bytes, pages: list[Page], languages: str) -> list[Element]
             if scale > 1.0:
                 frame = frame.resize((round(frame.width * scale), round(frame.height * scale)),
                                      Image.Resampling.LANCZOS)
-            found, page.confidence = ocr_page(frame, scale, languages, page.number)
+            found, page.confidence = ocr_page(frame, scale, languages, page.number, problems)
             elements += found
     return [replace(element, index=index) for index, element in enumerate(elements)]

@@ -89,8 +89,10 @@ def libreoffice_pdf(data: bytes, format_name: str, timeout: float = 180.0) -> Op
     return libreoffice_pdfs([(data, format_name)], timeout)[0]
 
 
-def libreoffice_pdfs(documents: list[tuple[bytes, str]], timeout: float = 180.0) -> list[Optional[bytes]]:
-    """Documents (bytes, format name) converted to PDF by one LibreOffice run, each or None.
+def libreoffice_pdfs(documents: list[tuple[bytes, str]], timeout: float = 180.0,
+                     target: str = "pdf") -> list[Optional[bytes]]:
+    """Documents (bytes, format name) converted to PDF (or ``target``, a LibreOffice output type such
+    as ``docx:MS Word 2007 XML``) by one LibreOffice run, each or None.
 
     One run for many documents pays LibreOffice's start-up (most of a small document's
     conversion) once. LibreOffice runs in a process group of its own, all of it killed past
@@ -106,7 +108,7 @@ def libreoffice_pdfs(documents: list[tuple[bytes, str]], timeout: float = 180.0)
             sources.append(str(source))
         try:
             process = subprocess.Popen([soffice, "--headless", f"-env:UserInstallation=file://{folder}/profile",
-                                        "--convert-to", "pdf", "--outdir", folder, *sources],
+                                        "--convert-to", target, "--outdir", folder, *sources],
                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError:
@@ -116,5 +118,6 @@ def libreoffice_pdfs(documents: list[tuple[bytes, str]], timeout: float = 180.0)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        produced = [Path(folder) / f"document-{number}.pdf" for number in range(len(documents))]
+        extension = target.split(":", 1)[0]
+        produced = [Path(folder) / f"document-{number}.{extension}" for number in range(len(documents))]
         return [path.read_bytes() if path.is_file() else None for path in produced]

@@ -9,15 +9,19 @@ import io
 import posixpath
 import zipfile
 import zlib
+from dataclasses import replace
 from typing import Iterable, Optional
 from xml.etree import ElementTree
 
-from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, ProgressCallback
-from ...model.errors import CorruptDocument
+from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, Problem, ProgressCallback
+from ...model.errors import CorruptDocument, EmptyDocument
 from ..embedded import OLE_MAGIC, EmbeddedFile, over_budget, unpack_ole
 from ..images import EMU_PER_POINT, describe_image, merge_after_text
 from .base import Format
+from .docx_parts import docx_extras, readable_docx
 from .office import OfficeBackend, locate_sheet_tables
+from .ooxml_package import ordered_parts, relationship_targets
+from .slide_parts import pptx_extras, xlsx_extras
 from .table_cells import place_slide_table_cells
 from .unstructured_glue import partition_file
 
@@ -31,7 +35,6 @@ _PARTITIONERS = {"docx": ("unstructured.partition.docx", "partition_docx"),
                  "xlsx": ("unstructured.partition.xlsx", "partition_xlsx")}
 # Where each OOXML format keeps its embedded files.
 _EMBEDDING_FOLDERS = {"docx": "word/embeddings/", "xlsx": "xl/embeddings/", "pptx": "ppt/embeddings/"}
-_RELS_NS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 
 
 class OoxmlBackend(OfficeBackend):
@@ -42,13 +45,20 @@ class OoxmlBackend(OfficeBackend):
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
         # A DOCX's page numbers are those of the layout Word last recorded in the file (its rendered
-        # page breaks), where it recorded one: unstructured counts them.
-        partitioned = partition_file(fmt.name, *_PARTITIONERS[fmt.name], data, _pages(data, fmt.name),
-                                     keep_page_numbers=fmt.name == "docx")
+        # page breaks), where it recorded one: unstructured counts them. It reads a copy whose content
+        # controls and other wrappers are unwrapped (see ``docx_parts``).
+        readable = readable_docx(data) if fmt.name == "docx" else data
+        pages = _pages(data, fmt.name)
+        if fmt.name == "pptx" and not pages:
+            raise EmptyDocument("the presentation has no slides")
+        partitioned = partition_file(fmt.name, *_PARTITIONERS[fmt.name], readable, pages,
+                                     keep_page_numbers=fmt.name == "docx", has_parts=True)
         if fmt.name == "docx" and any(e.page_number for e in partitioned.elements):
             partitioned.page_numbers_from = "the layout last recorded in the file (its rendered page breaks)"
         if fmt.name == "xlsx":
             locate_sheet_tables(data, partitioned.elements)
+            _on_their_sheets(partitioned.elements, pages)
+        read_parts_beside(data, fmt.name, partitioned)
         return partitioned
 
     def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions,
@@ -63,6 +73,29 @@ class OoxmlBackend(OfficeBackend):
 
     def embedded_files(self, data: bytes, fmt: Format, budget: int) -> list[EmbeddedFile]:
         return _ooxml_embeddings(data, fmt.name, budget)
+
+
+def read_parts_beside(data: bytes, format_name: str, partitioned: Partitioned) -> None:
+    """Add what unstructured leaves out (text boxes, notes, comments, charts, SmartArt): see
+    ``docx_parts`` and ``slide_parts``. A part that cannot be read is a problem, not a lost document."""
+    try:
+        if format_name == "docx":
+            partitioned.elements = docx_extras(data, partitioned.elements)
+        elif format_name == "pptx":
+            partitioned.elements = pptx_extras(data, partitioned.elements)
+        elif format_name == "xlsx":
+            partitioned.elements = xlsx_extras(data, partitioned.elements, partitioned.pages)
+    except Exception as exc:  # format libraries raise anything on odd parts: keep what was read
+        partitioned.problems.append(Problem.of("parts-not-read", "notes, comments, charts or diagrams not read", exc))
+    partitioned.elements = [replace(element, index=i) for i, element in enumerate(partitioned.elements)]
+
+
+def _on_their_sheets(elements: list[Element], pages: list[Page]) -> None:
+    """unstructured numbers the worksheets alone; a workbook's chart sheets are pages too."""
+    numbers = {page.name: page.number for page in pages}
+    for element in elements:
+        if element.page_name in numbers:
+            element.page_number = numbers[element.page_name]
 
 
 def _pages(data: bytes, format_name: str) -> list[Page]:
@@ -241,14 +274,14 @@ def _ooxml_embeddings(data: bytes, format_name: str, budget: int) -> list[Embedd
 def _embedding_pages(archive: zipfile.ZipFile, format_name: str) -> dict[str, int]:
     """Embedding part -> the page (slide or sheet, 1-based) whose part refers to it."""
     if format_name == "pptx":
-        sources = _ordered_parts(archive, "ppt/presentation.xml", "sldIdLst")
+        sources = ordered_parts(archive, "ppt/presentation.xml", "sldIdLst")
     elif format_name == "xlsx":
-        sources = _ordered_parts(archive, "xl/workbook.xml", "sheets")
+        sources = ordered_parts(archive, "xl/workbook.xml", "sheets")
     else:
         return {}
     pages = {}
     for number, part in enumerate(sources, start=1):
-        for target in _relationship_targets(archive, part).values():
+        for target in relationship_targets(archive, part).values():
             pages.setdefault(target, number)
     return pages
 
@@ -260,7 +293,7 @@ _RELATIONSHIP_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relat
 def _paragraph_anchors(archive: zipfile.ZipFile) -> dict[str, str]:
     """Embedding part -> the text of the body paragraph that holds its object, or of the last
     paragraph with text before it when the object stands alone (as its icon usually does)."""
-    targets = _relationship_targets(archive, "word/document.xml")
+    targets = relationship_targets(archive, "word/document.xml")
     try:
         root = ElementTree.fromstring(archive.read("word/document.xml"))
     except (KeyError, ElementTree.ParseError):
@@ -275,37 +308,3 @@ def _paragraph_anchors(archive: zipfile.ZipFile) -> dict[str, str]:
                 anchors.setdefault(part, text or before)
         before = text or before
     return anchors
-
-
-def _ordered_parts(archive: zipfile.ZipFile, main_part: str, list_tag: str) -> list[str]:
-    """The slide or sheet parts in presentation/workbook order (through the main part's relationships)."""
-    try:
-        root = ElementTree.fromstring(archive.read(main_part))
-    except (KeyError, ElementTree.ParseError):
-        return []
-    targets = _relationship_targets(archive, main_part)
-    order = []
-    for holder in root.iter():
-        if holder.tag.endswith("}" + list_tag):
-            for entry in holder:
-                rel_id = next((v for k, v in entry.attrib.items() if k.endswith("}id")), None)
-                if rel_id in targets:
-                    order.append(targets[rel_id])
-    return order
-
-
-def _relationship_targets(archive: zipfile.ZipFile, part: str) -> dict[str, str]:
-    """A part's relationships: id -> target part name (resolved against the part's folder)."""
-    folder, name = posixpath.split(part)
-    try:
-        root = ElementTree.fromstring(archive.read(posixpath.join(folder, "_rels", name + ".rels")))
-    except (KeyError, ElementTree.ParseError):
-        return {}
-    targets = {}
-    for rel in root.iter(_RELS_NS + "Relationship"):
-        if rel.get("TargetMode") == "External" or not rel.get("Target"):
-            continue
-        target = rel.get("Target")
-        resolved = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
-        targets[rel.get("Id")] = resolved
-    return targets

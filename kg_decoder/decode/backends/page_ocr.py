@@ -16,7 +16,7 @@ import re
 import statistics
 from typing import Optional
 
-from ...model import BBox, Element, Verification
+from ...model import BBox, Element, Problem, Verification
 from ..image_text import MAX_ENLARGE, TARGET_LONG_SIDE, read_words
 from .regions import replacing
 from .scanned_tables import ruled_tables
@@ -45,10 +45,10 @@ def image_scale(width: int, height: int) -> float:
 
 
 def ocr_page(picture, scale: float, languages: str, page_number: int,
-             warnings: Optional[list[str]] = None) -> tuple[list[Element], Optional[float]]:
+             problems: Optional[list[Problem]] = None) -> tuple[list[Element], Optional[float]]:
     """The paragraphs tesseract reads in ``picture`` (a page drawn ``scale`` pixels per page unit),
     as elements with boxes in page units, and the page's mean word confidence (None: no words). A
-    ruled table that cannot be read leaves the paragraphs as they are (a warning says so)."""
+    ruled table that cannot be read leaves the paragraphs as they are (a problem says so)."""
     from PIL import ImageOps
 
     grey = ImageOps.grayscale(picture)
@@ -79,8 +79,8 @@ def ocr_page(picture, scale: float, languages: str, page_number: int,
     try:
         tables = ruled_tables(grey, scale, languages, page_number)
     except Exception as exc:  # OpenCV or tesseract on an odd grid: the page keeps its paragraphs
-        if warnings is not None:
-            warnings.append(f"page {page_number}: tables not read: {type(exc).__name__}: {exc}"[:300])
+        if problems is not None:
+            problems.append(Problem.of("tables-not-read", "tables not read", exc, page_number, "Table"))
         tables = []
     for table in tables:  # read cell by cell inside its grid: the grid's box holds what OCR read there
         table.verification = Verification.VERIFIED

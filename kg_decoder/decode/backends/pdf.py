@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Optional
 
-from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, ProgressCallback, report
+from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, Problem, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
 from . import pdf_fonts
@@ -23,6 +23,9 @@ from .base import Backend, Format, PdfConverter, drawing_scale
 from .box_checks import check_pdf_boxes
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
+from .pdf_decryption import readable_pdf
+from .pdf_forms import with_forms
+from .pdf_unread import with_unread_lines
 from .pdf_tables import find_tables
 from .regions import replacing
 from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, read_page, text_layer_elements,
@@ -38,6 +41,7 @@ class PdfBackend(Backend):
 
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
+        data = readable_pdf(data, options.password)
         pdf, pages, geometries, with_text, needs_ocr, turned = _inspect_pdf(data, options.password)
         languages = ocr_languages(options)
         strategy = options.strategy
@@ -54,7 +58,7 @@ class PdfBackend(Backend):
                         password=password)
 
         by_number = {p.number: p for p in pages}
-        warnings: list[str] = []
+        problems: list[Problem] = []
         found: list[Element] = []  # elements of every source, each source in reading order
         if strategy == "ocr_only":
             ocr_numbers = [p.number for p in pages]
@@ -78,33 +82,33 @@ class PdfBackend(Backend):
                 by_number[number].strategy = "text_layer" if number in unread else "fast"
             read_fast = [number for number in text_numbers if number in with_text and number not in unread]
             found = _closer_look(data, pdf, found, read_fast, [n for n in text_numbers if n in with_text], turned,
-                                 geometries, options, warnings, progress)
+                                 geometries, options, problems, progress)
+            found = with_unread_lines(data, pdf, found, read_fast, problems)
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
         if strategy == "hi_res":
             for page in pages:
                 page.strategy = "hi_res"
         if ocr_numbers:
-            found += _ocr_pages(pdf, [by_number[number] for number in ocr_numbers], options.ocr_languages, warnings,
+            found += _ocr_pages(pdf, [by_number[number] for number in ocr_numbers], options.ocr_languages, problems,
                                 progress)
         try:
             title = _document_title(data, pdf, 1 in with_text)
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
         check_pdf_boxes(pdf, found, with_text - set(ocr_numbers))
+        elements = _in_page_order(found)  # none: a PDF of pictures or drawings alone, kept with its pages
+        elements = with_forms(data, pdf, elements, pages, geometries, options.password, problems)
         pdf.close()
-        elements = _in_page_order(found)
-        if not elements:
-            raise EmptyDocument("the PDF has no text layer and OCR found no text on any page")
         return Partitioned(format="pdf", elements=elements, pages=pages, strategy=_strategy_used(pages),
-                           warnings=warnings, title=title)
+                           problems=problems, title=title)
 
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         """Image objects with their placement on the page (JPEG streams kept byte for byte)."""
         import pypdfium2 as pdfium
         import pypdfium2.raw as pdfium_c
 
-        pdf = pdfium.PdfDocument(data)
+        pdf = pdfium.PdfDocument(readable_pdf(data))
         found: list[Element] = []
         try:
             for number in range(1, len(pdf) + 1):
@@ -133,12 +137,12 @@ class PdfBackend(Backend):
 
     def render_page(self, data: bytes, fmt: Format, page_number: int, as_pdf: PdfConverter,
                     scale: float) -> Optional[bytes]:
-        return render_pdf_page(data, page_number, scale)
+        return render_pdf_page(readable_pdf(data), page_number, scale)
 
     def page_text(self, data: bytes, fmt: Format, page_number: int,
                   rendered: Optional[bytes] = None) -> Optional[PageText]:
         """The page's text layer through PDFium (None for a page without one: a scan)."""
-        page = read_page(data, page_number)
+        page = read_page(readable_pdf(data), page_number)
         return page if page.chars else None
 
     def warm_up(self) -> None:
@@ -182,21 +186,21 @@ def _shown_turned(picture, geometry: PageGeometry) -> bool:
 
 
 def _closer_look(data: bytes, pdf, found: list[Element], read_fast: list[int], with_layer: list[int],
-                 turned: set[int], geometries: dict[int, PageGeometry], options: DecodeOptions, warnings: list[str],
+                 turned: set[int], geometries: dict[int, PageGeometry], options: DecodeOptions, problems: list[Problem],
                  progress: Optional[ProgressCallback]) -> list[Element]:
     """What a first reading of the text layer put on its pages, with turned lines read again along their
     baselines and tables put in place of the loose lines read there. Either failing on a page leaves
-    the first reading there, with a warning."""
+    the first reading there, with a problem."""
     turned_read = sorted(turned & set(read_fast))
     if turned_read:  # pdfminer reads turned lines as single letters, backwards: PDFium reads them
         try:
             found = replacing(found, turned_text_elements(data, pdf, turned_read), together=True)
         except Exception as exc:
-            warnings.append(f"turned text not read again: {type(exc).__name__}: {exc}"[:300])
+            problems.append(Problem.of("turned-text-not-read", "turned text not read again", exc))
     if not options.pdf_tables or not with_layer:
         return found
     report(progress, "tables", 0, 1, "find tables")
-    tables = find_tables(data, pdf, with_layer, geometries, options.password, warnings)
+    tables = find_tables(data, pdf, with_layer, geometries, options.password, problems)
 
     def beside_table(element: Element, table: Element) -> list[Element]:
         number = element.page_number
@@ -206,7 +210,7 @@ def _closer_look(data: bytes, pdf, found: list[Element], read_fast: list[int], w
     try:
         found = replacing(found, tables, rest=beside_table)
     except Exception as exc:
-        warnings.append(f"tables not put in place: {type(exc).__name__}: {exc}"[:300])
+        problems.append(Problem.of("tables-not-read", "tables not put in place", exc, element_kind="Table"))
         tables = []
     report(progress, "tables", 1, 1, f"{len(tables)} tables found")
     return found
@@ -227,7 +231,7 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
             raise EncryptedDocument("the PDF is encrypted; give its password to decode it") from None
         raise CorruptDocument(f"the file could not be read as PDF: {exc}") from None
     if len(pdf) == 0:
-        raise CorruptDocument("the PDF has no pages")
+        raise EmptyDocument("the PDF has no pages")
     pages: list[Page] = []
     geometries: dict[int, PageGeometry] = {}
     with_text: set[int] = set()
@@ -315,10 +319,10 @@ def _strategy_used(pages: list[Page]) -> str:
     return "+".join(name for name in order if name in used) or "fast"
 
 
-def _ocr_pages(pdf, pages: list[Page], languages: str, warnings: list[str],
+def _ocr_pages(pdf, pages: list[Page], languages: str, problems: list[Problem],
                progress: Optional[ProgressCallback] = None) -> list[Element]:
     """OCR the given pages one by one, each drawn as it displays (see ``page_ocr``); each page records
-    its mean word confidence. A page OCR fails on is a warning (its text stays empty); the other
+    its mean word confidence. A page OCR fails on is a problem (its text stays empty); the other
     pages are read all the same."""
     found: list[Element] = []
     for done, page in enumerate(pages):
@@ -326,9 +330,9 @@ def _ocr_pages(pdf, pages: list[Page], languages: str, warnings: list[str],
         try:
             scale = pdf_page_scale(page.width, page.height)
             picture = pdf[page.number - 1].render(scale=scale).to_pil()
-            elements, page.confidence = ocr_page(picture, scale, languages, page.number, warnings)
+            elements, page.confidence = ocr_page(picture, scale, languages, page.number, problems)
         except Exception as error:  # tesseract or PDFium failing on one page must not cost the others
-            warnings.append(f"page {page.number}: OCR failed: {type(error).__name__}: {error}"[:300])
+            problems.append(Problem.of("page-ocr-failed", "OCR failed", error, page.number))
             continue
         found += elements
     report(progress, "ocr", len(pages), len(pages), f"OCR of {len(pages)} pages done")

@@ -14,7 +14,7 @@ import html
 import io
 from typing import Callable, Optional
 
-from ...model import BBox, Element
+from ...model import BBox, Element, Problem
 from .pdf_geometry import PageGeometry
 from .table_finder import FoundTable, tables_on_page
 from .table_page import marks_from_pdfium, marks_from_pdfplumber
@@ -47,20 +47,20 @@ def detector() -> LayoutDetector:
 
 
 def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, PageGeometry],
-                password: Optional[str] = None, warnings: Optional[list[str]] = None) -> list[Element]:
+                password: Optional[str] = None, problems: Optional[list[Problem]] = None) -> list[Element]:
     """The tables on the given pages (numbers from 1) of a PDF (its bytes, and open in pypdfium2), as
     Table elements with boxes on the displayed page. Pages showing no sign of a table (no ruled grid,
     no lines split into columns) cost a look at their text layer only. A page the finder fails on keeps
-    its text as it was read (a warning says so): tables are a closer look, never a reason to lose a
+    its text as it was read (a problem says so): tables are a closer look, never a reason to lose a
     document."""
-    warnings = warnings if warnings is not None else []
+    problems = problems if problems is not None else []
     candidates = []
     for number in numbers:
         try:
             if table_signal(marks_from_pdfium(pdf[number - 1])):
                 candidates.append(number)
         except Exception as exc:  # PDFium on a damaged page
-            warnings.append(f"page {number}: tables not looked for: {type(exc).__name__}: {exc}"[:300])
+            problems.append(Problem.of("tables-not-read", "tables not looked for", exc, number))
     if not candidates:
         return []
     import pdfplumber
@@ -69,7 +69,7 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
     try:
         plumbed = pdfplumber.open(io.BytesIO(data), password=password or "")
     except Exception as exc:  # pdfminer refuses what PDFium read
-        warnings.append(f"tables not looked for: {type(exc).__name__}: {exc}"[:300])
+        problems.append(Problem.of("tables-not-read", "tables not looked for", exc))
         return []
     with plumbed:
         for number in candidates:
@@ -81,7 +81,7 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
                 found = detector().detect(page_pixels(pdf[number - 1], scale), scale)
                 tables = tables_on_page(marks, found, number)
             except Exception as exc:  # pdfminer, the model or the finder on an odd page
-                warnings.append(f"page {number}: tables not looked for: {type(exc).__name__}: {exc}"[:300])
+                problems.append(Problem.of("tables-not-read", "tables not looked for", exc, number))
                 continue
             for table in tables:
                 element = _table_element(table, geometries[number])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import math
 from dataclasses import dataclass
-from typing import Iterator, Optional, Union
+from typing import Callable, Iterator, Optional, Union
 
 from ...model import Element, PageChar, PageText, Reading, middle_within
 from .pdf_fonts import declared_heights
@@ -195,6 +195,30 @@ def lines_outside(page, heights: dict[str, tuple[float, float]], number: int, re
         elements.append(Element(0, "NarrativeText", text, page_number=number,
                                 bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
     return elements
+
+
+def lines_beside(page, heights: dict[str, tuple[float, float]], number: int, boxes: list[BBox],
+                 read: Callable[[str], bool]) -> list[Element]:
+    """The upright lines of a page that lie mostly outside all of ``boxes`` and whose text ``read`` says
+    was not read, as elements (one per block of lines): what a first reading dropped."""
+    geometry = PageGeometry.of(page)
+    lines = [line for line in _lines(page, heights) if line.turn == 0 and not read(line.text)
+             and not any(_mostly_inside(line.box, box) for box in boxes)]
+    elements = []
+    for text, box in _blocks(lines):
+        shown = geometry.clip(box)
+        if shown is not None:
+            elements.append(Element(0, "UncategorizedText", text, page_number=number,
+                                    bbox=tuple(round(v, 3) for v in shown)))
+    return elements
+
+
+def _mostly_inside(box: BBox, region: BBox) -> bool:
+    """Whether at least a third of ``box`` lies in ``region`` (a line across columns each read apart)."""
+    width = min(box[2], region[2]) - max(box[0], region[0])
+    height = min(box[3], region[3]) - max(box[1], region[1])
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return width > 0 and height > 0 and (area <= 0 or width * height * 3 >= area)
 
 
 def largest_text(page, heights: dict[str, tuple[float, float]]) -> Optional[str]:
@@ -407,5 +431,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["has_turned_text", "largest_text", "lines_outside", "page_text",
-           "read_page", "text_layer_elements", "turned_text_elements"]
+__all__ = ["has_turned_text", "largest_text", "lines_beside", "lines_outside", "page_text", "read_page",
+           "text_layer_elements", "turned_text_elements"]

@@ -16,8 +16,9 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable, Optional
 
-from ...model import BBox, Element, PageText, Partitioned, Rendering
+from ...model import BBox, Element, PageText, Partitioned, Problem, Rendering
 from .box_checks import check_rendered_boxes
+from ..tables import parse_table
 from .pdf_fonts import declared_heights
 from .pdf_geometry import PageGeometry
 from .pdf_text_layer import page_text
@@ -26,6 +27,9 @@ from .table_cells import place_rendered_table_cells
 _FUZZY_WINDOW = 400  # letters beyond an element's length searched when its exact text is not there
 _FUZZY_SHARE = 0.8  # of an element's letters that must be found together for a fuzzy placement
 _RUNNING = {"Header", "Footer", "PageHeader", "PageFooter"}  # repeated on pages: found without moving on
+# Drawn away from the paragraph they are anchored in (a page's foot, the document's end, beside the text,
+# a comment on the words it marks): found without moving on either.
+_BESIDE_THE_FLOW = {"Footnote", "Endnote", "TextBox", "Comment"}
 _SLIDES = ("pptx", "ppt")  # one rendered page per slide
 _ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their width:height agree this well
 
@@ -33,17 +37,18 @@ _ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their widt
 def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
                        convert: Callable[[bytes, str], Optional[bytes]]) -> None:
     """Render the document and give each text element without a box the rendered page and box it has
-    there. A document that cannot be rendered keeps its elements as they are, with a warning."""
+    there. A document that cannot be rendered keeps its elements as they are, with a problem."""
     pdf = convert(data, format_name)
     if pdf is None:
-        partitioned.warnings.append("the document could not be rendered to place its elements on pages")
+        partitioned.problems.append(Problem.of("not-rendered", "the document could not be rendered to place its "
+                                                                "elements on pages"))
         return
     import pypdfium2 as pdfium
 
     try:
         document = pdfium.PdfDocument(pdf)
     except pdfium.PdfiumError:
-        partitioned.warnings.append("the rendering of the document could not be read")
+        partitioned.problems.append(Problem.of("not-rendered", "the rendering of the document could not be read"))
         return
     try:
         pages = [page_text(document[i], declared_heights(pdf, i + 1)) for i in range(len(document))]
@@ -78,29 +83,37 @@ def _place(elements: list[Element], pages: list[PageText], by_page: bool) -> int
     for element in elements:
         if element.is_image or element.bbox is not None:
             continue
-        wanted = "".join(_fold(element.text))
-        if not wanted:
+        pieces = [wanted for wanted in ("".join(_fold(text)) for text in _drawn_texts(element)) if wanted]
+        if by_page and (not element.page_number or element.page_number > len(pages)):
             continue
-        if by_page:
-            if not element.page_number or element.page_number > len(pages):
-                continue
-            low, high = starts[element.page_number - 1], starts[element.page_number]
-            found = _locate(stream, wanted, low, low, high)
-        else:
-            found = _locate(stream, wanted, cursor, 0, len(stream))
-        if found is None:
+        low, high = (starts[element.page_number - 1], starts[element.page_number]) if by_page else (0, len(stream))
+        spans = [span for span in (_locate(stream, wanted, low if by_page else cursor, low, high)
+                                   for wanted in pieces) if span is not None]
+        if not spans:
             continue
-        start, end = found
-        if not by_page and element.category not in _RUNNING:
-            cursor = max(cursor, end)
-        page_index = where[start][0]
-        on_page = [char_index for page, char_index in where[start:end] if page == page_index]
+        page_index = where[spans[0][0]][0]
+        if not by_page and element.category not in _RUNNING and element.category not in _BESIDE_THE_FLOW:
+            cursor = max(cursor, max(end for _, end in spans))
+        on_page = [char_index for start, end in spans for page, char_index in where[start:end] if page == page_index]
         boxes = [pages[page_index].chars[char_index].line_box for char_index in on_page]
         element.rendered_page = page_index + 1
         element.bbox = tuple(round(v, 3) for v in (min(b[0] for b in boxes), min(b[1] for b in boxes),
                                                     max(b[2] for b in boxes), max(b[3] for b in boxes)))
         placed += 1
     return placed
+
+
+def _drawn_texts(element: Element) -> list[str]:
+    """The words that show where an element is drawn, in the pieces they are drawn in: a comment's are
+    those it marks; a chart's, its title and each category's label (its values are drawn as bars and
+    lines, not as its table's text, and a renderer writes its labels in an order of its own)."""
+    properties = element.properties or {}
+    if element.category == "Comment":
+        return [properties.get("anchorText", "")]
+    if element.is_table and "chartType" in properties:
+        labels = [cell.text for cell in parse_table(element.html or "").cells if cell.column == 0 and cell.row > 0]
+        return [properties.get("chartTitle", "")] + labels
+    return [element.text]
 
 
 def _rendered_pictures(document) -> list[tuple[int, BBox]]:

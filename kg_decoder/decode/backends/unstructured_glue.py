@@ -3,8 +3,10 @@ failures typed, and turning its elements into the model's. Offline (see ``decode
 
 from __future__ import annotations
 
+import html as html_lib
 import importlib
 import io
+import re
 import subprocess
 from functools import lru_cache
 from typing import Any, Callable, Optional
@@ -38,18 +40,22 @@ def call(format_name: str, partition: Callable[..., list], **kwargs: Any) -> lis
 
 
 def partition_file(format_name: str, module: str, function: str, data: bytes, pages: list[Page],
-                   page_based: Optional[bool] = None, keep_page_numbers: bool = False,
+                   page_based: Optional[bool] = None, keep_page_numbers: bool = False, has_parts: bool = False,
                    **kwargs: Any) -> Partitioned:
     """Partition ``data`` with unstructured's ``module.function``; ``pages`` known beforehand (slides,
     sheets); ``page_based`` (default: whether there are such pages) keeps the elements' page numbers
-    (page 1 where one has none); ``keep_page_numbers`` keeps those the partitioner gives, and no others."""
+    (page 1 where one has none); ``keep_page_numbers`` keeps those the partitioner gives, and no others.
+    ``has_parts``: the format holds more than text (an Office document's pages, pictures, drawings), so
+    one without text is kept; otherwise it is refused as empty."""
     raw = call(format_name, partitioner(module, function), file=io.BytesIO(data), **kwargs)
     elements = convert_all(raw, {p.number: p for p in pages}, page_based=bool(pages) if page_based is None
                            else page_based, keep_page_numbers=keep_page_numbers)
-    return checked(Partitioned(format=format_name, elements=elements, pages=pages, strategy="native"))
+    partitioned = Partitioned(format=format_name, elements=elements, pages=pages, strategy="native")
+    return partitioned if has_parts else checked(partitioned)
 
 
 def checked(partitioned: Partitioned) -> Partitioned:
+    """A document of a format of text alone with nothing in it is refused as empty."""
     if not partitioned.elements:
         raise EmptyDocument(f"no text or content found in the {partitioned.format.upper()} document")
     return partitioned
@@ -73,6 +79,8 @@ def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_pag
         page_number = 1
     page = pages.get(page_number) if page_number is not None else None
     html = metadata.text_as_html if item.category == "Table" else None
+    if html and not _holds_its_text(html, item.text or ""):
+        html = None  # markup that lost the table's words (a table python-docx cannot walk): its text instead
     return Element(
         index=index,
         category=item.category,
@@ -88,6 +96,16 @@ def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_pag
         image_mime=getattr(metadata, "image_mime_type", None),
         confidence=_probability(getattr(metadata, "detection_class_prob", None)),  # a layout model's score
     )
+
+
+def _holds_its_text(markup: str, text: str) -> bool:
+    """Whether a table's markup holds at least half the letters of its text.
+
+    >>> _holds_its_text("<table><tr><td/></tr></table>", "Region North"), _holds_its_text("<td>a</td>", "a")
+    (False, True)
+    """
+    inside = html_lib.unescape(re.sub(r"<[^>]*>", " ", markup))
+    return sum(ch.isalnum() for ch in inside) * 2 >= sum(ch.isalnum() for ch in text)
 
 
 def _probability(value) -> Optional[float]:

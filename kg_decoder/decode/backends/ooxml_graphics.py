@@ -1,0 +1,232 @@
+"""What Office graphic frames show as text: a chart as the table of its data (title, series by
+categories with the values the file caches, chart type), and a SmartArt diagram as its nodes' text in
+the diagram's order. Shared by DOCX, PPTX and XLSX (and the legacy formats through their conversion).
+
+The values are the strings the chart part caches (``c:v``), as written: the file's numbers, not a
+rendering's rounding of them.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+from typing import Callable, Optional
+
+from ...model import Element
+from .ooxml_package import Package, local, paragraph_texts
+
+C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+DGM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+_TEXT_POINTS = {None, "node", "asst"}  # SmartArt points that hold a node's text (others: transitions, layout)
+
+
+def c(name: str) -> str:
+    return f"{{{C}}}{name}"
+
+
+# ---------------------------------------------------------------- charts
+
+
+# Reads the cells a chart's data reference names (``Sheet1!$B$2:$B$5``): point index -> value.
+CellReader = Callable[[str], dict[int, str]]
+
+
+def chart_element(package: Package, part: str, cells: Optional[CellReader] = None) -> Optional[Element]:
+    """The chart of a chart part as a Table element (``html`` its data, ``properties`` its type and
+    title), or None when the part holds no chart with data or title. ``cells`` reads the values of a
+    reference the part caches none for (a workbook's own charts, as some writers leave them)."""
+    root = package.xml(part)
+    chart = root.find(c("chart")) if root is not None else None
+    if chart is None:
+        return None
+    plot = chart.find(c("plotArea"))
+    kinds, series = [], []
+    for group in (plot if plot is not None else ()):
+        name = local(group)
+        if not name.endswith("Chart"):
+            continue
+        kind = name[:-len("Chart")]
+        direction = group.find(c("barDir"))
+        if kind.startswith("bar") and direction is not None and direction.get("val") == "col":
+            kind = kind.replace("bar", "column", 1)
+        if kind not in kinds:
+            kinds.append(kind)
+        series += [_series(ser, cells) for ser in group.findall(c("ser"))]
+    title = _title(chart, series)
+    axes = {}  # the first title of each kind of axis
+    for axis in (plot if plot is not None else ()):
+        kind = {"catAx": "category", "dateAx": "category", "valAx": "value"}.get(local(axis))
+        if kind and not axes.get(kind):
+            axes[kind] = _rich_text(axis.find(c("title")))
+    category_title, value_title = axes.get("category", ""), axes.get("value", "")
+    rows = _rows(series, category_title)
+    if not rows and not title:
+        return None
+    caption = " — ".join(t for t in (title, value_title) if t)
+    html = _table_html(caption, rows)
+    text = " ".join([caption] * bool(caption) + [cell for row in rows for cell in row if cell])
+    properties = {"chartType": "+".join(kinds) or "chart"}
+    if title:
+        properties["chartTitle"] = title
+    return Element(0, "Table", text, html=html, properties=properties)
+
+
+def _series(ser, cells: Optional[CellReader]) -> dict:
+    """A series: its name, its categories (or x values) and its values (or y values), by point index."""
+    name = _cached_text(ser.find(c("tx")))
+    if not name and cells is not None and ser.find(f"{c('tx')}/{c('strRef')}/{c('f')}") is not None:
+        name = " ".join(cells(ser.find(f"{c('tx')}/{c('strRef')}/{c('f')}").text or "").values())
+    return {"name": name,
+            "categories": _points(ser.find(c("cat")) if ser.find(c("cat")) is not None else ser.find(c("xVal")), cells),
+            "values": _points(ser.find(c("val")) if ser.find(c("val")) is not None else ser.find(c("yVal")), cells),
+            "sizes": _points(ser.find(c("bubbleSize")), cells)}
+
+
+def _points(holder, cells: Optional[CellReader] = None) -> dict[int, str]:
+    """Point index -> cached value of a data reference or literal (multi-level categories joined,
+    outer level first); the referenced cells' values where nothing is cached and ``cells`` can read them."""
+    if holder is None:
+        return {}
+    reference = holder.find(".//" + c("f"))
+    if cells is not None and reference is not None and reference.text and holder.find(".//" + c("pt")) is None:
+        return cells(reference.text)
+    levels = holder.findall(".//" + c("lvl"))
+    if levels:
+        found: dict[int, str] = {}
+        for level in reversed(levels):  # the outer level is listed last
+            for index, value in _cached_points(level).items():
+                found[index] = f"{found[index]} / {value}" if index in found else value
+        return found
+    return _cached_points(holder)
+
+
+def _cached_points(holder) -> dict[int, str]:
+    found = {}
+    for point in holder.iter(c("pt")):
+        value = point.find(c("v"))
+        try:
+            index = int(point.get("idx", ""))
+        except ValueError:
+            continue
+        if value is not None and value.text is not None:
+            found[index] = value.text.strip()
+    return found
+
+
+def _cached_text(holder) -> str:
+    if holder is None:
+        return ""
+    direct = holder.find(c("v"))
+    if direct is not None and direct.text:
+        return direct.text.strip()
+    return " ".join(v for _, v in sorted(_cached_points(holder).items()))
+
+
+def _rich_text(title) -> str:
+    """A chart or axis title's text: its rich text, or the text it refers to."""
+    if title is None:
+        return ""
+    holder = title.find(c("tx"))
+    if holder is None:
+        return ""
+    rich = holder.find(c("rich"))
+    if rich is not None:
+        return " ".join(paragraph_texts(rich))
+    return _cached_text(holder.find(c("strRef")))
+
+
+def _title(chart, series: list[dict]) -> str:
+    """The chart's title; a title element without text shows the name of a lone series (as Office draws it)."""
+    title = chart.find(c("title"))
+    if title is None:
+        return ""
+    text = _rich_text(title)
+    deleted = chart.find(c("autoTitleDeleted"))
+    if not text and len(series) == 1 and (deleted is None or deleted.get("val") not in ("1", "true")):
+        text = series[0]["name"]
+    return text
+
+
+def _rows(series: list[dict], category_title: str) -> list[list[str]]:
+    """The chart's data as rows: a header (categories' title, series names), then a row per category
+    with each series' value there. Series whose categories differ (scatter series with x values of
+    their own) are listed point by point instead: series, x, y."""
+    series = [s for s in series if s["values"] or s["categories"]]
+    if not series:
+        return []
+    shared = next((s["categories"] for s in series if s["categories"]), {})
+    if all(not s["categories"] or s["categories"] == shared for s in series):
+        indices = sorted(set(shared) | {i for s in series for i in s["values"]})
+        sized = [s for s in series if s["sizes"]]
+        header = [category_title] + [s["name"] or f"Series {k + 1}" for k, s in enumerate(series)] + \
+                 [f"{s['name'] or 'Series'} size" for s in sized]
+        return [header] + [[shared.get(i, "")] + [s["values"].get(i, "") for s in series]
+                           + [s["sizes"].get(i, "") for s in sized] for i in indices]
+    rows = [["Series", category_title or "x", "y"]]
+    for k, s in enumerate(series):
+        for i in sorted(set(s["categories"]) | set(s["values"])):
+            rows.append([s["name"] or f"Series {k + 1}", s["categories"].get(i, ""), s["values"].get(i, "")])
+    return rows
+
+
+def _table_html(caption: str, rows: list[list[str]]) -> str:
+    parts = ["<table>"]
+    if caption:
+        parts.append(f"<caption>{html_lib.escape(caption)}</caption>")
+    for r, row in enumerate(rows):
+        cells = "".join(f"<th>{html_lib.escape(cell)}</th>" if r == 0 or k == 0 else f"<td>{html_lib.escape(cell)}</td>"
+                        for k, cell in enumerate(row))
+        parts.append(f"<tr>{cells}</tr>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------- SmartArt
+
+
+def smartart_elements(package: Package, data_part: str) -> list[Element]:
+    """The text of a SmartArt diagram's nodes, each an element (category ``SmartArt``, its depth in the
+    diagram's tree), in the diagram's order: from the document point down its parent-of connections
+    by their source order; nodes no connection reaches follow in the order the part lists them."""
+    root = package.xml(data_part)
+    if root is None:
+        return []
+    points = {}
+    order = []
+    for point in root.iter(f"{{{DGM}}}pt"):
+        identifier = point.get("modelId")
+        if identifier is not None:
+            points[identifier] = point
+            order.append(identifier)
+    children: dict[str, list[tuple[int, str]]] = {}
+    for link in root.iter(f"{{{DGM}}}cxn"):
+        if link.get("type") in (None, "parOf"):
+            try:
+                rank = int(link.get("srcOrd", "0"))
+            except ValueError:
+                rank = 0
+            children.setdefault(link.get("srcId"), []).append((rank, link.get("destId")))
+    visited: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    stack = [(identifier, -1) for identifier in order if points[identifier].get("type") == "doc"][:1]
+    while stack:
+        identifier, depth = stack.pop()
+        if identifier in seen or identifier not in points:
+            continue
+        seen.add(identifier)
+        visited.append((identifier, depth))
+        for _, child in sorted(children.get(identifier, []), reverse=True):
+            stack.append((child, depth + 1))
+    visited += [(identifier, 0) for identifier in order if identifier not in seen]
+    elements = []
+    for identifier, depth in visited:
+        point = points[identifier]
+        if point.get("type") not in _TEXT_POINTS:
+            continue
+        body = point.find(f"{{{DGM}}}t")
+        text = "\n".join(paragraph_texts(body)) if body is not None else ""
+        if text.strip():
+            elements.append(Element(0, "SmartArt", text, depth=max(depth, 0)))
+    return elements
+
+
+__all__ = ["chart_element", "smartart_elements"]
