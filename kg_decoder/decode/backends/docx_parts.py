@@ -22,9 +22,8 @@ from typing import Optional
 from lxml import etree
 
 from ...model import Element
-from .ooxml_graphics import chart_element, smartart_elements
-from .ooxml_package import (CHART_URI, DIAGRAM_URI, MC, M, Package, R, local, merge_after_anchor, paragraph_texts,
-                            visible_text, w)
+from .ooxml_graphics import graphic_elements
+from .ooxml_package import MC, M, Package, local, merge_after_anchor, paragraph_texts, visible_text, w
 
 _MAIN_DOCUMENT = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
 # Wrappers whose content is read in their place (a content control's content is its sdtContent).
@@ -198,7 +197,7 @@ def _anchored(package: Package, part: str, notes: dict, comments: dict) -> list[
                     if box_text:
                         found.append((anchor, Element(0, "TextBox", box_text)))
             elif name == "graphicData" and not _inside_box(node, stop=paragraph):
-                found += [(anchor, element) for element in _graphic(package, node, relationships)]
+                found += [(anchor, element) for element in graphic_elements(package, node, relationships)]
             elif name in ("footnoteReference", "endnoteReference"):
                 kind = "footnotes" if name == "footnoteReference" else "endnotes"
                 key = (kind, node.get(w("id")) or "")
@@ -234,21 +233,6 @@ def _skipped_choice(node, stop) -> bool:
         if ancestor.tag == f"{{{MC}}}Fallback":
             return True
     return False
-
-
-def _graphic(package: Package, data, relationships: dict[str, str]) -> list[Element]:
-    """A drawing's chart (as a table) or SmartArt nodes."""
-    uri = data.get("uri")
-    if uri == CHART_URI:
-        reference = next((child for child in data if local(child) == "chart"), None)
-        target = relationships.get(reference.get(f"{{{R}}}id")) if reference is not None else None
-        chart = chart_element(package, target) if target else None
-        return [chart] if chart is not None else []
-    if uri == DIAGRAM_URI:
-        ids = next((child for child in data if local(child) == "relIds"), None)
-        target = relationships.get(ids.get(f"{{{R}}}dm")) if ids is not None else None
-        return smartart_elements(package, target) if target else []
-    return []
 
 
 def _notes(package: Package, main: str, kind: str) -> dict[str, Element]:
@@ -314,7 +298,8 @@ def _comment_anchors(root) -> dict[str, str]:
                     pieces[identifier].append("\n")
         elif name not in ("txbxContent", "Fallback", "del", "moveFrom", "instrText"):
             stack.append(iter(node))
-    return {identifier: " ".join("".join(parts).split()) for identifier, parts in pieces.items() if "".join(parts).strip()}
+    joined = {identifier: " ".join("".join(parts).split()) for identifier, parts in pieces.items()}
+    return {identifier: text for identifier, text in joined.items() if text}
 
 
 def _date(value: Optional[str]) -> Optional[datetime]:

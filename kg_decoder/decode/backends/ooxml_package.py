@@ -175,5 +175,14 @@ def merge_after_anchor(elements: list[Element], found: list[tuple[Optional[str],
     return merged
 
 
-__all__ = ["A", "CHART_URI", "DIAGRAM_URI", "M", "MC", "Package", "R", "W", "local", "merge_after_anchor",
-           "ordered_parts", "paragraph_texts", "relationship_targets", "visible_text", "w"]
+def insert_after_page(elements: list[Element], number: int, found: list[Element]) -> None:
+    """Insert ``found`` after the last element of page (sheet) ``number``, or before the first of a later
+    page when that page has none."""
+    last = max((k for k, e in enumerate(elements) if e.page_number == number), default=None)
+    position = last + 1 if last is not None else next(
+        (k for k, e in enumerate(elements) if (e.page_number or 0) > number), len(elements))
+    elements[position:position] = found
+
+
+__all__ = ["A", "CHART_URI", "DIAGRAM_URI", "M", "MC", "Package", "R", "W", "insert_after_page", "local",
+           "merge_after_anchor", "ordered_parts", "paragraph_texts", "relationship_targets", "visible_text", "w"]

@@ -444,5 +444,4 @@ def _union(boxes: list[BBox]) -> BBox:
 
 
 __all__ = ["PageText", "PdfChar", "Reading", "has_turned_text", "largest_text", "lines_beside", "lines_outside",
-           "page_text",
-           "text_layer_elements", "turned_text_elements"]
+           "page_text", "text_layer_elements", "turned_text_elements"]
