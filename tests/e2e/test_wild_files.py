@@ -1,6 +1,6 @@
 """Real files nobody here wrote (../shared/wild: pdf.js's and Apache POI's test corpora) whose words sit
 where a reader of the text flow alone misses them: each decodes, holds the words a reader sees, keeps
-every invariant, and decodes again to the same quads."""
+every invariant, and decodes again to the same quads; a damaged or locked one is refused by its type."""
 
 from __future__ import annotations
 
@@ -30,6 +30,13 @@ EXPECTED = {
     "poi-document-endingnote.doc": ("doc", [], {"Endnote"}, None),
 }
 
+# file -> the typed error it is refused with (a damaged file, one that needs a password)
+REFUSED = {
+    "pdfjs-issue3371.pdf": kg_decoder.EncryptedDocument,  # a user password
+    "pdfjs-issue9105_other.pdf": kg_decoder.CorruptDocument,
+    "poi-document-truncated62886.docx": kg_decoder.CorruptDocument,
+}
+
 
 @pytest.fixture(scope="module")
 def wild_store(wild_dir, tmp_path_factory):
@@ -48,6 +55,15 @@ def test_wild_file_decodes_with_what_a_reader_sees(name, wild_store):
         assert word in state["document_text"], word
     assert categories <= {e.category for e in state["elements"]}
     assert (warning is not None) == any(w.startswith(NO_TEXT_FOUND) for w in result.warnings)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_a_damaged_or_locked_wild_file_is_refused_by_its_type_and_leaves_nothing(name, wild_dir, wild_store):
+    store, _ = wild_store
+    before = store.quads()
+    with pytest.raises(REFUSED[name]):
+        kg_decoder.decode(wild_dir / name, store=store)
+    assert store.quads() == before
 
 
 def test_the_chart_sheet_is_a_page_and_the_sheet_after_it_keeps_its_text(wild_store):

@@ -147,17 +147,23 @@ _NAMESPACES = ('xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006
                'xmlns:v="urn:schemas-microsoft-com:vml"')
 
 
-def chart_xml(title: str = CHART_TITLE) -> bytes:
-    """A clustered column chart part (python-pptx writes it) with a title, two series and two categories."""
+def _chart_data():
+    """CHART_DATA as python-pptx's chart data."""
     from pptx.chart.data import CategoryChartData
-    from pptx.chart.xmlwriter import ChartXmlWriter
-    from pptx.enum.chart import XL_CHART_TYPE
 
     data = CategoryChartData()
     data.categories = CHART_DATA["categories"]
     for name, values in CHART_DATA["series"].items():
         data.add_series(name, values)
-    xml = ChartXmlWriter(XL_CHART_TYPE.COLUMN_CLUSTERED, data).xml
+    return data
+
+
+def chart_xml(title: str = CHART_TITLE) -> bytes:
+    """A clustered column chart part (python-pptx writes it) with a title, two series and two categories."""
+    from pptx.chart.xmlwriter import ChartXmlWriter
+    from pptx.enum.chart import XL_CHART_TYPE
+
+    xml = ChartXmlWriter(XL_CHART_TYPE.COLUMN_CLUSTERED, _chart_data()).xml
     titled = ('<c:title><c:tx><c:rich><a:bodyPr/><a:p><a:r><a:t>' + title + '</a:t></a:r></a:p></c:rich></c:tx>'
               '<c:overlay val="0"/></c:title><c:autoTitleDeleted val="0"/>')
     return xml.replace("<c:chart>", "<c:chart>" + titled, 1).encode("utf-8")
@@ -257,17 +263,13 @@ def make_parts_pptx(path: Path) -> Path:
     """Slide 1: a title, a chart and a table, with speaker notes; slide 2: a SmartArt diagram (its data
     part written by hand: four nodes, one a child of the second)."""
     from pptx import Presentation
-    from pptx.chart.data import CategoryChartData
     from pptx.enum.chart import XL_CHART_TYPE
     from pptx.util import Inches
 
     deck = Presentation()
     slide = deck.slides.add_slide(deck.slide_layouts[5])  # title only
     slide.shapes.title.text = "KGSLIDETITLE Results"
-    data = CategoryChartData()
-    data.categories = CHART_DATA["categories"]
-    for name, values in CHART_DATA["series"].items():
-        data.add_series(name, values)
+    data = _chart_data()
     left, top, width, height = (Inches(v) for v in CHART_FRAME)
     frame = slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, left, top, width, height, data)
     frame.chart.has_title = True

@@ -22,8 +22,8 @@ from typing import Optional
 from lxml import etree
 
 from ...model import Element
-from .ooxml_graphics import chart_element, smartart_elements
-from .ooxml_package import (CHART_URI, DIAGRAM_URI, MC, M, Package, R, local, merge_after_anchor, paragraph_texts,
+from .ooxml_graphics import graphic_elements
+from .ooxml_package import (MC, M, Package, local, merge_after_anchor, paragraph_texts, typed_relationships,
                             visible_text, w)
 
 _MAIN_DOCUMENT = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
@@ -38,34 +38,16 @@ _SEPARATOR_NOTES = {"separator", "continuationSeparator", "continuationNotice"}
 
 def story_parts(package: Package) -> tuple[Optional[str], list[str], list[str]]:
     """The main document part, its headers and its footers (as the main part's relationships name them)."""
-    main = next((target for rel_id, target in _typed_relationships(package, "").items()
-                 if rel_id == _MAIN_DOCUMENT), None)
+    main = next((target for _, kind, target in typed_relationships(package.archive, "") if kind == _MAIN_DOCUMENT),
+                None)
     if main is None:
         main = "word/document.xml" if "word/document.xml" in package.names else None
     if main is None:
         return None, [], []
-    related = _typed_relationships(package, main)
-    headers = sorted(t for kind, t in related.items() if kind.endswith("/header"))
-    footers = sorted(t for kind, t in related.items() if kind.endswith("/footer"))
+    related = typed_relationships(package.archive, main)
+    headers = sorted(target for _, kind, target in related if kind.endswith("/header"))
+    footers = sorted(target for _, kind, target in related if kind.endswith("/footer"))
     return main, headers, footers
-
-
-def _typed_relationships(package: Package, part: str) -> dict[str, str]:
-    """Relationship type -> target (the main part's headers and footers: every target, keyed apart)."""
-    import posixpath
-
-    folder, name = posixpath.split(part)
-    rels = posixpath.join(folder, "_rels", name + ".rels")
-    root = package.xml(rels)
-    found: dict[str, str] = {}
-    for rel in (root.iter() if root is not None else ()):
-        kind, target = rel.get("Type"), rel.get("Target")
-        if local(rel) != "Relationship" or not kind or not target or rel.get("TargetMode") == "External":
-            continue
-        resolved = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
-        key = kind if kind == _MAIN_DOCUMENT else f"{rel.get('Id')}:{kind}"
-        found[key] = resolved
-    return found
 
 
 # ---------------------------------------------------------------- the copy unstructured reads
@@ -198,7 +180,7 @@ def _anchored(package: Package, part: str, notes: dict, comments: dict) -> list[
                     if box_text:
                         found.append((anchor, Element(0, "TextBox", box_text)))
             elif name == "graphicData" and not _inside_box(node, stop=paragraph):
-                found += [(anchor, element) for element in _graphic(package, node, relationships)]
+                found += [(anchor, element) for element in graphic_elements(package, node, relationships)]
             elif name in ("footnoteReference", "endnoteReference"):
                 kind = "footnotes" if name == "footnoteReference" else "endnotes"
                 key = (kind, node.get(w("id")) or "")
@@ -236,25 +218,10 @@ def _skipped_choice(node, stop) -> bool:
     return False
 
 
-def _graphic(package: Package, data, relationships: dict[str, str]) -> list[Element]:
-    """A drawing's chart (as a table) or SmartArt nodes."""
-    uri = data.get("uri")
-    if uri == CHART_URI:
-        reference = next((child for child in data if local(child) == "chart"), None)
-        target = relationships.get(reference.get(f"{{{R}}}id")) if reference is not None else None
-        chart = chart_element(package, target) if target else None
-        return [chart] if chart is not None else []
-    if uri == DIAGRAM_URI:
-        ids = next((child for child in data if local(child) == "relIds"), None)
-        target = relationships.get(ids.get(f"{{{R}}}dm")) if ids is not None else None
-        return smartart_elements(package, target) if target else []
-    return []
-
-
 def _notes(package: Package, main: str, kind: str) -> dict[str, Element]:
     """Footnotes or endnotes by id (the separators Word keeps among them aside)."""
     category = next(label for name, _, label in _NOTES if name == kind)
-    part = next((t for k, t in _typed_relationships(package, main).items() if k.endswith("/" + kind)), None)
+    part = next((t for _, k, t in typed_relationships(package.archive, main) if k.endswith("/" + kind)), None)
     root = package.xml(part) if part else None
     found = {}
     for note in (root if root is not None else ()):
@@ -268,7 +235,7 @@ def _notes(package: Package, main: str, kind: str) -> dict[str, Element]:
 
 def _comments(package: Package, main: str) -> dict[str, Element]:
     """Comments by id, each with its author and date where given."""
-    part = next((t for k, t in _typed_relationships(package, main).items() if k.endswith("/comments")), None)
+    part = next((t for _, k, t in typed_relationships(package.archive, main) if k.endswith("/comments")), None)
     root = package.xml(part) if part else None
     found = {}
     for comment in (root if root is not None else ()):
@@ -314,7 +281,8 @@ def _comment_anchors(root) -> dict[str, str]:
                     pieces[identifier].append("\n")
         elif name not in ("txbxContent", "Fallback", "del", "moveFrom", "instrText"):
             stack.append(iter(node))
-    return {identifier: " ".join("".join(parts).split()) for identifier, parts in pieces.items() if "".join(parts).strip()}
+    joined = {identifier: " ".join("".join(parts).split()) for identifier, parts in pieces.items()}
+    return {identifier: text for identifier, text in joined.items() if text}
 
 
 def _date(value: Optional[str]) -> Optional[datetime]:

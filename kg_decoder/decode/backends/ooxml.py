@@ -20,7 +20,7 @@ from ..images import EMU_PER_POINT, describe_image, merge_after_text
 from .base import Format
 from .docx_parts import docx_extras, readable_docx
 from .office import OfficeBackend, locate_sheet_tables
-from .ooxml_package import ordered_parts, relationship_targets
+from .ooxml_package import insert_after_page, ordered_parts, relationship_targets
 from .slide_parts import pptx_extras, xlsx_extras
 from .table_cells import place_slide_table_cells
 from .unstructured_glue import partition_file
@@ -227,10 +227,7 @@ def _xlsx_images(data: bytes, elements: list[Element], pages: list[Page]) -> lis
             found.append(Element(0, "Image", "", page_number=number, page_name=sheet.title, image_data=payload,
                                  image_mime=mime, image_width=width, image_height=height, anchor_cell=cell))
         if found:
-            last = max((k for k, e in enumerate(merged) if e.page_number == number), default=None)
-            position = last + 1 if last is not None else next(
-                (k for k, e in enumerate(merged) if (e.page_number or 0) > number), len(merged))
-            merged[position:position] = found
+            insert_after_page(merged, number, found)
     return merged
 
 

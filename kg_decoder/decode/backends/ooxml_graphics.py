@@ -12,7 +12,7 @@ import html as html_lib
 from typing import Callable, Optional
 
 from ...model import Element
-from .ooxml_package import Package, local, paragraph_texts
+from .ooxml_package import CHART_URI, DIAGRAM_URI, R, Package, local, paragraph_texts
 
 C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
 DGM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
@@ -21,6 +21,22 @@ _TEXT_POINTS = {None, "node", "asst"}  # SmartArt points that hold a node's text
 
 def c(name: str) -> str:
     return f"{{{C}}}{name}"
+
+
+def graphic_elements(package: Package, data, relationships: dict[str, str],
+                     cells: Optional[CellReader] = None) -> list[Element]:
+    """The elements of a drawing's ``a:graphicData``: its chart (as a table) or its SmartArt nodes;
+    ``relationships`` those of the part the drawing is in."""
+    if data.get("uri") == CHART_URI:
+        reference = next((child for child in data if local(child) == "chart"), None)
+        target = relationships.get(reference.get(f"{{{R}}}id")) if reference is not None else None
+        chart = chart_element(package, target, cells) if target else None
+        return [chart] if chart is not None else []
+    if data.get("uri") == DIAGRAM_URI:
+        ids = next((child for child in data if local(child) == "relIds"), None)
+        target = relationships.get(ids.get(f"{{{R}}}dm")) if ids is not None else None
+        return smartart_elements(package, target) if target else []
+    return []
 
 
 # ---------------------------------------------------------------- charts

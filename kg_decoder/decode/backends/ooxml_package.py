@@ -67,19 +67,25 @@ class Package:
 
 def relationship_targets(archive: zipfile.ZipFile, part: str) -> dict[str, str]:
     """A part's relationships: id -> target part name (resolved against the part's folder)."""
+    return {identifier: target for identifier, _, target in typed_relationships(archive, part)}
+
+
+def typed_relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
+    """A part's relationships to parts of the package (``""``: the package's own), in the order listed:
+    (id, relationship type, target part name resolved against the part's folder)."""
     folder, name = posixpath.split(part)
     try:
         root = etree.fromstring(archive.read(posixpath.join(folder, "_rels", name + ".rels")), _PARSER)
     except (KeyError, etree.XMLSyntaxError, zipfile.BadZipFile, ValueError, OSError):
-        return {}
-    targets = {}
+        return []
+    found = []
     for rel in root.iter(_RELS):
         if rel.get("TargetMode") == "External" or not rel.get("Target"):
             continue
         target = rel.get("Target")
         resolved = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
-        targets[rel.get("Id")] = resolved
-    return targets
+        found.append((rel.get("Id"), rel.get("Type") or "", resolved))
+    return found
 
 
 def ordered_parts(archive: zipfile.ZipFile, main_part: str, list_tag: str) -> list[str]:
@@ -175,5 +181,15 @@ def merge_after_anchor(elements: list[Element], found: list[tuple[Optional[str],
     return merged
 
 
-__all__ = ["A", "CHART_URI", "DIAGRAM_URI", "M", "MC", "Package", "R", "W", "local", "merge_after_anchor",
-           "ordered_parts", "paragraph_texts", "relationship_targets", "visible_text", "w"]
+def insert_after_page(elements: list[Element], number: int, found: list[Element]) -> None:
+    """Insert ``found`` after the last element of page (sheet) ``number``, or before the first of a later
+    page when that page has none."""
+    last = max((k for k, e in enumerate(elements) if e.page_number == number), default=None)
+    position = last + 1 if last is not None else next(
+        (k for k, e in enumerate(elements) if (e.page_number or 0) > number), len(elements))
+    elements[position:position] = found
+
+
+__all__ = ["A", "CHART_URI", "DIAGRAM_URI", "M", "MC", "Package", "R", "W", "insert_after_page", "local",
+           "merge_after_anchor", "ordered_parts", "paragraph_texts", "relationship_targets", "typed_relationships",
+           "visible_text", "w"]

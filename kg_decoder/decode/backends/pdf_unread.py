@@ -4,8 +4,9 @@ reader of the page sees is lost.
 
 Only where nothing was read: a line counts as read when most of its words are among the letters of
 the page's elements (in any order), or when much of it lies inside an element's box (a table, a
-block read in another order), so a line is never read twice. A cheap look first: the page's lines as PDFium breaks them, letters only;
-only a page with a line none of its elements holds is read again with boxes.
+block read in another order), so a line is never read twice. A cheap look first: the page's lines
+as PDFium breaks them, letters only; only a page with a line none of its elements holds is read
+again with boxes.
 """
 
 from __future__ import annotations

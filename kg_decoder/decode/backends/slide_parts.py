@@ -14,8 +14,8 @@ from typing import Iterable, Optional
 from ...model import Element, Page
 from ..images import EMU_PER_POINT
 from ..tables import column_letters
-from .ooxml_graphics import CellReader, chart_element, smartart_elements
-from .ooxml_package import A, CHART_URI, DIAGRAM_URI, R, Package, local, merge_after_anchor
+from .ooxml_graphics import CellReader, graphic_elements
+from .ooxml_package import A, R, Package, insert_after_page, local, merge_after_anchor
 
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 _XDR = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
@@ -68,18 +68,7 @@ def _slide_graphics(package: Package, slide, number: int) -> list[tuple[Optional
 def _frame_graphics(package: Package, frame, relationships: dict[str, str],
                     cells: Optional[CellReader] = None) -> list[Element]:
     data = frame.find(f"{{{A}}}graphic/{{{A}}}graphicData")
-    if data is None:
-        return []
-    if data.get("uri") == CHART_URI:
-        reference = next((child for child in data if local(child) == "chart"), None)
-        target = relationships.get(reference.get(f"{{{R}}}id")) if reference is not None else None
-        chart = chart_element(package, target, cells) if target else None
-        return [chart] if chart is not None else []
-    if data.get("uri") == DIAGRAM_URI:
-        ids = next((child for child in data if local(child) == "relIds"), None)
-        target = relationships.get(ids.get(f"{{{R}}}dm")) if ids is not None else None
-        return smartart_elements(package, target) if target else []
-    return []
+    return graphic_elements(package, data, relationships, cells) if data is not None else []
 
 
 def _flattened(shapes) -> Iterable:
@@ -159,10 +148,7 @@ def xlsx_extras(data: bytes, elements: list[Element], pages: list[Page]) -> list
             continue
         for element in found:
             element.page_number, element.page_name = number, names.get(number)
-        last = max((k for k, e in enumerate(merged) if e.page_number == number), default=None)
-        position = last + 1 if last is not None else next(
-            (k for k, e in enumerate(merged) if (e.page_number or 0) > number), len(merged))
-        merged[position:position] = found
+        insert_after_page(merged, number, found)
     cells.close()
     return merged
 
