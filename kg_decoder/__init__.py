@@ -16,7 +16,8 @@ from .cite.images import document_images, export_images
 from .cite.trace import trace
 from .decode.pipeline import decode
 from .graph.remote_store import StoreConfig
-from .graph.store import KgStore, open_store
+from .graph.opening import open_store
+from .graph.store import KgStore
 from .graph.transfer import export_store, import_store
 from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView, CrawledPage,
                     CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, DecodeResult, DecodeStatus, DocumentRef,

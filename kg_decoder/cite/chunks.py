@@ -16,7 +16,8 @@ from typing import Optional, Union
 from ..graph.library import sha256_hex
 from ..graph.mapping import ChunkRecord, as_nquads, chunk_quads, chunking_activity_iri
 from ..graph.reads import PageInfo, TextElement
-from ..graph.store import KgStore, StorePath, with_store
+from ..graph.opening import with_store
+from ..graph.store import KgStore, StorePath
 from ..model import (Anchor, BBox, Chunk, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView,
                      ProgressCallback, Verification, options_from, report, software_versions)
 from ..model.errors import UnknownEntity

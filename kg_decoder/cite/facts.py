@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from ..graph.mapping import FactRecord, SpanGroup, fact_quads
-from ..graph.store import KgStore, StorePath, with_store
+from ..graph.opening import with_store
+from ..graph.store import KgStore, StorePath
 from ..graph.terms import SpanLike, TripleLike, read_facts, to_triple
 from ..model import FactsResult, FactsStatus, software_versions
 from ..model.errors import InvalidFact, InvalidSpan, UnknownEntity

@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 from typing import Union
 
-from ..graph.store import KgStore, StorePath, with_store
+from ..graph.opening import with_store
+from ..graph.store import KgStore, StorePath
 from ..model import ImageInfo
 from ..model.errors import InvalidOption, UnknownEntity
 

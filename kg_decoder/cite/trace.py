@@ -19,7 +19,8 @@ from typing import Optional, Sequence, Union
 
 from ..decode.renders import kept_rendering
 from ..graph.reads import DocumentInfo, SegmentInfo, TextElement
-from ..graph.store import KgStore, StorePath, with_store
+from ..graph.opening import with_store
+from ..graph.store import KgStore, StorePath
 from ..graph.terms import to_triple
 from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece, TracedCell, TracedElement,
                      TraceSource, Verification)

@@ -27,7 +27,8 @@ from ..decode.renders import keep_rendering, kept_rendering
 from ..decode.worker import PartitionWorker
 from ..graph.remote_store import StoreConfig, is_remote_location
 from ..graph.library import sha256_hex
-from ..graph.store import KgStore, open_store
+from ..graph.opening import open_store
+from ..graph.store import KgStore
 from ..model import ChunkOptions, DecodeOptions, DecodeResult, EmbeddedResult
 from ..model.errors import InvalidOption, KgDecoderError, RequestError, WorkerUnavailable
 

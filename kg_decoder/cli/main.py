@@ -30,7 +30,8 @@ from ..graph.library import sha256_hex
 from ..graph.queries import query_file, shipped_queries
 from ..graph.resources import resource_dir
 from ..graph.remote_store import is_remote_location
-from ..graph.store import KgStore, open_store
+from ..graph.opening import open_store
+from ..graph.store import KgStore
 from ..graph.terms import read_facts
 from ..graph.transfer import export_store, import_store
 from ..model import CrawlOptions, DecodeResult

@@ -52,7 +52,8 @@ from ..model.errors import (KgDecoderError, MalformedQuery, MalformedUpdate, Not
                             StoreError, StoreUnsupported)
 from .library import open_library
 from .queries import query_file
-from .store import KgStore, _insert_data
+from .store import KgStore
+from .terms import insert_data
 
 CACHE_VARIABLE = "KG_DECODER_CACHE"  # where remote stores' local cache folders go by default
 _RESULTS = "application/sparql-results+json"
@@ -365,7 +366,7 @@ class RemoteStore(KgStore):
 
     def _load(self, nquads: bytes) -> None:
         if self.config.graph_store is None:
-            self._update(_insert_data(parse(nquads, format=RdfFormat.N_QUADS)))
+            self._update(insert_data(parse(nquads, format=RdfFormat.N_QUADS)))
             return
         self._send("POST", self.config.graph_store, "write", body=nquads, headers={"Content-Type": _QUADS})
 

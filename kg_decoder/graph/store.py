@@ -3,60 +3,37 @@
 :class:`KgStore` is what the stages above use, whatever holds the graph: the typed reads of
 :class:`~kg_decoder.graph.reads.GraphReads`, a user's queries, and the ``write_*`` methods, each
 one transaction. A backend gives it four things: evaluate a query, load N-Quads, run an update,
-and list quads. :class:`EmbeddedStore` (the default) is the only class that opens Oxigraph; its
-store is a folder::
-
-    kg-store/
-      oxigraph/   the RDF store (RocksDB); one process may hold it for writing
-      library/    content-addressed bytes (see library.py)
-
-or, with no folder, both in memory. :class:`~kg_decoder.graph.remote_store.RemoteStore` speaks
-the SPARQL 1.1 protocols to a server. Every query either runs is a file in ``queries/``.
+and list quads: :class:`~kg_decoder.graph.embedded_store.EmbeddedStore` (the default, the only
+class that opens Oxigraph) and :class:`~kg_decoder.graph.remote_store.RemoteStore` (the SPARQL
+1.1 protocols to a server). :mod:`~kg_decoder.graph.opening` opens either. Every query either
+runs is a file in ``queries/``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import itertools
 import os
 import tempfile
 import threading
-import time
-from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Optional, Sequence, Union
+from typing import BinaryIO, Callable, Iterable, Optional, Sequence, Union
 
-from pyoxigraph import (BlankNode, DefaultGraph, Literal, NamedNode, Quad, QueryBoolean, QueryResultsFormat,
-                        QuerySolutions, RdfFormat, Store, Triple, parse, parse_query_results, serialize)
+from pyoxigraph import (NamedNode, Quad, QueryBoolean, QueryResultsFormat, QuerySolutions, RdfFormat, Triple, parse,
+                        parse_query_results, serialize)
 
 from ..model import Rows
 from ..model.errors import (BlobMissing, KgDecoderError, LoadNotAllowed, MalformedQuery, MalformedUpdate, QueryError,
-                            ServiceNotAllowed, StoreError, StoreLocked, TooManyRows, UnknownEntity,
-                            UnknownStore)
-from .library import Library, MemoryLibrary, open_library
+                            ServiceNotAllowed, StoreError, UnknownEntity)
+from .answers import GRAPH_FORMATS, RESULT_FORMATS, capped_answer, evaluation_error
+from .library import Library, MemoryLibrary
 from .mapping import as_nquads
 from .priority import BackgroundCommitter, lower_storage_threads
 from .queries import query_file
 from .reads import GraphReads, snake
-from .snapshots import drop_all_snapshots, drop_snapshot, take_snapshot
 from .sparql_guard import check_services
-from .terms import is_iri
+from .terms import insert_data, is_iri, plain_text, python_value
 from .vocabulary import SOURCE_GRAPH
 
-if TYPE_CHECKING:
-    from .remote_store import StoreConfig
-
-# Media types of the SPARQL protocol's answers: solutions and booleans, and graphs.
-RESULT_FORMATS = {
-    "application/sparql-results+json": QueryResultsFormat.JSON, "application/json": QueryResultsFormat.JSON,
-    "application/sparql-results+xml": QueryResultsFormat.XML, "application/xml": QueryResultsFormat.XML,
-    "text/csv": QueryResultsFormat.CSV, "text/tab-separated-values": QueryResultsFormat.TSV,
-}
-GRAPH_FORMATS = {
-    "text/turtle": RdfFormat.TURTLE, "application/n-triples": RdfFormat.N_TRIPLES,
-    "application/ld+json": RdfFormat.JSON_LD,
-}
 StorePath = Union[str, os.PathLike, None]
 _GENERATIONS = itertools.count(1)
 
@@ -68,6 +45,7 @@ class KgStore(GraphReads):
     local folder for caches (the parse cache, renderings) or None; ``location`` names the store
     in messages.
 
+    >>> from kg_decoder.graph.opening import open_store
     >>> with open_store(None) as store:
     ...     len(store)
     0
@@ -197,7 +175,7 @@ class KgStore(GraphReads):
         try:
             solutions = self._evaluate(query.bound(bindings), {})
             names = [v.value for v in solutions.variables]
-            return [{snake(n): _python_value(row[n]) for n in names if row[n] is not None} for row in solutions]
+            return [{snake(n): python_value(row[n]) for n in names if row[n] is not None} for row in solutions]
         except OSError as exc:
             raise StoreError(f"reading the store at {self.location} failed: {exc}") from None
 
@@ -215,11 +193,13 @@ class KgStore(GraphReads):
 
     # ------------------------------------------------------------ a user's queries
 
-    def sparql(self, query: str, default_graph: Optional[list[str]] = None,
+    def _start_query(self, query: str, default_graph: Optional[list[str]] = None,
                named_graphs: Optional[list[str]] = None, union: bool = False, allow_service: Sequence[str] = (),
                timeout: Optional[float] = None):
         """Start a user's SPARQL query: Oxigraph's solutions, boolean or triples, to consume once, on this
         thread (a remote store's answer is read as it is consumed: its connection is held until then).
+        Private: :meth:`select_rows` and :meth:`answer` consume it where they start it, and hand out
+        rows or bytes that any thread may read.
 
         ``union`` makes the default graph the union of all graphs (provenance included).
         SERVICE is refused (ServiceNotAllowed) unless its endpoint is one of the ``allow_service``
@@ -247,16 +227,16 @@ class KgStore(GraphReads):
         calls = check_services(query, allow_service)
         solutions = None
         try:
-            solutions = self.sparql(query, allow_service=allow_service)
+            solutions = self._start_query(query, allow_service=allow_service)
             if not isinstance(solutions, QuerySolutions):
                 raise QueryError("only a SELECT query gives rows; ASK, CONSTRUCT and DESCRIBE are answered by the "
                                  "web app's /sparql")
             columns = [v.value for v in solutions.variables]
-            rows = [tuple(None if row[c] is None else _plain(row[c]) for c in columns) for row in solutions]
+            rows = [tuple(None if row[c] is None else plain_text(row[c]) for c in columns) for row in solutions]
         except SyntaxError as exc:
             raise self._unreadable_answer(exc, bool(calls)) from None
         except (OSError, RuntimeError, ValueError) as exc:
-            raise _evaluation_error(exc, bool(calls)) from None
+            raise evaluation_error(exc, bool(calls)) from None
         finally:
             solutions = None
         return Rows(columns=columns, rows=rows)
@@ -274,26 +254,26 @@ class KgStore(GraphReads):
         calls = check_services(query, allow_service)
         result = None
         try:
-            result = self.sparql(query, default_graph, named_graphs, union, allow_service, timeout)
+            result = self._start_query(query, default_graph, named_graphs, union, allow_service, timeout)
             if isinstance(result, QueryBoolean):
                 media = choose_format(RESULT_FORMATS)
                 return media, result.serialize(format=RESULT_FORMATS[media])
             if not isinstance(result, QuerySolutions):  # triples
                 media = choose_format(GRAPH_FORMATS)
-                lines = _capped(lambda out: result.serialize(out, format=RdfFormat.N_TRIPLES), row_cap)
+                lines = capped_answer(lambda out: result.serialize(out, format=RdfFormat.N_TRIPLES), row_cap)
                 if GRAPH_FORMATS[media] == RdfFormat.N_TRIPLES:
                     return media, lines
                 return media, serialize(parse(lines, format=RdfFormat.N_TRIPLES), format=GRAPH_FORMATS[media]) or b""
             media = choose_format(RESULT_FORMATS)
             # Written as TSV first (one line per row, so the cap counts rows), then as asked.
-            table = _capped(lambda out: result.serialize(out, format=QueryResultsFormat.TSV), row_cap + 1)
+            table = capped_answer(lambda out: result.serialize(out, format=QueryResultsFormat.TSV), row_cap + 1)
             if RESULT_FORMATS[media] == QueryResultsFormat.TSV:
                 return media, table
             return media, parse_query_results(table, QueryResultsFormat.TSV).serialize(format=RESULT_FORMATS[media])
         except SyntaxError as exc:
             raise self._unreadable_answer(exc, bool(calls)) from None
         except (OSError, RuntimeError, ValueError, TypeError) as exc:
-            raise _evaluation_error(exc, bool(calls)) from None
+            raise evaluation_error(exc, bool(calls)) from None
         finally:
             result = None
 
@@ -304,7 +284,7 @@ class KgStore(GraphReads):
         return StoreError(f"the store at {self.location} answered what does not parse{detail}")
 
     def sparql_update(self, update: str, allow_service: Sequence[str] = (), allow_load: Sequence[str] = ()) -> None:
-        """Run a user's SPARQL Update (one transaction); SERVICE as in :meth:`sparql`. ``LOAD`` fetches
+        """Run a user's SPARQL Update (one transaction); SERVICE as in :meth:`_start_query`. ``LOAD`` fetches
         a document from the URL it names, from this process: refused (LoadNotAllowed) unless that
         URL is one of ``allow_load`` or under one. A failed remote call's error says only that it failed."""
         calls = check_services(update, allow_service, allow_load, update=True)
@@ -313,7 +293,7 @@ class KgStore(GraphReads):
             with self._commit_lock:
                 self._run_commit(lambda: self._update(update, repeatable=False))
         except (OSError, RuntimeError, ValueError, QueryError) as exc:
-            raise _evaluation_error(exc, bool(calls), "the update") from None
+            raise evaluation_error(exc, bool(calls), "the update") from None
         self._committed()
 
     # ------------------------------------------------------------ bytes in the library
@@ -419,7 +399,7 @@ class KgStore(GraphReads):
                 quads = list(parse(nquads, format=RdfFormat.N_QUADS))
             except SyntaxError as exc:
                 raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
-            update = query_file(name).bound(values) + " ;\n" + _insert_data(quads)
+            update = query_file(name).bound(values) + " ;\n" + insert_data(quads)
             commit = lambda: self._update(update)  # noqa: E731
         else:
             commit = lambda: self._load(nquads)  # noqa: E731
@@ -481,290 +461,4 @@ class KgStore(GraphReads):
         return count
 
 
-class EmbeddedStore(KgStore):
-    """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None."""
-
-    def __init__(self, path: StorePath = None, read_only: bool = False, library: Optional[str] = None,
-                 library_options: Optional[dict] = None, snapshot: Optional[str] = None) -> None:
-        super().__init__()
-        if path is not None and not isinstance(path, (str, os.PathLike)):
-            raise StoreError(f"a store is a folder path (or None for one in memory), not a {type(path).__name__}")
-        self.path = Path(path) if path is not None else None
-        self.location = str(self.path) if self.path is not None else "in memory"
-        self.read_only = read_only
-        self._library_arguments = (library, library_options)
-        self._snapshots_taken = 0
-        self._lent_snapshot: Optional[Path] = None
-        if self.path is None:
-            self.graph = Store()
-            self.library = MemoryLibrary() if library is None else open_library(library, library_options)
-            return
-        graph_path = Path(snapshot) if snapshot is not None and read_only else self.path / "oxigraph"
-        try:
-            if read_only:
-                if not graph_path.is_dir():
-                    raise UnknownStore(f"there is no store at {self.path}")
-                self.graph = _read_only_graph(str(graph_path))
-            else:
-                self.path.mkdir(parents=True, exist_ok=True)
-                self.graph = Store(str(graph_path))
-        except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL in the path
-            if "lock" in str(exc).lower():
-                raise StoreLocked(
-                    f"the store at {self.path} is in use by another process (a running kg-decoder serve?): "
-                    f"stop it, or send the files to it with kg-decoder decode --server URL --token TOKEN"
-                ) from None
-            raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
-        self.library = open_library(library if library is not None else self.path / "library", library_options)
-
-    def __len__(self) -> int:
-        return len(self.graph)
-
-    def reader_location(self) -> Optional[tuple]:
-        if self.path is None:
-            return None
-        library, options = self._library_arguments
-        return ("embedded", str(self.path), library, options, None)
-
-    def _readers_location(self) -> tuple:
-        """A snapshot of the store as committed now (see :mod:`~kg_decoder.graph.snapshots`): readers
-        never open the folder this process writes."""
-        with self._commit_lock:
-            if not self._snapshots_taken:
-                drop_all_snapshots(self.path)  # left by a server of this store that stopped
-            self._snapshots_taken += 1
-            snapshot = take_snapshot(self.graph, self.path, f"{self.generation}-{self._snapshots_taken}")
-        return self.reader_location()[:-1] + (str(snapshot),)
-
-    @contextlib.contextmanager
-    def writer_lent(self):
-        """Let another process write this store meanwhile (a user's update, in a process that can be
-        killed): this process's writer is closed, its reads go to a snapshot taken now, and the writer
-        is opened again afterwards, with what the other process committed. Writes from this process
-        wait. StoreError for a store in memory or opened read-only."""
-        if self.path is None or self.read_only or self.graph is None:
-            raise StoreError(f"the store at {self.location} cannot be written by another process")
-        graph_path = str(self.path / "oxigraph")
-        with self._commit_lock:
-            if self._lent_snapshot is not None:  # the last lend's: its reads are long done
-                drop_snapshot(self._lent_snapshot)
-            self._snapshots_taken += 1
-            self._lent_snapshot = take_snapshot(self.graph, self.path, f"lent-{self._snapshots_taken}")
-            self.graph = _read_only_graph(str(self._lent_snapshot))  # the writer's last reference goes
-            try:
-                yield
-            finally:
-                self.graph = None
-                self.graph = _writable_graph(graph_path)
-                if self._committer is not None:
-                    lower_storage_threads()  # the reopened engine's threads
-        self._committed()
-
-    def _evaluate(self, query: str, options: dict, streamed: bool = False):
-        options.pop("timeout", None)  # cannot be interrupted here: isolate the caller instead (serve/workers.py)
-        try:  # Oxigraph's results are evaluated as they are consumed
-            return self.graph.query(query, **options)
-        except SyntaxError as exc:
-            raise MalformedQuery(f"the query does not parse: {exc}") from None
-        except ValueError as exc:  # an IRI of a graph that is not one
-            raise QueryError(str(exc)) from None
-
-    def _load(self, nquads: bytes) -> None:
-        try:
-            self.graph.load(nquads, format=RdfFormat.N_QUADS)
-        except SyntaxError as exc:
-            raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
-
-    def _update(self, update: str, repeatable: bool = True) -> None:
-        try:
-            self.graph.update(update)
-        except SyntaxError as exc:
-            raise MalformedUpdate(f"the update does not parse: {exc}") from None
-
-    def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
-        return self.graph.quads_for_pattern(None, None, None, graph)
-
-    def dump_nquads(self, output: BinaryIO) -> int:
-        self.graph.dump(output, format=RdfFormat.N_QUADS)
-        return len(self.graph)
-
-    def _cited_now(self) -> set[str]:
-        if not (self.read_only and self.path is not None):
-            return self.cited_blobs()
-        graph = _read_only_graph(str(self.path / "oxigraph"))  # the writer's commits up to now
-        return {row["sha256"].value for row in graph.query(query_file("library_references").text)}
-
-    def flush(self) -> None:
-        if self.path is not None and not self.read_only and self.graph is not None:
-            self.graph.flush()
-
-    def close(self) -> None:
-        """Flush and release the store (Oxigraph frees its lock when the last reference goes)."""
-        super().close()
-        if getattr(self, "graph", None) is None:
-            return
-        self.flush()
-        self.graph = None
-
-
-def _read_only_graph(path: str, attempts: int = 10) -> Store:
-    """The store at ``path`` as its writer has committed it up to now (a snapshot), opened beside the
-    writer; tried again while the writer's compaction removes a file the opening reads."""
-    for attempt in range(attempts):
-        try:
-            return Store.read_only(path)
-        except (OSError, RuntimeError) as exc:
-            if attempt == attempts - 1:
-                raise StoreError(f"cannot read the store at {path} while it is written: {exc}") from None
-            time.sleep(0.05 * (attempt + 1))
-    raise AssertionError("unreachable")
-
-
-def _writable_graph(path: str, wait: float = 30.0) -> Store:
-    """The store at ``path`` opened for writing, waiting up to ``wait`` seconds for another process
-    (the one it was lent to) to release it."""
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            return Store(path)
-        except (OSError, RuntimeError) as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                raise StoreError(f"cannot open the store at {path} for writing again: {exc}") from None
-            time.sleep(0.05)
-
-
-def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: bool = False,
-               library: Optional[str] = None, library_options: Optional[dict] = None,
-               create: bool = True) -> KgStore:
-    """Open (or create) a store: a folder (the embedded store), ``None`` for one in memory, an
-    ``http(s)://`` URL of a SPARQL server, a ``.toml`` file describing one, or a
-    :class:`~kg_decoder.graph.remote_store.StoreConfig`.
-
-    ``library`` puts the library elsewhere than ``<folder>/library``: a folder or any fsspec
-    URL (``s3://bucket/prefix``, with ``library_options`` such as ``endpoint_url``); a remote
-    store needs one. Raises StoreLocked when another process holds an embedded store for
-    writing; ``read_only`` opens it all the same, as it is at that moment (RocksDB's read-only
-    mode takes no lock). Not transactional itself: each write method of the store is one
-    transaction. A folder that holds no store raises UnknownStore when read, or written with
-    ``create=False``, and is left as it was.
-
-    >>> import tempfile
-    >>> with open_store(tempfile.mkdtemp()) as store:
-    ...     store.document_summaries()
-    []
-    """
-    from .remote_store import StoreConfig, RemoteStore, is_remote_location, read_store_config
-
-    if isinstance(location, StoreConfig) or is_remote_location(location):
-        config = location if isinstance(location, StoreConfig) else read_store_config(str(location))
-        if library is not None:
-            config = config.with_library(library, library_options)
-        return RemoteStore(config, read_only=read_only)
-    if not create and location is not None and isinstance(location, (str, os.PathLike)) \
-            and not (Path(location) / "oxigraph").is_dir():
-        raise UnknownStore(f"there is no store at {location}")
-    return EmbeddedStore(location, read_only=read_only, library=library, library_options=library_options)
-
-
-def open_reader(location: tuple) -> KgStore:
-    """A store opened read-only (in another process) from what :meth:`KgStore.share_with_readers`
-    told: an embedded store's snapshot, or the same remote store."""
-    kind, *details = location
-    if kind == "embedded":
-        path, library, library_options, snapshot = details
-        return EmbeddedStore(path, read_only=True, library=library, library_options=library_options, snapshot=snapshot)
-    from .remote_store import RemoteStore
-
-    return RemoteStore(details[0], read_only=True)
-
-
-def with_store(read_only: bool, create: bool = False):
-    """For a public function's keyword ``store``: a KgStore is used as given (and left open); a location
-    is opened for the call — read-only for a function that only reads — and closed after it. The
-    location must hold a store (UnknownStore, and nothing created, for a mistyped one) unless ``create``
-    (decoding and crawling start a store)."""
-
-    def wrap(function):
-        @functools.wraps(function)
-        def call(*args, store, **kwargs):
-            if isinstance(store, KgStore):
-                return function(*args, store=store, **kwargs)
-            with open_store(store, read_only=read_only, create=create) as opened:
-                return function(*args, store=opened, **kwargs)
-
-        return call
-
-    return wrap
-
-
-class _CappedOutput:
-    """A writer for Oxigraph's serialisers that stops past ``lines`` lines."""
-
-    def __init__(self, lines: int) -> None:
-        self.chunks: list[bytes] = []
-        self.lines, self.limit, self.over = 0, lines, False
-
-    def write(self, data) -> int:
-        data = bytes(data)
-        self.lines += data.count(b"\n")
-        if self.lines > self.limit:
-            self.over = True
-            raise OSError("row cap")
-        self.chunks.append(data)
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-
-def _capped(write: Callable, row_cap: int) -> bytes:
-    output = _CappedOutput(row_cap)
-    try:
-        write(output)
-    except OSError:
-        if output.over:
-            raise TooManyRows.over(row_cap) from None
-        raise
-    return b"".join(output.chunks)
-
-
-def _evaluation_error(exc: Exception, calls_service: bool, what: str = "the query") -> QueryError:
-    if isinstance(exc, (ServiceNotAllowed, LoadNotAllowed)) or (isinstance(exc, QueryError) and not calls_service):
-        return exc
-    if calls_service:  # Oxigraph puts the remote answer into its messages: never hand it on
-        return QueryError(f"{what} failed while calling a remote endpoint (SERVICE or LOAD)")
-    return QueryError(f"{what} failed: {str(exc)[:500]}")
-
-
-def _insert_data(quads: Iterable[Quad]) -> str:
-    lines = []
-    for quad in quads:
-        triple = Triple(quad.subject, quad.predicate, quad.object)
-        lines.append(f"{triple} ." if isinstance(quad.graph_name, DefaultGraph)
-                     else f"GRAPH {quad.graph_name} {{ {triple} }}")
-    return "INSERT DATA {\n" + "\n".join(lines) + "\n}"
-
-
-def _plain(term) -> str:
-    """A term as text: an IRI or a literal's lexical form; a blank node or triple term in N-Triples."""
-    if isinstance(term, (NamedNode, Literal)):
-        return term.value
-    return str(term)
-
-
-def _python_value(term):
-    if isinstance(term, NamedNode):
-        return term.value
-    if isinstance(term, (BlankNode, Triple)):
-        return str(term)
-    value = term.value
-    kind = term.datatype.value.rsplit("#", 1)[-1]
-    if kind == "integer":
-        return int(value)
-    if kind == "decimal":  # exact: a share computed by the query keeps its digits
-        return Decimal(value)
-    if kind in ("double", "float"):
-        return float(value)
-    if kind == "boolean":
-        return value == "true"
-    return value
+__all__ = ["KgStore", "StorePath"]

@@ -1,14 +1,16 @@
 """RDF terms from what a caller writes: a fact as (s, p, o) strings, SPARQL JSON terms or
-pyoxigraph terms, and fact files (Turtle, N-Triples, JSON lines), checked into triples."""
+pyoxigraph terms, and fact files (Turtle, N-Triples, JSON lines), checked into triples; and the
+store's terms as Python values and as SPARQL update text."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Any, Optional, Sequence, Union
+from decimal import Decimal
+from typing import Any, Iterable, Optional, Sequence, Union
 
-from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
+from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, parse
 
 from ..model.errors import InvalidFact
 
@@ -159,3 +161,39 @@ def _object(value: Any, number: int) -> Term:
             raise InvalidFact(f"triple {number}: {exc}") from None
         return Literal(text)
     raise InvalidFact(f"triple {number}: an object term must be of type uri or literal, not {kind!r}")
+
+
+def insert_data(quads: Iterable[Quad]) -> str:
+    """An ``INSERT DATA`` update that adds ``quads``."""
+    lines = []
+    for quad in quads:
+        triple = Triple(quad.subject, quad.predicate, quad.object)
+        lines.append(f"{triple} ." if isinstance(quad.graph_name, DefaultGraph)
+                     else f"GRAPH {quad.graph_name} {{ {triple} }}")
+    return "INSERT DATA {\n" + "\n".join(lines) + "\n}"
+
+
+def plain_text(term) -> str:
+    """A term as text: an IRI or a literal's lexical form; a blank node or triple term in N-Triples."""
+    if isinstance(term, (NamedNode, Literal)):
+        return term.value
+    return str(term)
+
+
+def python_value(term):
+    """A term as a Python value: IRIs and strings as text, numbers as int, Decimal or float, booleans."""
+    if isinstance(term, NamedNode):
+        return term.value
+    if isinstance(term, (BlankNode, Triple)):
+        return str(term)
+    value = term.value
+    kind = term.datatype.value.rsplit("#", 1)[-1]
+    if kind == "integer":
+        return int(value)
+    if kind == "decimal":  # exact: a share computed by the query keeps its digits
+        return Decimal(value)
+    if kind in ("double", "float"):
+        return float(value)
+    if kind == "boolean":
+        return value == "true"
+    return value

@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import Union
 
 from ..graph.queries import shipped_queries
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.opening import open_store
+from ..graph.store import KgStore, StorePath
 from ..model import Audit, Rows
 from ..model.errors import QueryError
 

@@ -12,7 +12,8 @@ from functools import lru_cache
 from typing import Optional, Union
 
 from ..graph.resources import resource_dir
-from ..graph.store import KgStore, StorePath, open_store
+from ..graph.opening import open_store
+from ..graph.store import KgStore, StorePath
 from ..model import ValidationReport, Violation
 from ..model.errors import InvalidFact, UnknownEntity
 

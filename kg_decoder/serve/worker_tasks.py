@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..cite.trace import trace
-from ..graph.store import EmbeddedStore, KgStore, open_reader
+from ..graph.embedded_store import EmbeddedStore
+from ..graph.opening import open_reader
+from ..graph.store import KgStore
 from ..model import TraceSource
 from .pages import page_image, rendered_page_image
 from .sparql import Answer, answer_query

@@ -33,7 +33,8 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit
 from ..decode.pipeline import decode
 from ..graph.mapping import WebFetch, fetch_quads
 from ..graph.reads import WebFetchState
-from ..graph.store import KgStore, StorePath, with_store
+from ..graph.opening import with_store
+from ..graph.store import KgStore, StorePath
 from ..model import (CrawledPage, CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, ProgressCallback,
                      options_from, report)
 from ..model.errors import DecodeError, DecodeTimeout, DocumentTooLarge, FetchFailed, InvalidOption, KgDecoderError

@@ -177,7 +177,7 @@ def test_the_cli_and_the_python_api_refuse_service_too(store, listener, tmp_path
     query = service_queries(listener.url)["subquery"]
     before = listener.requests
     with pytest.raises(kg_decoder.ServiceNotAllowed):
-        store.sparql(query)
+        store.select_rows(query)
     with pytest.raises(kg_decoder.ServiceNotAllowed):
         store.sparql_update(f"INSERT {{ ?a ?b ?c }} WHERE {{ SERVICE <{listener.url}> {{ ?a ?b ?c }} }}")
     cli_store = kg_decoder.open_store(tmp_path / "cli-store")

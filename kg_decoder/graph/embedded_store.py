@@ -1,0 +1,178 @@
+"""The embedded store: Oxigraph (RocksDB) in a folder, or in memory, with its library::
+
+    kg-store/
+      oxigraph/   the RDF store (RocksDB); one process may hold it for writing
+      library/    content-addressed bytes (see library.py)
+      snapshots/  checkpoints the web server's workers read (see snapshots.py)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+from typing import BinaryIO, Iterable, Optional
+
+from pyoxigraph import NamedNode, Quad, RdfFormat, Store
+
+from ..model.errors import MalformedQuery, MalformedUpdate, QueryError, StoreError, StoreLocked, UnknownStore
+from .library import MemoryLibrary, open_library
+from .priority import lower_storage_threads
+from .queries import query_file
+from .snapshots import drop_all_snapshots, drop_snapshot, take_snapshot
+from .store import KgStore, StorePath
+
+class EmbeddedStore(KgStore):
+    """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None."""
+
+    def __init__(self, path: StorePath = None, read_only: bool = False, library: Optional[str] = None,
+                 library_options: Optional[dict] = None, snapshot: Optional[str] = None) -> None:
+        super().__init__()
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise StoreError(f"a store is a folder path (or None for one in memory), not a {type(path).__name__}")
+        self.path = Path(path) if path is not None else None
+        self.location = str(self.path) if self.path is not None else "in memory"
+        self.read_only = read_only
+        self._library_arguments = (library, library_options)
+        self._snapshots_taken = 0
+        self._lent_snapshot: Optional[Path] = None
+        if self.path is None:
+            self.graph = Store()
+            self.library = MemoryLibrary() if library is None else open_library(library, library_options)
+            return
+        graph_path = Path(snapshot) if snapshot is not None and read_only else self.path / "oxigraph"
+        try:
+            if read_only:
+                if not graph_path.is_dir():
+                    raise UnknownStore(f"there is no store at {self.path}")
+                self.graph = _read_only_graph(str(graph_path))
+            else:
+                self.path.mkdir(parents=True, exist_ok=True)
+                self.graph = Store(str(graph_path))
+        except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL in the path
+            if "lock" in str(exc).lower():
+                raise StoreLocked(
+                    f"the store at {self.path} is in use by another process (a running kg-decoder serve?): "
+                    f"stop it, or send the files to it with kg-decoder decode --server URL --token TOKEN"
+                ) from None
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
+        self.library = open_library(library if library is not None else self.path / "library", library_options)
+
+    def __len__(self) -> int:
+        return len(self.graph)
+
+    def reader_location(self) -> Optional[tuple]:
+        if self.path is None:
+            return None
+        library, options = self._library_arguments
+        return ("embedded", str(self.path), library, options, None)
+
+    def _readers_location(self) -> tuple:
+        """A snapshot of the store as committed now (see :mod:`~kg_decoder.graph.snapshots`): readers
+        never open the folder this process writes."""
+        with self._commit_lock:
+            if not self._snapshots_taken:
+                drop_all_snapshots(self.path)  # left by a server of this store that stopped
+            self._snapshots_taken += 1
+            snapshot = take_snapshot(self.graph, self.path, f"{self.generation}-{self._snapshots_taken}")
+        return self.reader_location()[:-1] + (str(snapshot),)
+
+    @contextlib.contextmanager
+    def writer_lent(self):
+        """Let another process write this store meanwhile (a user's update, in a process that can be
+        killed): this process's writer is closed, its reads go to a snapshot taken now, and the writer
+        is opened again afterwards, with what the other process committed. Writes from this process
+        wait. StoreError for a store in memory or opened read-only."""
+        if self.path is None or self.read_only or self.graph is None:
+            raise StoreError(f"the store at {self.location} cannot be written by another process")
+        graph_path = str(self.path / "oxigraph")
+        with self._commit_lock:
+            if self._lent_snapshot is not None:  # the last lend's: its reads are long done
+                drop_snapshot(self._lent_snapshot)
+            self._snapshots_taken += 1
+            self._lent_snapshot = take_snapshot(self.graph, self.path, f"lent-{self._snapshots_taken}")
+            self.graph = _read_only_graph(str(self._lent_snapshot))  # the writer's last reference goes
+            try:
+                yield
+            finally:
+                self.graph = None
+                self.graph = _writable_graph(graph_path)
+                if self._committer is not None:
+                    lower_storage_threads()  # the reopened engine's threads
+        self._committed()
+
+    def _evaluate(self, query: str, options: dict, streamed: bool = False):
+        options.pop("timeout", None)  # cannot be interrupted here: isolate the caller instead (serve/workers.py)
+        try:  # Oxigraph's results are evaluated as they are consumed
+            return self.graph.query(query, **options)
+        except SyntaxError as exc:
+            raise MalformedQuery(f"the query does not parse: {exc}") from None
+        except ValueError as exc:  # an IRI of a graph that is not one
+            raise QueryError(str(exc)) from None
+
+    def _load(self, nquads: bytes) -> None:
+        try:
+            self.graph.load(nquads, format=RdfFormat.N_QUADS)
+        except SyntaxError as exc:
+            raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
+
+    def _update(self, update: str, repeatable: bool = True) -> None:
+        try:
+            self.graph.update(update)
+        except SyntaxError as exc:
+            raise MalformedUpdate(f"the update does not parse: {exc}") from None
+
+    def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
+        return self.graph.quads_for_pattern(None, None, None, graph)
+
+    def dump_nquads(self, output: BinaryIO) -> int:
+        self.graph.dump(output, format=RdfFormat.N_QUADS)
+        return len(self.graph)
+
+    def _cited_now(self) -> set[str]:
+        if not (self.read_only and self.path is not None):
+            return self.cited_blobs()
+        graph = _read_only_graph(str(self.path / "oxigraph"))  # the writer's commits up to now
+        return {row["sha256"].value for row in graph.query(query_file("library_references").text)}
+
+    def flush(self) -> None:
+        if self.path is not None and not self.read_only and self.graph is not None:
+            self.graph.flush()
+
+    def close(self) -> None:
+        """Flush and release the store (Oxigraph frees its lock when the last reference goes)."""
+        super().close()
+        if getattr(self, "graph", None) is None:
+            return
+        self.flush()
+        self.graph = None
+
+
+def _read_only_graph(path: str, attempts: int = 10) -> Store:
+    """The store at ``path`` as its writer has committed it up to now (a snapshot), opened beside the
+    writer; tried again while the writer's compaction removes a file the opening reads."""
+    for attempt in range(attempts):
+        try:
+            return Store.read_only(path)
+        except (OSError, RuntimeError) as exc:
+            if attempt == attempts - 1:
+                raise StoreError(f"cannot read the store at {path} while it is written: {exc}") from None
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _writable_graph(path: str, wait: float = 30.0) -> Store:
+    """The store at ``path`` opened for writing, waiting up to ``wait`` seconds for another process
+    (the one it was lent to) to release it."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return Store(path)
+        except (OSError, RuntimeError) as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise StoreError(f"cannot open the store at {path} for writing again: {exc}") from None
+            time.sleep(0.05)
+
+
+__all__ = ["EmbeddedStore"]

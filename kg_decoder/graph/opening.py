@@ -1,0 +1,80 @@
+"""Opening a store by where it is: a folder (embedded), memory, a SPARQL server's URL or a TOML file
+describing one; a store for a reader in another process; a store for the span of one call."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Optional, Union
+
+from ..model.errors import UnknownStore
+from .embedded_store import EmbeddedStore
+from .remote_store import RemoteStore, StoreConfig, is_remote_location, read_store_config
+from .store import KgStore, StorePath
+
+def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: bool = False,
+               library: Optional[str] = None, library_options: Optional[dict] = None,
+               create: bool = True) -> KgStore:
+    """Open (or create) a store: a folder (the embedded store), ``None`` for one in memory, an
+    ``http(s)://`` URL of a SPARQL server, a ``.toml`` file describing one, or a
+    :class:`~kg_decoder.graph.remote_store.StoreConfig`.
+
+    ``library`` puts the library elsewhere than ``<folder>/library``: a folder or any fsspec
+    URL (``s3://bucket/prefix``, with ``library_options`` such as ``endpoint_url``); a remote
+    store needs one. Raises StoreLocked when another process holds an embedded store for
+    writing; ``read_only`` opens it all the same, as it is at that moment (RocksDB's read-only
+    mode takes no lock). Not transactional itself: each write method of the store is one
+    transaction. A folder that holds no store raises UnknownStore when read, or written with
+    ``create=False``, and is left as it was.
+
+    >>> import tempfile
+    >>> with open_store(tempfile.mkdtemp()) as store:
+    ...     store.document_summaries()
+    []
+    """
+    from .remote_store import StoreConfig, RemoteStore, is_remote_location, read_store_config
+
+    if isinstance(location, StoreConfig) or is_remote_location(location):
+        config = location if isinstance(location, StoreConfig) else read_store_config(str(location))
+        if library is not None:
+            config = config.with_library(library, library_options)
+        return RemoteStore(config, read_only=read_only)
+    if not create and location is not None and isinstance(location, (str, os.PathLike)) \
+            and not (Path(location) / "oxigraph").is_dir():
+        raise UnknownStore(f"there is no store at {location}")
+    return EmbeddedStore(location, read_only=read_only, library=library, library_options=library_options)
+
+
+def open_reader(location: tuple) -> KgStore:
+    """A store opened read-only (in another process) from what :meth:`KgStore.share_with_readers`
+    told: an embedded store's snapshot, or the same remote store."""
+    kind, *details = location
+    if kind == "embedded":
+        path, library, library_options, snapshot = details
+        return EmbeddedStore(path, read_only=True, library=library, library_options=library_options, snapshot=snapshot)
+    from .remote_store import RemoteStore
+
+    return RemoteStore(details[0], read_only=True)
+
+
+def with_store(read_only: bool, create: bool = False):
+    """For a public function's keyword ``store``: a KgStore is used as given (and left open); a location
+    is opened for the call — read-only for a function that only reads — and closed after it. The
+    location must hold a store (UnknownStore, and nothing created, for a mistyped one) unless ``create``
+    (decoding and crawling start a store)."""
+
+    def wrap(function):
+        @functools.wraps(function)
+        def call(*args, store, **kwargs):
+            if isinstance(store, KgStore):
+                return function(*args, store=store, **kwargs)
+            with open_store(store, read_only=read_only, create=create) as opened:
+                return function(*args, store=opened, **kwargs)
+
+        return call
+
+    return wrap
+
+
+__all__ = ["open_reader", "open_store", "with_store"]
