@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 from typing import Optional, Union
 
 from ..graph.library import sha256_hex
-from ..graph.mapping import ChunkRecord, as_nquads, chunk_quads, chunking_activity_iri
+from ..graph.quads import as_nquads
+from ..graph.run_mapping import ChunkRecord, chunk_quads, chunking_activity_iri
 from ..graph.reads import PageInfo, TextElement
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath

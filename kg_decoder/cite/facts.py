@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Iterable, Optional, Sequence, Union
 
-from ..graph.mapping import FactRecord, SpanGroup, fact_quads
+from ..graph.run_mapping import FactRecord, SpanGroup, fact_quads
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..graph.terms import SpanLike, TripleLike, read_facts, to_triple

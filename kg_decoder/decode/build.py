@@ -15,7 +15,9 @@ from typing import Callable, Optional, Union
 
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
-from ..graph.mapping import DocumentRecord, EmbeddingLink, WebFetch, as_nquads, document_quads, origin_quads
+from ..graph.mapping import DocumentRecord, document_quads
+from ..graph.quads import as_nquads
+from ..graph.run_mapping import EmbeddingLink, WebFetch, origin_quads
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, Element, ElementOffset, PartitionSource,
                      Partitioned, ProgressCallback, TextDocument, report)
 from .assembly import assemble, element_text

@@ -17,7 +17,8 @@ from typing import BinaryIO, Optional, Union
 
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
-from ..graph.mapping import EmbeddingLink, FailureRecord, WebFetch, activity_iri, failure_quads, origin_quads
+from ..graph.quads import activity_iri
+from ..graph.run_mapping import EmbeddingLink, FailureRecord, WebFetch, failure_quads, origin_quads
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ProgressCallback,

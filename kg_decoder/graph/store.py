@@ -26,8 +26,8 @@ from ..model.errors import (BlobMissing, KgDecoderError, LoadNotAllowed, Malform
                             ServiceNotAllowed, StoreError, UnknownEntity)
 from .answers import GRAPH_FORMATS, RESULT_FORMATS, capped_answer, evaluation_error
 from .library import Library, MemoryLibrary
-from .mapping import as_nquads
 from .priority import BackgroundCommitter, lower_storage_threads
+from .quads import as_nquads
 from .queries import query_file
 from .reads import GraphReads, snake
 from .sparql_guard import check_services

@@ -31,7 +31,7 @@ from typing import Callable, Optional, Union
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from ..decode.pipeline import decode
-from ..graph.mapping import WebFetch, fetch_quads
+from ..graph.run_mapping import WebFetch, fetch_quads
 from ..graph.reads import WebFetchState
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
