@@ -26,10 +26,10 @@ SOURCES = ["layout-parser-paper-fast.pdf", "embedded-images-tables.pdf", "handbo
 def without_verification():
     """Undo, until called again, what verification adds to chunking; returns the function that restores it."""
     from kg_decoder.cite import chunks
-    from kg_decoder.graph import mapping, queries, store
+    from kg_decoder.graph import queries, run_mapping, store
     from kg_decoder.graph.vocabulary import tg
 
-    original_query, original_checked, original_anchor = store.query_file, chunks._checked, mapping._describe_anchor
+    original_query, original_checked, original_anchor = store.query_file, chunks._checked, run_mapping._describe_anchor
 
     def query_file(name: str):
         found = original_query(name)
@@ -43,10 +43,10 @@ def without_verification():
         if out.quads and out.quads[-1].predicate == tg("verification"):
             out.quads.pop()
 
-    store.query_file, chunks._checked, mapping._describe_anchor = query_file, lambda element: None, describe_anchor
+    store.query_file, chunks._checked, run_mapping._describe_anchor = query_file, lambda element: None, describe_anchor
 
     def restore() -> None:
-        store.query_file, chunks._checked, mapping._describe_anchor = original_query, original_checked, original_anchor
+        store.query_file, chunks._checked, run_mapping._describe_anchor = original_query, original_checked, original_anchor
 
     return restore
 
