@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "included; without it only a job that could not do its work exits 1")
     run.add_argument("--no-partition-cache", action="store_true",
                      help="partition again even when the same bytes were partitioned the same way before")
+    run.add_argument("--retry-partial", action="store_true",
+                     help="decode again files the store holds a partial decode of (a reading failed in them: see "
+                          "audit-partial-decodes), once the cause is mended")
     run.add_argument("--no-record-failures", action="store_true",
                      help="do not record failed decodes in the store (the failed-or-fallback audit lists them)")
     _pixel_argument(run)

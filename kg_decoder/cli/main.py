@@ -29,13 +29,12 @@ from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
 from ..graph.queries import query_file, shipped_queries
 from ..graph.resources import resource_dir
-from ..graph.remote_store import is_remote_location
-from ..graph.opening import open_store
+from ..graph.opening import open_for_reading, open_store
 from ..graph.store import KgStore
 from ..graph.terms import read_facts
 from ..graph.transfer import export_store, import_store
 from ..model import CrawlOptions, DecodeResult
-from ..model.errors import KgDecoderError, RequestError, StoreError, StoreLocked, UnknownEntity
+from ..model.errors import KgDecoderError, RequestError, UnknownEntity
 from ..quality.audits import run_audits
 from ..quality.validation import validate
 from ..sources.crawl import crawl
@@ -82,25 +81,20 @@ def iter_files(paths: Sequence[str]) -> Iterator[Path]:
             yield path
 
 
-def _store(args: argparse.Namespace, read_only: bool = False) -> KgStore:
-    """The store ``--store``, ``--library`` and ``--library-option`` name."""
-    return open_store(args.store, read_only=read_only, library=args.library,
-                      library_options=dict(args.library_option))
+def _store(args: argparse.Namespace, create: bool = True) -> KgStore:
+    """The store ``--store``, ``--library`` and ``--library-option`` name; ``create``: made where there is
+    none (UnknownStore otherwise)."""
+    return open_store(args.store, library=args.library, library_options=dict(args.library_option), create=create)
 
 
 def _reading_store(args: argparse.Namespace) -> KgStore:
-    """The store for a command that only reads: an embedded one read-only, as it is now, when another
-    process holds it."""
-    if is_remote_location(args.store):
-        return _store(args)
-    if not (Path(args.store) / "oxigraph").is_dir():
-        raise StoreError(f"there is no store at {args.store}")
-    try:
-        return _store(args)
-    except StoreLocked:
+    """The store for a command that only reads (see :func:`open_for_reading`)."""
+
+    def say_locked() -> None:
         print(f"kg-decoder: {args.store} is in use by another process (a running kg-decoder serve?): reading it "
               f"read-only, as it is now", file=sys.stderr)
-        return _store(args, read_only=True)
+
+    return open_for_reading(args.store, args.library, dict(args.library_option), on_locked=say_locked)
 
 
 def _json_progress(report) -> None:
@@ -146,7 +140,8 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
         store = _store(args)
         # Files whose decode the store holds answer from it: workers start only for the others (a re-run
         # of unchanged files starts none).
-        new = [path for path in files if not holds_decode(path, store, options)]
+        new = [path for path in files if not holds_decode(path, store, options, args.retry_partial)] \
+            if store.holds_documents() else files
         if new:
             # The workers warm up while LibreOffice renders the Office files ahead (many to one run).
             pool = stack.enter_context(WorkerPool(max(1, min(args.workers or available_cpus(), len(new)))))
@@ -172,7 +167,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
 
         result = decode(path, store=store, options=options, worker=worker,
                         record_failure=not args.no_record_failures,
-                        partition_cache=not args.no_partition_cache, progress=show)
+                        partition_cache=not args.no_partition_cache, progress=show, retry_partial=args.retry_partial)
         if chunking is not None:
             for document in result.documents():
                 chunk_document(document, store=store, options=chunking, progress=show)
@@ -274,7 +269,7 @@ def _document_iri(name: str) -> str:
 
 def _chunk(args: argparse.Namespace) -> int:
     options = chunk_options(args)
-    store = _store(args)
+    store = _store(args, create=False)
     documents = [_document_iri(name) for name in args.documents] or sorted(
         {summary.document for summary in store.document_summaries()})
     report = sys.stderr if args.emit else sys.stdout
@@ -291,7 +286,7 @@ def _chunk(args: argparse.Namespace) -> int:
 
 def _facts(args: argparse.Namespace) -> int:
     triples, spans = read_facts(args.file, format=args.format)
-    result = add_facts(args.chunk, triples, spans, store=_store(args), extractor=args.extractor)
+    result = add_facts(args.chunk, triples, spans, store=_store(args, create=False), extractor=args.extractor)
     print(f"{result.facts} facts {result.status} from {result.chunk} in {len(result.subgraphs)} subgraphs")
     return 0
 

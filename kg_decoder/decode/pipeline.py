@@ -84,6 +84,7 @@ def decode(
     partition_cache: bool = True,
     progress: Optional[ProgressCallback] = None,
     fetched: Optional[WebFetch] = None,
+    retry_partial: bool = False,
     **option_values,
 ) -> DecodeResult:
     """Decode a document (path, bytes or binary file object) into ``store``.
@@ -96,7 +97,9 @@ def decode(
     bytes; the CLI does this). ``partition_cache`` reuses an earlier partitioning of the same
     bytes with the same partition settings and versions (``<store>/partition-cache/``).
     ``progress`` is called with a :class:`Progress` at each stage. ``fetched`` records where
-    on the web the bytes came from (the crawler passes it).
+    on the web the bytes came from (the crawler passes it). ``retry_partial`` decodes again bytes the
+    store holds a partial decode of (a reading failed: LibreOffice missing, OCR out of memory), which
+    would otherwise answer "unchanged".
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -121,7 +124,7 @@ def decode(
         report(progress, "detect", 1, 1, f"detected {fmt.name} ({fmt.mime})")
         sha256 = sha256_hex(data)
         result = _decode_bytes(data, plain, sha256, fmt, file_name, settings, store, worker, partition_cache,
-                               progress, origin=fetched)
+                               progress, origin=fetched, retry_partial=retry_partial)
     except DecodeError as error:
         if record_failure:
             try:
@@ -231,7 +234,7 @@ def _record_failure(store: KgStore, data: bytes, file_name: Optional[str], optio
 def _decode_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name: Optional[str],
                   options: DecodeOptions, store: KgStore, worker: Optional[PartitionWorker], use_cache: bool = True,
                   progress: Optional[ProgressCallback] = None,
-                  origin: Union[EmbeddingLink, WebFetch, None] = None) -> DecodeResult:
+                  origin: Union[EmbeddingLink, WebFetch, None] = None, retry_partial: bool = False) -> DecodeResult:
     """Decode ``plain`` (``data`` itself, or its decrypted form); the document is ``data`` (``sha256``).
 
     ``origin`` (the parent an embedded file sits in, or a web fetch) is written with the
@@ -239,7 +242,7 @@ def _decode_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name
     """
     with _one_decode_of(sha256):
         return _decode_new_bytes(data, plain, sha256, fmt, file_name, options, store, worker, use_cache, progress,
-                                 origin)
+                                 origin, retry_partial)
 
 
 _in_flight: dict[str, list] = {}  # sha256 -> [lock, holders]: one decode of the same bytes at a time
@@ -266,12 +269,11 @@ def _one_decode_of(sha256: str):
 def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_name: Optional[str],
                       options: DecodeOptions, store: KgStore, worker: Optional[PartitionWorker], use_cache: bool,
                       progress: Optional[ProgressCallback],
-                      origin: Union[EmbeddingLink, WebFetch, None]) -> DecodeResult:
+                      origin: Union[EmbeddingLink, WebFetch, None], retry_partial: bool = False) -> DecodeResult:
     iri = document_iri(sha256)
     versions = decode_versions()
     states = store.document_states(iri)
-    if any(state.activity == activity_iri(sha256, options, versions) and state.file_name == file_name
-           for state in states):
+    if _held(store, iri, activity_iri(sha256, options, versions), file_name, states, retry_partial):
         if origin is not None:  # a later fetch replaces the earlier one's time, status and validators
             store.write_origin(iri, origin_quads(iri, origin), new_fetch=isinstance(origin, WebFetch))
         if options.rendered_positions and kept_rendering(store, sha256) is None and store.rendering_run(iri):
@@ -294,7 +296,7 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
     return built.result
 
 
-def holds_decode(path: Path, store: KgStore, options: DecodeOptions) -> bool:
+def holds_decode(path: Path, store: KgStore, options: DecodeOptions, retry_partial: bool = False) -> bool:
     """Whether ``store`` holds the decode of the file at ``path`` with these settings and versions (its
     decode would answer "unchanged"); False for a file that cannot be read (its decode says why)."""
     try:
@@ -302,9 +304,18 @@ def holds_decode(path: Path, store: KgStore, options: DecodeOptions) -> bool:
     except KgDecoderError:
         return False
     sha256 = sha256_hex(data)
-    wanted = activity_iri(sha256, options, decode_versions())
-    return any(state.activity == wanted and state.file_name == file_name
-               for state in store.document_states(document_iri(sha256)))
+    iri = document_iri(sha256)
+    return _held(store, iri, activity_iri(sha256, options, decode_versions()), file_name, store.document_states(iri),
+                 retry_partial)
+
+
+def _held(store: KgStore, iri: str, activity: str, file_name: Optional[str], states: list,
+          retry_partial: bool) -> bool:
+    """Whether the store holds this decode (its activity, under this file name), and it is not a partial one
+    to be tried again."""
+    if not any(state.activity == activity and state.file_name == file_name for state in states):
+        return False
+    return not (retry_partial and store.decode_problems(iri))
 
 
 def render_files_ahead(paths: list[Path], store: KgStore, options: DecodeOptions,

@@ -23,6 +23,7 @@ from .queries import query_file
 from .snapshots import drop_all_snapshots, drop_snapshot, take_snapshot
 from .store import KgStore, StorePath
 
+
 class EmbeddedStore(KgStore):
     """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None."""
 

@@ -8,10 +8,11 @@ import os
 from pathlib import Path
 from typing import Optional, Union
 
-from ..model.errors import UnknownStore
+from ..model.errors import StoreLocked, UnknownStore
 from .embedded_store import EmbeddedStore
 from .remote_store import RemoteStore, StoreConfig, is_remote_location, read_store_config
 from .store import KgStore, StorePath
+
 
 def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: bool = False,
                library: Optional[str] = None, library_options: Optional[dict] = None,
@@ -33,8 +34,6 @@ def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: 
     ...     store.document_summaries()
     []
     """
-    from .remote_store import StoreConfig, RemoteStore, is_remote_location, read_store_config
-
     if isinstance(location, StoreConfig) or is_remote_location(location):
         config = location if isinstance(location, StoreConfig) else read_store_config(str(location))
         if library is not None:
@@ -53,23 +52,36 @@ def open_reader(location: tuple) -> KgStore:
     if kind == "embedded":
         path, library, library_options, snapshot = details
         return EmbeddedStore(path, read_only=True, library=library, library_options=library_options, snapshot=snapshot)
-    from .remote_store import RemoteStore
-
     return RemoteStore(details[0], read_only=True)
+
+
+def open_for_reading(location: Union[StorePath, StoreConfig], library: Optional[str] = None,
+                     library_options: Optional[dict] = None, on_locked=None) -> KgStore:
+    """A store to read: it must exist (UnknownStore, and nothing created, for a location that holds
+    none). An embedded store is opened as its own writer would open it, so it reads what is committed;
+    only while another process holds it (a running ``kg-decoder serve``) is it opened read-only, as it
+    is at that moment (``on_locked`` is told first)."""
+    try:
+        return open_store(location, library=library, library_options=library_options, create=False)
+    except StoreLocked:
+        if on_locked is not None:
+            on_locked()
+        return open_store(location, read_only=True, library=library, library_options=library_options)
 
 
 def with_store(read_only: bool, create: bool = False):
     """For a public function's keyword ``store``: a KgStore is used as given (and left open); a location
-    is opened for the call — read-only for a function that only reads — and closed after it. The
-    location must hold a store (UnknownStore, and nothing created, for a mistyped one) unless ``create``
-    (decoding and crawling start a store)."""
+    is opened for the call (:func:`open_for_reading` for a function that only reads) and closed after
+    it. The location must hold a store (UnknownStore, and nothing created, for a mistyped one) unless
+    ``create`` (decoding and crawling start a store)."""
 
     def wrap(function):
         @functools.wraps(function)
         def call(*args, store, **kwargs):
             if isinstance(store, KgStore):
                 return function(*args, store=store, **kwargs)
-            with open_store(store, read_only=read_only, create=create) as opened:
+            opened = open_for_reading(store) if read_only else open_store(store, create=create)
+            with opened:
                 return function(*args, store=opened, **kwargs)
 
         return call
@@ -77,4 +89,4 @@ def with_store(read_only: bool, create: bool = False):
     return wrap
 
 
-__all__ = ["open_reader", "open_store", "with_store"]
+__all__ = ["open_for_reading", "open_reader", "open_store", "with_store"]

@@ -331,6 +331,10 @@ class GraphReads:
         """What the store holds of a document: one row per decode activity (none: not stored)."""
         return self._read("document_state", DocumentState, document=document)
 
+    def holds_documents(self) -> bool:
+        """Whether the store holds any document."""
+        return bool(self._rows("any_document"))
+
     def has_document(self, document: str) -> bool:
         return is_iri(document) and bool(self.document_states(document))
 

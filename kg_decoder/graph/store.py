@@ -127,13 +127,13 @@ class KgStore(GraphReads):
             return Path(self._scratch.name)
 
     def reader_location(self) -> Optional[tuple]:
-        """What another process needs to open this store read-only (see :func:`open_reader`), or None
+        """What another process needs to open this store read-only (see :func:`~kg_decoder.graph.opening.open_reader`), or None
         when it cannot (a store in memory)."""
         return None
 
     def share_with_readers(self, listener: Callable[[tuple], None]) -> None:
         """Other processes read this store while this one writes it: ``listener`` is told, now and
-        after each commit, where they read it as committed then (:func:`open_reader` opens that);
+        after each commit, where they read it as committed then (:func:`~kg_decoder.graph.opening.open_reader` opens that);
         each commit is flushed to the storage's tables. Only for a store :meth:`reader_location` names."""
         if self.reader_location() is None:
             raise StoreError(f"the store at {self.location} cannot be read by another process")
@@ -194,8 +194,8 @@ class KgStore(GraphReads):
     # ------------------------------------------------------------ a user's queries
 
     def _start_query(self, query: str, default_graph: Optional[list[str]] = None,
-               named_graphs: Optional[list[str]] = None, union: bool = False, allow_service: Sequence[str] = (),
-               timeout: Optional[float] = None):
+                     named_graphs: Optional[list[str]] = None, union: bool = False,
+                     allow_service: Sequence[str] = (), timeout: Optional[float] = None):
         """Start a user's SPARQL query: Oxigraph's solutions, boolean or triples, to consume once, on this
         thread (a remote store's answer is read as it is consumed: its connection is held until then).
         Private: :meth:`select_rows` and :meth:`answer` consume it where they start it, and hand out

@@ -191,7 +191,10 @@ def python_value(term):
     if kind == "integer":
         return int(value)
     if kind == "decimal":  # exact: a share computed by the query keeps its digits
-        return Decimal(value)
+        try:
+            return Decimal(value)
+        except ArithmeticError:  # an ill-typed literal: its text
+            return value
     if kind in ("double", "float"):
         return float(value)
     if kind == "boolean":

@@ -150,6 +150,7 @@ class DecodeOptions:
                 f"image-limits={self.max_image_bytes},{self.max_image_pixels}",
             ]
             + ([f"encoding={self.encoding.lower()}"] if self.encoding else [])
+            + ([f"mime={self.mime_type}"] if self.mime_type else [])
             + ([] if self.rendered_positions else ["rendered-positions=off"])
             + ([] if self.image_ocr == "auto" else [f"image-ocr={self.image_ocr}"])
             + ([] if self.pdf_tables else ["pdf-tables=off"])

@@ -22,8 +22,8 @@ def to_jsonable(value: Any) -> Any:
     """
     if isinstance(value, enum.Enum):
         return value.value
-    if isinstance(value, Decimal):  # a JSON number (read back as a float by most readers)
-        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, Decimal):  # a JSON number (read back as a float by most readers), or its text
+        return float(value) if value.is_finite() else str(value)
     if isinstance(value, KgDecoderError):
         return value.to_json()
     if is_dataclass(value) and not isinstance(value, type):
@@ -85,6 +85,7 @@ class FactsStatus(Status):
 class CrawlStatus(Status):
     PENDING = "pending"
     DECODED = "decoded"
+    PARTIAL = "partial"  # decoded, but a reading failed: the page's problems say which
     UNCHANGED = "unchanged"
     NOT_MODIFIED = "not modified"  # a 304: the stored document stands
     FAILED = "failed"
@@ -409,6 +410,7 @@ class CrawledPage(JsonResult):
     http_status: Optional[int] = None
     document: Optional[str] = None
     error: Optional[DecodeError] = None
+    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass

@@ -412,6 +412,7 @@ def _visit(page: CrawledPage, fetcher: Fetcher, robots: RobotsRules, host: str, 
                              file_name=_file_name(fetched.url), record_failure=True,
                              fetched=_web_fetch(fetched, linked_from))
             page.status, page.document = CrawlStatus(decoded.status.value), decoded.document
+            page.problems = decoded.problems
         documents[page.url] = page.document
         if fetched.url != page.url:
             documents[fetched.url] = page.document

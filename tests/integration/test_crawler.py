@@ -294,3 +294,30 @@ def test_a_character_set_given_by_the_caller_is_the_one_used(store):
     assert text_of(store, result.document).strip() == "Щука и ёж"
     with pytest.raises(kg_decoder.InvalidOption, match="character set"):
         kg_decoder.decode(short, store=store, file_name="short.txt", encoding="no-such-charset")
+
+
+def test_a_page_decoded_in_part_is_crawled_as_partial_with_its_problems(store, tmp_path):
+    import drawn_parts
+
+    damaged = drawn_parts.make_damaged_form_pdf(tmp_path / "form.pdf").read_bytes()
+
+    class Form(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/pdf")
+            self.send_header("Content-Length", str(len(damaged)))
+            self.end_headers()
+            self.wfile.write(damaged)
+
+        def log_message(self, *args):
+            pass
+
+    server = serve(Form)
+    try:
+        result = crawl(f"http://127.0.0.1:{server.server_port}/form.pdf", store=store, **FAST)
+    finally:
+        server.shutdown()
+        server.server_close()
+    [page] = result.pages
+    assert page.status == kg_decoder.CrawlStatus.PARTIAL and [p.code for p in page.problems] == ["forms-not-read"]
+    assert "Application form" in text_of(store, page.document)

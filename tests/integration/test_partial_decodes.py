@@ -57,6 +57,9 @@ def test_decoding_the_same_file_again_reads_its_problems_back(damaged):
     again = kg_decoder.decode(path, store=store)
     assert again.status == kg_decoder.DecodeStatus.UNCHANGED
     assert again.problems == result.problems
+    retried = kg_decoder.decode(path, store=store, retry_partial=True)  # read again, not answered from the store
+    assert retried.status == kg_decoder.DecodeStatus.PARTIAL and retried.partition_source == "partitioned"
+    assert retried.problems == result.problems
 
 
 def test_a_document_read_whole_has_no_problem_and_a_new_decode_replaces_the_old_ones(damaged, tmp_path):
