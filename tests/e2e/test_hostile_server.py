@@ -154,9 +154,9 @@ def test_quote_traces_over_every_document_are_bounded_and_stopped_when_the_clien
     connection = socket.create_connection((address.hostname, address.port))
     connection.sendall(f"GET /api/trace?quote=the HTTP/1.1\r\nHost: {address.netloc}\r\n\r\n".encode())
     started = time.monotonic()  # a worker is at it soon (it may open the store first, on a loaded machine)
-    while tree_cpu(server.pid) - idle <= 0.2 and time.monotonic() - started < 3.0:
+    while tree_cpu(server.pid) - idle <= 0.1 and time.monotonic() - started < 3.5:
         time.sleep(0.1)
-    assert tree_cpu(server.pid) - idle > 0.2
+    assert tree_cpu(server.pid) - idle > 0.1  # (a tenth of a CPU-second: on a loaded machine it starts slowly)
     connection.close()
     time.sleep(0.7)
     busy = tree_cpu(server.pid)

@@ -75,7 +75,9 @@ def test_serve_gives_the_worker_the_last_cpu_and_the_requests_the_others(tmp_pat
     base, server = serve_process(tmp_path / "store", "--write-token", "t")
     try:
         cpus = sorted(os.sched_getaffinity(0))
-        [worker] = [int(pid) for pid in open(f"/proc/{server.pid}/task/{server.pid}/children").read().split()]
+        children = [int(pid) for pid in open(f"/proc/{server.pid}/task/{server.pid}/children").read().split()]
+        # the decoding worker, not the workers that answer requests (serve/workers.py)
+        [worker] = [pid for pid in children if b"warm_up_decoding" in open(f"/proc/{pid}/cmdline", "rb").read()]
         assert os.sched_getscheduler(worker) == os.SCHED_IDLE
         if len(cpus) >= 2:
             assert os.sched_getaffinity(worker) == {cpus[-1]}
