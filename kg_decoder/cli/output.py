@@ -59,10 +59,14 @@ def short(value) -> str:
 def decoded_row(path: Path, result: DecodeResult) -> list[str]:
     parts = [_count(result.pages, "page"), _count(result.sections, "section")]
     layout = ", ".join(part for part in parts if part)
-    status = str(result.status)
-    if result.problems:  # which readings failed; `kg-decoder query audit-partial-decodes` says where and how
-        status += f" ({', '.join(sorted({problem.code for problem in result.problems}))})"
+    status = status_with_problems(str(result.status), [problem.code for problem in result.problems])
     return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images), status]
+
+
+def status_with_problems(status: str, codes: Sequence[str]) -> str:
+    """A decode's status with the readings that failed in a partial one (``kg-decoder query
+    audit-partial-decodes`` says where and how)."""
+    return status + (f" ({', '.join(sorted(set(codes)))})" if codes else "")
 
 
 def embedded_row(parent: Path, embedded: EmbeddedResult) -> list[str]:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from ..model import ChunkOptions, DecodeOptions
 from ..model.errors import FetchFailed, Forbidden, RequestError, refuses_input
-from .output import emit_jsonl, table
+from .output import emit_jsonl, status_with_problems, table
 
 _SENT_OPTIONS = ("strategy", "ocr_languages", "section_strategy", "section_element_count", "section_max_size",
                  "section_within_pages", "password", "mime_type", "encoding", "embedded_depth",
@@ -53,7 +53,9 @@ def upload(files: list[Path], server: str, token: Optional[str], options: Decode
         layout = ", ".join(part for part in (f"{pages} pages" if pages else "", f"{sections} sections"
                                              if sections else "") if part)
         rows.append([str(path), answer.get("format", ""), layout, str(answer.get("elements", "")),
-                     str(answer.get("tables", "")), str(answer.get("images", "")), _status(answer)])
+                     str(answer.get("tables", "")), str(answer.get("images", "")),
+                     status_with_problems(answer.get("status", ""),
+                                          [problem.get("code", "") for problem in answer.get("problems") or []])])
         if emit == "jsonl":
             emit_jsonl([{"document": answer.get("document"), "pages": answer.get("pages"),
                          "sections": answer.get("sections")}])
@@ -95,9 +97,3 @@ def _post_file(endpoint: str, token: str, path: Path, values: dict) -> dict:
         raise RequestError(message, code=answer.get("error") or "http-error", http_status=exc.code) from None
     except (url_error.URLError, OSError, ValueError) as exc:
         raise FetchFailed(f"cannot reach {endpoint}: {getattr(exc, 'reason', exc)}") from None
-
-
-def _status(answer: dict) -> str:
-    """The decode's status, with the readings that failed in a partial one (as the local table says it)."""
-    codes = sorted({problem.get("code", "") for problem in answer.get("problems") or []})
-    return answer.get("status", "") + (f" ({', '.join(codes)})" if codes else "")
