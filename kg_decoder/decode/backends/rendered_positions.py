@@ -11,6 +11,7 @@ store, is what a trace later aligns the quoted characters with.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import subprocess
 import unicodedata
 from functools import lru_cache
@@ -50,8 +51,11 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
     except pdfium.PdfiumError:
         partitioned.problems.append(Problem.of("not-rendered", "the rendering of the document could not be read"))
         return
+    # The fonts' heights of every page from one parse of the rendering (kept under ``key`` meanwhile):
+    # parsed again for each page, a long document's rendering cost time in the square of its pages.
+    key = f"rendering-{hashlib.sha256(pdf).hexdigest()}"
     try:
-        pages = [page_text(document[i], declared_heights(pdf, i + 1)) for i in range(len(document))]
+        pages = [page_text(document[i], declared_heights(pdf, i + 1, key)) for i in range(len(document))]
         sizes = [tuple(round(v, 3) for v in document[i].get_size()) for i in range(len(document))]
         pictures = _rendered_pictures(document)
     finally:
