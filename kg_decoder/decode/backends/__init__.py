@@ -70,14 +70,21 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
     started = time.monotonic()
     fmt = FORMATS[format_name]
     backend = backend_for(format_name)
-    partitioned = backend.partition(data, fmt, options, progress)
+    # The rendering the elements are placed on is made while they are found (LibreOffice is a process
+    # of its own): a long document's rendering then costs little more than reading it.
+    pending = backend.start_rendering(data, fmt, options) if rendered is None else None
     try:
-        merged = backend.images(data, fmt, partitioned.elements, partitioned.pages)
-    except Exception as exc:  # format libraries raise anything on odd pictures: keep the text
-        partitioned.problems.append(Problem.of("pictures-not-read", "the pictures could not be read", exc))
-    else:
-        partitioned.elements = [replace(element, index=i) for i, element in enumerate(merged)]
-    backend.place(data, fmt, partitioned, options, rendered)
+        partitioned = backend.partition(data, fmt, options, progress)
+        try:
+            merged = backend.images(data, fmt, partitioned.elements, partitioned.pages)
+        except Exception as exc:  # format libraries raise anything on odd pictures: keep the text
+            partitioned.problems.append(Problem.of("pictures-not-read", "the pictures could not be read", exc))
+        else:
+            partitioned.elements = [replace(element, index=i) for i, element in enumerate(merged)]
+        backend.place(data, fmt, partitioned, options, rendered if rendered is not None else pending)
+    finally:
+        if pending is not None:
+            pending.cancel()
     read_image_texts(partitioned, options, started)
     if not any(element.text.strip() for element in partitioned.elements if not element.is_image):
         partitioned.warnings.append(_no_text_warning(partitioned))

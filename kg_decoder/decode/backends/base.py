@@ -9,7 +9,7 @@ shows. Defaults say "nothing of the kind": a backend overrides what its formats 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Protocol, Union
 
 from ...model import DecodeOptions, Element, Page, PageText, Partitioned, ProgressCallback
 from ..embedded import EmbeddedFile
@@ -32,6 +32,20 @@ def drawing_scale(width: float, height: float, scale: float) -> float:
 
 # A function that turns a document of an Office format into a PDF (LibreOffice), cached by its caller.
 PdfConverter = Callable[[bytes, str], Optional[bytes]]
+
+
+class PendingRendering(Protocol):
+    """A rendering of the document under way beside its partition (see :meth:`Backend.start_rendering`)."""
+
+    def result(self) -> Optional[bytes]:
+        """The rendering once done (None: it could not be made)."""
+
+    def cancel(self) -> None:
+        """Stop it if it still goes on (nothing once done)."""
+
+
+# What :meth:`Backend.place` places elements on: a rendering made ahead, one under way, or none yet.
+Rendered = Union[bytes, PendingRendering, None]
 
 
 @dataclass(frozen=True)
@@ -72,10 +86,15 @@ class Backend:
         """``elements`` with the document's pictures merged in reading order."""
         return elements
 
+    def start_rendering(self, data: bytes, fmt: Format, options: DecodeOptions) -> Optional[PendingRendering]:
+        """Start the rendering :meth:`place` will place elements on, to go on while the document is
+        partitioned; None when the format is not placed on one."""
+        return None
+
     def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions,
-              rendered: Optional[bytes] = None) -> None:
+              rendered: Rendered = None) -> None:
         """Give elements whose format states no position a page and a box (by rendering the document,
-        or on ``rendered``, its rendering made ahead)."""
+        or on ``rendered``: its rendering made ahead, or the one :meth:`start_rendering` started)."""
 
     def embedded_files(self, data: bytes, fmt: Format, budget: int) -> list[EmbeddedFile]:
         """The files inside the document (attachments, embedded objects), reading at most ``budget`` bytes."""

@@ -3,17 +3,19 @@ their sheet, and pages drawn through LibreOffice's conversion to PDF."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Optional
 
 from ...model import DecodeOptions, Element, PageText, Partitioned
-from .base import Backend, Format, PdfConverter
+from .base import Backend, Format, PdfConverter, PendingRendering, Rendered
 from .pdf import render_pdf_page
 from .pdf_text_layer import read_page
 from .rendered_positions import place_by_rendering
@@ -61,16 +63,25 @@ class OfficeBackend(Backend):
     def renders_pages(self, fmt: Format) -> bool:
         return True
 
-    def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions,
-              rendered: Optional[bytes] = None) -> None:
+    def start_rendering(self, data: bytes, fmt: Format, options: DecodeOptions) -> Optional[PendingRendering]:
         if not options.rendered_positions or fmt.name not in RENDERED_FOR_POSITIONS:
-            return
-        if rendered is not None:  # rendered ahead, with other documents in one LibreOffice run
-            place_by_rendering(data, fmt.name, partitioned, lambda raw, name: rendered)
-            return
+            return None
         # Half the document's time limit at most, so a renderer that hangs cannot cost the decode.
         limit = min(RENDER_SECONDS, options.timeout_seconds / 2) if options.timeout_seconds else RENDER_SECONDS
-        place_by_rendering(data, fmt.name, partitioned, lambda raw, name: libreoffice_pdf(raw, name, limit))
+        return Conversion([(data, fmt.name)], limit)
+
+    def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions,
+              rendered: Rendered = None) -> None:
+        if not options.rendered_positions or fmt.name not in RENDERED_FOR_POSITIONS:
+            return
+        pending = rendered if rendered is not None else self.start_rendering(data, fmt, options)
+        if isinstance(pending, bytes):  # rendered ahead, with other documents in one LibreOffice run
+            place_by_rendering(data, fmt.name, partitioned, lambda raw, name: pending)
+            return
+        try:
+            place_by_rendering(data, fmt.name, partitioned, lambda raw, name: pending.result())
+        finally:
+            pending.cancel()
 
     def page_text(self, data: bytes, fmt: Format, page_number: int,
                   rendered: Optional[bytes] = None) -> Optional[PageText]:
@@ -95,29 +106,68 @@ def libreoffice_pdfs(documents: list[tuple[bytes, str]], timeout: float = 180.0,
     as ``docx:MS Word 2007 XML``) by one LibreOffice run, each or None.
 
     One run for many documents pays LibreOffice's start-up (most of a small document's
-    conversion) once. LibreOffice runs in a process group of its own, all of it killed past
-    ``timeout`` (its launcher starts the real office process as a child that outlives a plain kill)."""
-    soffice = shutil.which("soffice")
-    if soffice is None or not documents:
-        return [None] * len(documents)
-    with tempfile.TemporaryDirectory() as folder:
+    conversion) once."""
+    return Conversion(documents, timeout, target).results()
+
+
+class Conversion:
+    """A LibreOffice run converting documents (bytes, format name), started at once and going on
+    beside whatever the caller does next (a long document renders while unstructured partitions
+    it); :meth:`results` waits for it. LibreOffice runs in a process group of its own, all of it
+    killed past ``timeout`` seconds from the start (its launcher starts the real office process as
+    a child that outlives a plain kill) or by :meth:`cancel`."""
+
+    def __init__(self, documents: list[tuple[bytes, str]], timeout: float = 180.0, target: str = "pdf") -> None:
+        self._count, self._extension = len(documents), target.split(":", 1)[0]
+        self._deadline = time.monotonic() + timeout
+        self._process: Optional[subprocess.Popen] = None
+        self._folder: Optional[tempfile.TemporaryDirectory] = None
+        soffice = shutil.which("soffice")
+        if soffice is None or not documents:
+            return
+        self._folder = tempfile.TemporaryDirectory()
+        folder = self._folder.name
         sources = []
         for number, (data, format_name) in enumerate(documents):
             source = Path(folder) / f"document-{number}.{format_name}"
             source.write_bytes(data)
             sources.append(str(source))
         try:
-            process = subprocess.Popen([soffice, "--headless", f"-env:UserInstallation=file://{folder}/profile",
-                                        "--convert-to", target, "--outdir", folder, *sources],
-                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, start_new_session=True)
+            self._process = subprocess.Popen([soffice, "--headless", f"-env:UserInstallation=file://{folder}/profile",
+                                              "--convert-to", target, "--outdir", folder, *sources],
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError:
-            return [None] * len(documents)
+            self.cancel()
+
+    def result(self) -> Optional[bytes]:
+        """The first document's conversion, or None (a run of one document)."""
+        return self.results()[0]
+
+    def results(self) -> list[Optional[bytes]]:
+        """Each document's conversion, or None; the run's files are gone afterwards."""
+        if self._process is None or self._folder is None:
+            self.cancel()
+            return [None] * self._count
         try:
-            process.wait(timeout=timeout)
+            self._process.wait(timeout=max(0.0, self._deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        extension = target.split(":", 1)[0]
-        produced = [Path(folder) / f"document-{number}.{extension}" for number in range(len(documents))]
-        return [path.read_bytes() if path.is_file() else None for path in produced]
+            self._kill()
+        produced = [Path(self._folder.name) / f"document-{number}.{self._extension}" for number in range(self._count)]
+        converted = [path.read_bytes() if path.is_file() else None for path in produced]
+        self.cancel()
+        return converted
+
+    def cancel(self) -> None:
+        """Stop the run if it still goes on and remove its files (nothing if already done)."""
+        if self._process is not None and self._process.poll() is None:
+            self._kill()
+        self._process = None
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        self._process.wait()

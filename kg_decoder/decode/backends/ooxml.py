@@ -17,7 +17,7 @@ from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, Prob
 from ...model.errors import CorruptDocument, EmptyDocument
 from ..embedded import OLE_MAGIC, EmbeddedFile, over_budget, unpack_ole
 from ..images import EMU_PER_POINT, describe_image, merge_after_text
-from .base import Format
+from .base import Format, Rendered
 from .docx_parts import docx_extras, readable_docx
 from .office import OfficeBackend, locate_sheet_tables
 from .ooxml_package import insert_after_page, ordered_parts, relationship_targets
@@ -62,7 +62,7 @@ class OoxmlBackend(OfficeBackend):
         return partitioned
 
     def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions,
-              rendered: Optional[bytes] = None) -> None:
+              rendered: Rendered = None) -> None:
         super().place(data, fmt, partitioned, options, rendered)
         if fmt.name == "pptx":  # a slide's table states where its cells are
             place_slide_table_cells(data, partitioned.elements)
