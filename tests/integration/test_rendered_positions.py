@@ -248,3 +248,32 @@ def test_a_trace_reads_the_rendering_made_when_decoding_and_never_renders(paged)
     finally:
         if not rendered.exists():
             rendered.write_bytes(kept)
+
+
+def test_a_long_rendering_is_read_in_page_ranges_by_forked_readers_alike(paged, monkeypatch):
+    """Pages read side by side by forked processes are those one process reads, in order; a reader that
+    dies has its pages read by the decode itself."""
+    import os
+
+    from kg_decoder.decode.backends import rendered_positions
+
+    store, docx, _ = paged
+    pdf = rendered_file(store, docx).read_bytes()
+    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "1")
+    alone = rendered_positions._read_pages(pdf, 3)
+    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "3")
+    monkeypatch.setattr(rendered_positions, "_PAGES_PER_READER", 1)
+
+    def same(pages):
+        return [(p.chars, p.stream, p.rows) for p in pages] == [(p.chars, p.stream, p.rows) for p in alone]
+
+    assert sum(len(page.chars) for page in alone) > 0 and same(rendered_positions._read_pages(pdf, 3))
+    decoder, reading = os.getpid(), rendered_positions._pages_of
+
+    def dies_in_a_reader(*arguments):
+        if os.getpid() != decoder:
+            os._exit(3)
+        return reading(*arguments)
+
+    monkeypatch.setattr(rendered_positions, "_pages_of", dies_in_a_reader)
+    assert same(rendered_positions._read_pages(pdf, 3))

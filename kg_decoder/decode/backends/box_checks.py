@@ -9,6 +9,7 @@ is the union of is.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 
@@ -67,11 +68,20 @@ def check_pdf_boxes(pdf, elements: list[Element], numbers: set[int]) -> None:
 
 def check_rendered_boxes(elements: list[Element], pages: list[PageText]) -> None:
     """Check the boxes of the elements placed on a rendering with the rendering's characters."""
+    heights: dict[int, tuple[list[float], list[int]]] = {}  # page index -> its characters by the height of their middle
     for element in elements:
         if not _unchecked(element) or element.rendered_page is None or element.rendered_page > len(pages):
             continue
         page = pages[element.rendered_page - 1]
-        inside = "".join(char.char for char in page.chars if middle_within(char.box, element.bbox, _SLACK))
+        if element.rendered_page not in heights:
+            order = sorted(range(len(page.chars)), key=lambda i: page.chars[i].box[1] + page.chars[i].box[3])
+            heights[element.rendered_page] = ([page.chars[i].box[1] + page.chars[i].box[3] for i in order], order)
+        middles, order = heights[element.rendered_page]
+        # Only the characters whose middle is as high as the box grown by the slack can be inside it (in page order).
+        rows = order[bisect.bisect_left(middles, 2 * (element.bbox[1] - _SLACK) - 1e-6):
+                     bisect.bisect_right(middles, 2 * (element.bbox[3] + _SLACK) + 1e-6)]
+        inside = "".join(page.chars[i].char for i in sorted(rows)
+                         if middle_within(page.chars[i].box, element.bbox, _SLACK))
         element.verification = Verification.VERIFIED if holds(inside, element.text) else Verification.ELEMENT
 
 

@@ -10,8 +10,13 @@ store, is what a trace later aligns the quoted characters with.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import difflib
 import hashlib
+import os
+import pickle
+import signal
 import subprocess
 import unicodedata
 from functools import lru_cache
@@ -32,6 +37,7 @@ _RUNNING = {"Header", "Footer", "PageHeader", "PageFooter"}  # repeated on pages
 # a comment on the words it marks): found without moving on either.
 _BESIDE_THE_FLOW = {"Footnote", "Endnote", "TextBox", "Comment"}
 _SLIDES = ("pptx", "ppt")  # one rendered page per slide
+_PAGES_PER_READER = 64  # a rendering read by one process per so many pages (a fork costs more than a few pages)
 _ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their width:height agree this well
 
 
@@ -51,21 +57,100 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
     except pdfium.PdfiumError:
         partitioned.problems.append(Problem.of("not-rendered", "the rendering of the document could not be read"))
         return
-    # The fonts' heights of every page from one parse of the rendering (kept under ``key`` meanwhile):
-    # parsed again for each page, a long document's rendering cost time in the square of its pages.
-    key = f"rendering-{hashlib.sha256(pdf).hexdigest()}"
     try:
-        pages = [page_text(document[i], declared_heights(pdf, i + 1, key)) for i in range(len(document))]
-        sizes = [tuple(round(v, 3) for v in document[i].get_size()) for i in range(len(document))]
+        count = len(document)
+        sizes = [tuple(round(v, 3) for v in document[i].get_size()) for i in range(count)]
         pictures = _rendered_pictures(document)
     finally:
         document.close()
+    pages = _read_pages(pdf, count)
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
     check_rendered_boxes(partitioned.elements, pages)
     if format_name not in _SLIDES:  # a slide's tables state their cells' geometry
         place_rendered_table_cells(partitioned.elements, pages)
     placed += _place_pictures(partitioned.elements, pictures)
     partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=sizes, pdf=pdf, placed=placed)
+
+
+def _read_pages(pdf: bytes, count: int) -> list[PageText]:
+    """The characters of every page of the rendering; a long one in page ranges read side by side by
+    forked processes, as many as this process's share of the CPUs (a page's reading is most of what
+    placing a long document costs)."""
+    # The fonts' heights of every page from one parse of the rendering: parsed again for each page, a
+    # long document's rendering cost time in the square of its pages.
+    key = f"rendering-{hashlib.sha256(pdf).hexdigest()}"
+    heights = [declared_heights(pdf, number, key) for number in range(1, count + 1)]
+    readers = min(_cpu_share(), count // _PAGES_PER_READER) if hasattr(os, "fork") else 1
+    bounds = [count * k // max(readers, 1) for k in range(max(readers, 1) + 1)]
+    forked = [_RangeReader(pdf, heights, range(bounds[k], bounds[k + 1])) for k in range(1, readers)]
+    try:
+        pages = _pages_of(pdf, heights, range(bounds[0], bounds[1]))
+        for reader in forked:
+            pages += reader.pages()
+    finally:
+        for reader in forked:
+            reader.stop()
+    return pages
+
+
+def _pages_of(pdf: bytes, heights: list[dict], numbers: range) -> list[PageText]:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(pdf)
+    try:
+        return [page_text(document[i], heights[i]) for i in numbers]
+    finally:
+        document.close()
+
+
+def _cpu_share() -> int:
+    """The CPUs this process may use: the worker's share when it was given one, else all it may run on."""
+    from ..worker import THREADS_VARIABLE
+
+    if os.environ.get(THREADS_VARIABLE, "").isdigit():
+        return max(1, int(os.environ[THREADS_VARIABLE]))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+class _RangeReader:
+    """A forked process reading a range of the rendering's pages, its answer pickled through a pipe. It
+    dies with this process; a reader that fails has its pages read here instead."""
+
+    def __init__(self, pdf: bytes, heights: list[dict], numbers: range) -> None:
+        self._pdf, self._heights, self._numbers = pdf, heights, numbers
+        read_end, write_end = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # the reader: nothing of this process's own runs here (no atexit, no handlers)
+            status = 1
+            try:
+                os.close(read_end)
+                ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when its parent is
+                with os.fdopen(write_end, "wb") as out:
+                    pickle.dump(_pages_of(pdf, heights, numbers), out, protocol=pickle.HIGHEST_PROTOCOL)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        self._answer = os.fdopen(read_end, "rb")
+
+    def pages(self) -> list[PageText]:
+        try:
+            answer = self._answer.read()
+            _, status = os.waitpid(self._pid, 0)
+            self._pid = 0
+            if status == 0:
+                return pickle.loads(answer)
+        except (OSError, pickle.UnpicklingError, EOFError):
+            pass
+        return _pages_of(self._pdf, self._heights, self._numbers)
+
+    def stop(self) -> None:
+        if self._pid:
+            with contextlib.suppress(OSError):
+                os.kill(self._pid, signal.SIGKILL)
+                os.waitpid(self._pid, 0)
+            self._pid = 0
+        self._answer.close()
 
 
 def _place(elements: list[Element], pages: list[PageText], by_page: bool) -> int:
