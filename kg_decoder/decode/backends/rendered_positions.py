@@ -120,7 +120,7 @@ class _RangeReader:
         self._pdf, self._heights, self._numbers = pdf, heights, numbers
         read_end, write_end = os.pipe()
         self._pid = os.fork()
-        if self._pid == 0:  # the reader: nothing of this process's own runs here (no atexit, no handlers)
+        if self._pid == 0:  # the reader: it leaves by os._exit, running none of the decode's exit handlers
             status = 1
             try:
                 os.close(read_end)
