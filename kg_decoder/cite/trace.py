@@ -42,10 +42,10 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
     searched in ``document`` (an IRI) or, without one, in every document, as an extractor
     writes it (ligatures, hyphenation, quotes and whitespace folded: see
     :mod:`kg_decoder.cite.quotes`); places that hold it as written come first. A fact no
-    subgraph contains and a quote found nowhere give an empty list. ``limit`` stops a quote's
-    search in one document at that many places (in document order). Without a document, the text
-    index names the texts to look in (:mod:`kg_decoder.cite.search`: a quote of three letters or
-    more, bounded, within ``seconds``), and ``limit`` and ``offset`` page the ranked places. Reads only.
+    subgraph contains and a quote found nowhere give an empty list. ``limit`` and ``offset`` page a
+    quote's places (in one document, the search stops at ``offset + limit`` places, in document order).
+    Without a document, the text index names the texts to look in (:mod:`kg_decoder.cite.search`: a
+    quote of three letters or more, bounded, within ``seconds``) and the places are ranked first. Reads only.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -110,16 +110,17 @@ class _Tracer:
             if places is not None:
                 return self._places(places, limit, offset)
         sources = []
+        wanted = None if limit is None else limit + offset
         for segment in self.store.text_segments(document):
-            if limit is not None and len(sources) >= limit:
+            if wanted is not None and len(sources) >= wanted:
                 break
             text = self.store.text(segment.sha256, segment.segment)
-            for start, end in find_quote(text, quote)[:None if limit is None else limit - len(sources)]:
+            for start, end in find_quote(text, quote)[:None if wanted is None else wanted - len(sources)]:
                 sources.append(self._segment_span(segment.segment, start, end, text=text))
         sources.sort(key=lambda source: not as_written(source.quote, quote))  # stable: then in document order
         if not sources and document is not None:
             sources = self._quote_as_laid_out(quote, document)
-        return sources
+        return sources[offset:]
 
     def _places(self, places: list, limit: Optional[int], offset: int) -> list[TraceSource]:
         """The places the index led to, traced from ``offset`` on, ``limit`` of them; a place whose

@@ -144,3 +144,43 @@ def test_a_remote_store_keeps_an_index_in_each_front_ends_cache(tmp_path, monkey
                 assert {h.document for h in kg_decoder.search("efficient method", store=two).hits} == {first, second}
                 assert index_rows(two) == index_rows(one)
                 assert (tmp_path / "two" / INDEX_FILE).is_file()
+
+
+def test_the_server_searches_and_traces_within_its_bounds(tmp_path, cli):
+    import requests
+    from conftest import serve_process
+
+    (tmp_path / "a.txt").write_text(LIGATURES, encoding="utf-8")
+    (tmp_path / "b.txt").write_text(PLAIN, encoding="utf-8")
+    assert cli("decode", tmp_path / "a.txt", tmp_path / "b.txt", "--store", tmp_path / "store").returncode == 0
+    base, process = serve_process(tmp_path / "store", "--request-workers", "1", "--write-token", "secret")
+    try:
+        found = requests.get(base + "/api/search", params={"q": "efficient method", "limit": 1}, timeout=60)
+        assert found.status_code == 200, found.text
+        body = found.json()
+        assert body["total"] == 2 and len(body["hits"]) == 1 and body["hits"][0]["file_name"] == "b.txt"
+        assert body["hits"][0]["before"].endswith("an ") and body["hits"][0]["quote"] == "efficient method"
+        traced = requests.get(base + "/api/trace", params={"quote": "efficient method", "offset": 1}, timeout=60)
+        assert [s["document"]["file_name"] for s in traced.json()["sources"]] == ["a.txt"]
+        for params, status, code in [({"q": "ab"}, 400, "quote-too-short"), ({"q": "x" * 2001}, 413, "quote-too-long"),
+                                     ({"q": "plain", "limit": "1000"}, 400, "bad-limit"),
+                                     ({"q": "plain", "offset": "-1"}, 400, "bad-offset"), ({}, 400, "bad-query")]:
+            refused = requests.get(base + "/api/search", params=params, timeout=60)
+            assert (refused.status_code, refused.json()["error"]) == (status, code)
+        # decoded while the server runs: in the index at once
+        (tmp_path / "c.txt").write_text("A third text about an efficient method.", encoding="utf-8")
+        with open(tmp_path / "c.txt", "rb") as stream:
+            assert requests.post(base + "/api/documents", files={"file": stream}, timeout=120,
+                                 headers={"Authorization": "Bearer secret"}).status_code == 201
+        found = requests.get(base + "/api/search", params={"q": "efficient method"}, timeout=60).json()
+        assert sorted(hit["file_name"] for hit in found["hits"]) == ["a.txt", "b.txt", "c.txt"]
+    finally:
+        process.kill()
+        process.wait()
+    base, process = serve_process(tmp_path / "store", "--request-workers", "1", "--query-timeout", "0.001")
+    try:
+        slow = requests.get(base + "/api/search", params={"q": "efficient method"}, timeout=60)
+        assert slow.status_code == 503 and slow.json()["error"] in ("time-limit", "busy")
+    finally:
+        process.kill()
+        process.wait()
