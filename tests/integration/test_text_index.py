@@ -184,3 +184,47 @@ def test_the_server_searches_and_traces_within_its_bounds(tmp_path, cli):
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.mark.slow
+def test_chromium_shows_a_search_hit_on_its_page_with_its_box(tmp_path):
+    """From the search box in any page's header to the results: the page's thumbnail with the box of
+    the hit drawn over the words."""
+    import threading
+    import time
+
+    from test_chunks_facts_trace import drawn_box, make_placed_pdf
+    from test_web import assert_drawn_over, headless_chromium
+    from waitress.server import create_server
+
+    from kg_decoder.cli import load_web_app
+
+    make_placed_pdf(tmp_path / "placed.pdf")
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        kg_decoder.decode(tmp_path / "placed.pdf", store=store)
+        kg_decoder.decode(PLAIN.encode(), store=store)  # a document without pages: a hit without a thumbnail
+        server = create_server(load_web_app().create_app(store), host="127.0.0.1", port=0, threads=4)
+        threading.Thread(target=server.run, daemon=True).start()
+        browser = headless_chromium()
+        try:
+            browser.get(f"http://127.0.0.1:{server.effective_port}/documents")
+            box = browser.find_element("css selector", "nav .nav-search input")
+            box.send_keys("kilo lima\n")
+            deadline = time.time() + 60
+            while time.time() < deadline and not browser.execute_script(
+                    "var i = document.querySelector('.hit .page-image'); return i && i.complete && i.naturalWidth > 0;"):
+                time.sleep(0.2)
+            assert browser.current_url.split("?")[0].endswith("/search")
+            assert browser.find_element("id", "count").text == "1–1 of 1 places"
+            assert browser.find_element("css selector", ".hit mark").text == "kilo lima"
+            assert "placed.pdf" in browser.find_element("css selector", ".hit .chain").text
+            image = browser.execute_script(
+                "return document.querySelector('.hit .page-image').getBoundingClientRect().toJSON();")
+            boxes = browser.execute_script("return Array.from(document.querySelectorAll('.hit .box.characters'))"
+                                           ".map(b => b.getBoundingClientRect().toJSON());")
+        finally:
+            browser.quit()
+            server.close()
+    [drawn] = boxes
+    assert image["width"] <= 221  # a thumbnail
+    assert_drawn_over(image, drawn, drawn_box(1, "kilo lima"), (612, 792))
