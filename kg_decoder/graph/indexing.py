@@ -8,11 +8,12 @@ document removed through :meth:`remove_document`. When a process that may write 
 it catches up with the graph: every decode that ended after the index's watermark (less
 :data:`CATCH_UP_MARGIN`, for decodes that ended before another's but committed after it, and for
 clocks of several machines) and that the index does not hold is indexed; a crash between a commit and
-the index write is repaired so. A remote store's index catches up again at most every
+the index write is repaired so. Where the graph then holds another number of documents than the index
+(documents removed behind its back: a user's own update, a server cleared), every document is compared. A remote store's index catches up again at most every
 :data:`REMOTE_REFRESH_SECONDS` when searched, from the decodes other machines committed. An embedded
 store opened read-only (a server's worker, a snapshot) reads the index its writer keeps and never
-writes it. A document removed by a user's own SPARQL update is dropped when a search meets it, and
-the index audit lists what differs.
+writes it. A document removed by a user's own SPARQL update is also dropped when a search meets it,
+and the index audit lists what differs.
 """
 
 from __future__ import annotations
@@ -89,8 +90,26 @@ class TextIndexing:
             held = index.held(row["document"])
             if held is None or held.activity != row["activity"]:
                 indexed += self._index_document(row["document"])
+        [counted] = self._rows("decoded_document_count")
+        if counted["count"] != index.document_count():  # removed behind its back: compare every document
+            indexed += self._reconcile_index()
         self._index_caught_up = time.monotonic()
         return indexed
+
+    def _reconcile_index(self) -> int:
+        """The index made to hold what the graph holds, document by document; how many it indexed."""
+        index = self._text_index
+        graph = self._decoded_documents()
+        held = index.held_decodes()
+        for document in set(held) - set(graph):
+            index.remove(document)
+        return sum(self._index_document(document) for document, activity in graph.items()
+                   if document not in held or held[document].activity != activity)
+
+    def _decoded_documents(self) -> dict[str, str]:
+        """Every decoded document of the graph, with its decode activity."""
+        return {row["document"]: row["activity"]
+                for row in self._rows("decodes_since", since=Literal(_START_OF_TIME, datatype=XSD_DATETIME))}
 
     def _index_document(self, document: str) -> bool:
         """Put the document's texts as the graph holds them into the index (or take it out)."""
@@ -141,8 +160,8 @@ class TextIndexing:
         with self._index_lock:
             index = self.text_index()
             index.clear()
-            for row in self._rows("decodes_since", since=Literal(_START_OF_TIME, datatype=XSD_DATETIME)):
-                self._index_document(row["document"])
+            for document in self._decoded_documents():
+                self._index_document(document)
             return len(index.held_decodes())
 
     def index_audit(self) -> Audit:
@@ -150,8 +169,7 @@ class TextIndexing:
         the graph no longer does (none: in step)."""
         index = self.text_index()
         held = index.held_decodes() if index is not None else {}
-        graph = {row["document"]: row["activity"]
-                 for row in self._rows("decodes_since", since=Literal(_START_OF_TIME, datatype=XSD_DATETIME))}
+        graph = self._decoded_documents()
         rows = []
         for document, activity in sorted(graph.items()):
             if document not in held:

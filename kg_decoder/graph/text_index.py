@@ -138,6 +138,10 @@ class TextIndex:
             row = self._db.execute("SELECT value FROM meta WHERE name = 'watermark'").fetchone()
         return row[0] if row else None
 
+    def document_count(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT count(*) FROM documents").fetchone()[0]
+
     def segment_count(self, document: Optional[str] = None) -> int:
         with self._lock:
             if document is None:

@@ -144,6 +144,10 @@ def test_a_remote_store_keeps_an_index_in_each_front_ends_cache(tmp_path, monkey
                 assert {h.document for h in kg_decoder.search("efficient method", store=two).hits} == {first, second}
                 assert index_rows(two) == index_rows(one)
                 assert (tmp_path / "two" / INDEX_FILE).is_file()
+            one.sparql_update("CLEAR ALL")  # behind every index's back
+        with kg_decoder.open_store(replace(config, cache=str(tmp_path / "two"))) as two:
+            assert kg_decoder.search("efficient method", store=two).total == 0  # the index saw the graph emptied
+            assert not two.index_audit().has_findings and index_rows(two) == ([], [])
 
 
 def test_the_server_searches_and_traces_within_its_bounds(tmp_path, cli):
