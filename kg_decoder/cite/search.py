@@ -38,9 +38,10 @@ class Place:
 
 def ranked_places(store: KgStore, quote: str, seconds: Optional[float] = None) -> Optional[list[Place]]:
     """Every place ``quote`` is found in the store's texts, ranked; None where the store has no index
-    (one opened read-only before its writer made one). RequestError past the bounds, TimeLimit past
-    ``seconds``."""
+    (one opened read-only before its writer made one). RequestError past the bounds (a quote longer
+    than :data:`MAX_QUOTE_CHARACTERS`: ``quote-too-long``, 413), TimeLimit past ``seconds``."""
     check_quote(quote)
+    check_quote_length(quote)
     deadline = None if seconds is None else time.monotonic() + seconds
     texts = store.search_texts(quote, MAX_CANDIDATE_TEXTS, seconds)
     if texts is None:
@@ -59,7 +60,11 @@ def ranked_places(store: KgStore, quote: str, seconds: Optional[float] = None) -
 def check_quote(quote) -> None:
     if not isinstance(quote, str) or not quote.strip():
         raise InvalidSpan("a quote must be non-empty text")
-    if len(quote) > MAX_QUOTE_CHARACTERS:
+
+
+def check_quote_length(quote) -> None:
+    """RequestError ``quote-too-long`` (413) for a quote longer than :data:`MAX_QUOTE_CHARACTERS`."""
+    if isinstance(quote, str) and len(quote) > MAX_QUOTE_CHARACTERS:
         raise RequestError(f"a quote may be {MAX_QUOTE_CHARACTERS} characters long, not {len(quote)}",
                            code="quote-too-long", http_status=413)
 
@@ -118,5 +123,5 @@ def _hit(place: Place) -> SearchHit:
                      page_number=place.text.page_number, file_name=place.text.file_name)
 
 
-__all__ = ["MAX_CANDIDATE_TEXTS", "MAX_QUOTE_CHARACTERS", "MAX_RESULTS", "Place", "check_page", "ranked_places",
-           "search"]
+__all__ = ["MAX_CANDIDATE_TEXTS", "MAX_QUOTE_CHARACTERS", "MAX_RESULTS", "Place", "check_page", "check_quote",
+           "check_quote_length", "ranked_places", "search"]

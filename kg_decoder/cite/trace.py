@@ -27,7 +27,7 @@ from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece
 from ..model.errors import InvalidSpan, UnknownEntity
 from .glyphs import DrawnDocument, aligned_characters, line_boxes, page_characters, quotes_in_layer
 from .quotes import as_written, find_quote, holds_words
-from .search import check_quote, ranked_places
+from .search import Place, check_quote, ranked_places
 from .verification import checked_lines, spells
 
 
@@ -122,7 +122,7 @@ class _Tracer:
             sources = self._quote_as_laid_out(quote, document)
         return sources[offset:]
 
-    def _places(self, places: list, limit: Optional[int], offset: int) -> list[TraceSource]:
+    def _places(self, places: list[Place], limit: Optional[int], offset: int) -> list[TraceSource]:
         """The places the index led to, traced from ``offset`` on, ``limit`` of them; a place whose
         text the graph no longer holds (removed by a user's update) is left out of the index."""
         sources: list[TraceSource] = []

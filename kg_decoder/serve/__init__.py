@@ -14,6 +14,6 @@ from .workers import WorkerPool, worker_pool
 
 __all__ = ["Answer", "Bounds", "BoxView", "DocumentView", "ElementView", "JobState", "JobStatus", "Jobs",
            "QueryExample", "RequestCancelled", "StoreOverview", "TraceView", "WorkerPool", "allowed_endpoints",
-           "bounded_page_image", "bounded_rendered_page_image", "bounded_search", "bounded_trace", "decoded_json", "document_iri",
-           "document_view", "form_options", "page_image", "query_examples", "rendered_page_image", "run_query",
-           "run_update", "store_overview", "trace_view", "worker_pool"]
+           "bounded_page_image", "bounded_rendered_page_image", "bounded_search", "bounded_trace", "decoded_json",
+           "document_iri", "document_view", "form_options", "page_image", "query_examples", "rendered_page_image",
+           "run_query", "run_update", "store_overview", "trace_view", "worker_pool"]

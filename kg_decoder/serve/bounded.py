@@ -13,17 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
-from ..cite.search import search
+from ..cite.search import check_quote_length, search
 from ..cite.trace import trace
 from ..graph.store import KgStore
 from ..model import SearchResults, TraceSource
-from ..model.errors import RequestError, TimeLimit
+from ..model.errors import TimeLimit
 from .pages import page_image, rendered_page_image
 
 if TYPE_CHECKING:
     from .workers import WorkerPool
 
-MAX_QUOTE_CHARACTERS = 2000
 MAX_TRACE_SOURCES = 100
 PAGE_SECONDS = 200.0  # a drawing may convert an Office document with LibreOffice first (180 s at most)
 
@@ -39,13 +38,11 @@ class Bounds:
 
 def bounded_trace(store: KgStore, request: dict, bounds: Bounds = Bounds(), workers: Optional[WorkerPool] = None,
                   client: str = "", cancelled: Optional[Callable[[], bool]] = None) -> list[TraceSource]:
-    """``kg_decoder.trace(**request)``: a quote at most :data:`MAX_QUOTE_CHARACTERS` long (RequestError
+    """``kg_decoder.trace(**request)``: a quote at most
+    :data:`~kg_decoder.cite.search.MAX_QUOTE_CHARACTERS` long (RequestError
     ``quote-too-long``), its search stopped at ``bounds.sources`` places; in a worker, stopped past
     ``bounds.seconds`` (TimeLimit) or once ``cancelled()``."""
-    quote = request.get("quote")
-    if isinstance(quote, str) and len(quote) > MAX_QUOTE_CHARACTERS:
-        raise RequestError(f"a quote may be {MAX_QUOTE_CHARACTERS} characters long, not {len(quote)}",
-                           code="quote-too-long", http_status=413)
+    check_quote_length(request.get("quote"))
     request = dict(request)
     limit = request.pop("limit", None)
     limit = bounds.sources if limit is None else min(limit, bounds.sources)
