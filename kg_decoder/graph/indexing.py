@@ -23,7 +23,7 @@ import threading
 import time
 import warnings
 from datetime import datetime, timedelta, timezone
-from typing import Optional
+from typing import Iterable, Optional
 
 from pyoxigraph import Literal
 
@@ -85,11 +85,11 @@ class TextIndexing:
         since = _START_OF_TIME
         if watermark is not None:
             since = (_parse_time(watermark) - CATCH_UP_MARGIN).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        indexed = 0
-        for row in self._rows("decodes_since", since=Literal(since, datatype=XSD_DATETIME)):
-            held = index.held(row["document"])
-            if held is None or held.activity != row["activity"]:
-                indexed += self._index_document(row["document"])
+        def lacks(decode: HeldDecode) -> bool:
+            held = index.held(decode.document)
+            return held is None or held.activity != decode.activity
+
+        indexed = self._index_documents(decode for decode in self._decodes_since(since) if lacks(decode))
         [counted] = self._rows("decoded_document_count")
         if counted["count"] != index.document_count():  # removed behind its back: compare every document
             indexed += self._reconcile_index()
@@ -99,17 +99,32 @@ class TextIndexing:
     def _reconcile_index(self) -> int:
         """The index made to hold what the graph holds, document by document; how many it indexed."""
         index = self._text_index
-        graph = self._decoded_documents()
+        graph = {decode.document: decode for decode in self._decodes_since(_START_OF_TIME)}
         held = index.held_decodes()
         for document in set(held) - set(graph):
             index.remove(document)
-        return sum(self._index_document(document) for document, activity in graph.items()
-                   if document not in held or held[document].activity != activity)
+        return self._index_documents(decode for document, decode in graph.items()
+                                     if document not in held or held[document].activity != decode.activity)
 
-    def _decoded_documents(self) -> dict[str, str]:
-        """Every decoded document of the graph, with its decode activity."""
-        return {row["document"]: row["activity"]
-                for row in self._rows("decodes_since", since=Literal(_START_OF_TIME, datatype=XSD_DATETIME))}
+    def _decodes_since(self, since: str) -> list[HeldDecode]:
+        """The graph's decodes that ended after ``since`` (an xsd:dateTime), oldest first."""
+        return [HeldDecode(row["document"], row["activity"], row["ended"], row.get("fileName"))
+                for row in self._rows("decodes_since", since=Literal(since, datatype=XSD_DATETIME))]
+
+    def _index_documents(self, decodes: Iterable[HeldDecode], batch: int = 200) -> int:
+        """The documents' texts as the graph holds them into the index, ``batch`` documents a transaction."""
+        indexed, pending = 0, []
+        for decode in decodes:
+            pending.append((decode, self._texts_of(decode.document)))
+            if len(pending) == batch:
+                indexed += self._text_index.put_many(pending)
+                pending = []
+        return indexed + (self._text_index.put_many(pending) if pending else 0)
+
+    def _texts_of(self, document: str) -> list[IndexedText]:
+        return [IndexedText(document, segment.segment, segment.kind, segment.index,
+                            self.text(segment.sha256, segment.segment), segment.page_number)
+                for segment in self.text_segments(document)]
 
     def _index_document(self, document: str) -> bool:
         """Put the document's texts as the graph holds them into the index (or take it out)."""
@@ -120,10 +135,7 @@ class TextIndexing:
             return False
         states = self.document_states(document)
         file_name = states[0].file_name if states else None
-        texts = [IndexedText(document, segment.segment, segment.kind, segment.index,
-                             self.text(segment.sha256, segment.segment), segment.page_number)
-                 for segment in self.text_segments(document)]
-        return index.put(HeldDecode(document, run.activity, run.ended, file_name), texts)
+        return index.put(HeldDecode(document, run.activity, run.ended, file_name), self._texts_of(document))
 
     def index_committed(self, document: str) -> None:
         """After a document's commit: its texts into the index. A failure here leaves the graph as
@@ -160,8 +172,8 @@ class TextIndexing:
         with self._index_lock:
             index = self.text_index()
             index.clear()
-            for document in self._decoded_documents():
-                self._index_document(document)
+            self._index_documents(self._decodes_since(_START_OF_TIME))
+            index.optimize()
             return len(index.held_decodes())
 
     def index_audit(self) -> Audit:
@@ -169,7 +181,7 @@ class TextIndexing:
         the graph no longer does (none: in step)."""
         index = self.text_index()
         held = index.held_decodes() if index is not None else {}
-        graph = self._decoded_documents()
+        graph = {decode.document: decode.activity for decode in self._decodes_since(_START_OF_TIME)}
         rows = []
         for document, activity in sorted(graph.items()):
             if document not in held:

@@ -98,6 +98,11 @@ class TextIndex:
             if not read_only:
                 self._db.executescript(_SCHEMA)
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                # Merge the pieces one commit per document leaves sooner than FTS5's defaults (4 and 16): a
+                # lookup reads a few pieces, not hundreds (p50 2.8 ms, not 10.8, at 6 000 texts; 13 % more
+                # writing time, itself under 1 % of a decode's).
+                self._db.execute("INSERT INTO segment_keys (segment_keys, rank) VALUES ('automerge', 2)")
+                self._db.execute("INSERT INTO segment_keys (segment_keys, rank) VALUES ('crisismerge', 4)")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the text index at {path}: {exc}") from None
 
@@ -159,23 +164,29 @@ class TextIndex:
     def put(self, held: HeldDecode, texts: Iterable[IndexedText]) -> bool:
         """Hold ``texts`` as the document's, replacing what it held; one transaction. Not when the index
         already holds a decode of the document that ended later (another process caught up first)."""
-        texts = list(texts)
+        return bool(self.put_many([(held, list(texts))]))
+
+    def put_many(self, documents: list[tuple[HeldDecode, list[IndexedText]]]) -> int:
+        """:meth:`put` for several documents in one transaction (a rebuild's batches); how many it put."""
+        put = 0
         with self._transaction() as db:
-            before = db.execute("SELECT ended FROM documents WHERE document = ?", (held.document,)).fetchone()
-            if before is not None and before[0] > held.ended:
-                return False
-            self._delete(db, held.document)
-            db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)",
-                       (held.document, held.activity, held.ended, held.file_name))
-            for text in texts:
-                cursor = db.execute("INSERT INTO segments (document, segment, kind, position, page_number, text) "
-                                    "VALUES (?, ?, ?, ?, ?, ?)", (text.document, text.segment, text.kind,
-                                                                  text.position, text.page_number, text.text))
-                db.execute("INSERT INTO segment_keys (rowid, key) VALUES (?, ?)",
-                           (cursor.lastrowid, search_key(text.text)))
-            db.execute("INSERT INTO meta VALUES ('watermark', ?) ON CONFLICT (name) DO UPDATE "
-                       "SET value = max(value, excluded.value)", (held.ended,))
-        return True
+            for held, texts in documents:
+                before = db.execute("SELECT ended FROM documents WHERE document = ?", (held.document,)).fetchone()
+                if before is not None and before[0] > held.ended:
+                    continue
+                self._delete(db, held.document)
+                db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)",
+                           (held.document, held.activity, held.ended, held.file_name))
+                for text in texts:
+                    cursor = db.execute("INSERT INTO segments (document, segment, kind, position, page_number, text) "
+                                        "VALUES (?, ?, ?, ?, ?, ?)", (text.document, text.segment, text.kind,
+                                                                      text.position, text.page_number, text.text))
+                    db.execute("INSERT INTO segment_keys (rowid, key) VALUES (?, ?)",
+                               (cursor.lastrowid, search_key(text.text)))
+                db.execute("INSERT INTO meta VALUES ('watermark', ?) ON CONFLICT (name) DO UPDATE "
+                           "SET value = max(value, excluded.value)", (held.ended,))
+                put += 1
+        return put
 
     def remove(self, document: str) -> None:
         """Forget a document's texts; one transaction."""
@@ -189,6 +200,15 @@ class TextIndex:
             db.execute("DELETE FROM documents")
             db.execute("DELETE FROM meta WHERE name = 'watermark'")
             db.execute("INSERT INTO segment_keys (segment_keys) VALUES ('delete-all')")
+
+    def optimize(self) -> None:
+        """Merge the full-text index into one b-tree (after a rebuild: a lookup then reads each trigram's
+        list of texts in one piece; at 6 000 texts, p50 0.9 ms against 10.8 ms after one commit per
+        document with FTS5's default merging)."""
+        with self._transaction() as db:
+            db.execute("INSERT INTO segment_keys (segment_keys) VALUES ('optimize')")
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     @staticmethod
     def _delete(db: sqlite3.Connection, document: str) -> None:
