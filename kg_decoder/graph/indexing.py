@@ -47,7 +47,7 @@ class TextIndexing:
     _index_caught_up = 0.0
 
     @property
-    def _index_lock(self) -> threading.Lock:
+    def _index_lock(self):  # made on first use: the mixin has no __init__ of its own
         lock = self.__dict__.get("_index_lock_")
         if lock is None:
             lock = self.__dict__.setdefault("_index_lock_", threading.RLock())
