@@ -63,16 +63,19 @@ def timed_decodes(paths: list[Path], store) -> tuple[float, float]:
 
 
 def changed(text: str, replica: int) -> str:
-    """``text`` with every fourth word (from an offset the replica picks) changed, letter by letter,
-    to other letters: the same length, so every offset in it holds."""
+    """``text`` with every fourth word (from an offset the replica picks) changed to other letters of
+    the same length, so every offset in it holds: its first four letters shifted by the replica's number
+    written in base 26, so no two replicas of a text are the same."""
     words = list(re.finditer(r"[A-Za-z]{3,}", text))
     out = list(text)
     for number, word in enumerate(words):
         if (number + replica) % 4:
             continue
-        for position in range(word.start(), word.end()):
+        code = replica
+        for position in range(word.start(), min(word.end(), word.start() + 4)):
             base = "a" if out[position].islower() else "A"
-            out[position] = chr(ord(base) + (ord(out[position]) - ord(base) + 1 + replica % 25) % 26)
+            out[position] = chr(ord(base) + (ord(out[position]) - ord(base) + code % 26) % 26)
+            code //= 26
     return "".join(out)
 
 
@@ -212,10 +215,12 @@ def main() -> int:
                     text_bytes = sum(len(t.encode()) for (t,) in index._db.execute("SELECT text FROM segments"))
                     wanted = quotes(store, args.queries)
                     search = timings(lambda q: kg_decoder.search(q, store=store, limit=10), wanted)
-                    found = sum(1 for q, present in wanted if present)
+                    present = statistics.median(t for t, (_, there) in zip(search, wanted) if there)
+                    absent = statistics.median(t for t, (_, there) in zip(search, wanted) if not there)
                     p50s[size] = statistics.median(search)
-                    line = (f"{texts:>7} texts, {documents:>6} documents: search p50 {1000 * p50s[size]:6.1f} ms, "
-                            f"p90 {1000 * statistics.quantiles(search, n=10)[-1]:7.1f} ms ({found} present quotes); "
+                    line = (f"{texts:>7} texts, {documents:>6} documents: search p50 {1000 * p50s[size]:6.1f} ms "
+                            f"(present {1000 * present:.1f}, absent {1000 * absent:.1f}), "
+                            f"p90 {1000 * statistics.quantiles(search, n=10)[-1]:7.1f} ms; "
                             f"index {size_bytes / texts:,.0f} B/text (texts {text_bytes / texts:,.0f} B/text); "
                             f"reindex {rebuild:.1f} s ({texts / rebuild:,.0f} texts/s, {documents / rebuild:,.0f} "
                             f"documents/s); a catch-up with nothing to do {1000 * catch_up:.0f} ms; store generated in "
