@@ -138,12 +138,13 @@ def replicate(base, target, texts_wanted: int) -> None:
 def quotes(store, count: int, seed: int = 7) -> list[tuple[str, bool]]:
     """``count`` quotes of 3 to 12 words from the store's texts, every other one changed so that no
     text holds it: (quote, present)."""
-    from kg_decoder.graph.text_index import INDEX_FILE
+    return quotes_from(store.text_index(), count, seed)
 
-    import sqlite3
 
+def quotes_from(index, count: int, seed: int = 7) -> list[tuple[str, bool]]:
     rng = random.Random(seed)
-    with sqlite3.connect(store.work_folder() / INDEX_FILE) as db:
+    with index._lock:
+        db = index._db
         total = db.execute("SELECT max(id) FROM segments").fetchone()[0]
         found = []
         while len(found) < count:
@@ -174,12 +175,56 @@ def timings(call, wanted) -> list[float]:
     return seconds
 
 
+def index_only(base, sizes: list[int], count: int, work: Path) -> None:
+    """The index alone (no graph) at each size, from the base store's texts replicated as above: the
+    lookup and the exact match, which is what grows with the store (a page's tracing does not)."""
+    from kg_decoder.cite.quotes import find_quote
+    from kg_decoder.graph.text_index import HeldDecode, IndexedText, TextIndex
+
+    texts = [(s.document, s.segment, s.kind, s.index, s.page_number, base.text(s.sha256, s.segment))
+             for s in base.text_segments()]
+    p50s = {}
+    for size in sizes:
+        index = TextIndex(work / f"index-{size}.sqlite3")
+        started, batch, made, replica = time.perf_counter(), [], 0, 0
+        while made < size:
+            by_document: dict[str, list] = {}
+            for document, segment, kind, position, page, text in texts:
+                if made >= size:
+                    break
+                name = f"{document}-r{replica}"
+                by_document.setdefault(name, []).append(IndexedText(name, f"{segment}-r{replica}", kind, position,
+                                                                    changed(text, replica) if replica else text, page))
+                made += 1
+            batch += [(HeldDecode(name, "urn:activity:x", "2026-12-01T00:00:00Z"), items)
+                      for name, items in by_document.items()]
+            if len(batch) >= 200:
+                index.put_many(batch)
+                batch = []
+            replica += 1
+        index.put_many(batch)
+        index.optimize()
+        built = time.perf_counter() - started
+        wanted = quotes_from(index, count)
+        seconds = timings(lambda q: [find_quote(t.text, q) for t in index.candidates(q, 20_000)], wanted)
+        p50s[size] = statistics.median(seconds)
+        present = statistics.median(t for t, (_, there) in zip(seconds, wanted) if there)
+        absent = statistics.median(t for t, (_, there) in zip(seconds, wanted) if not there)
+        print(f"index only, {index.segment_count():>7} texts: lookup and exact match p50 {1000 * p50s[size]:.2f} ms "
+              f"(present {1000 * present:.2f}, absent {1000 * absent:.2f}), p90 "
+              f"{1000 * statistics.quantiles(seconds, n=10)[-1]:.2f} ms; {index.size_bytes() / size:,.0f} B/text; "
+              f"built in {built:.0f} s ({size / built:,.0f} texts/s)", flush=True)
+        index.close()
+    print(f"index only: p50 at {sizes[-1]} / p50 at {sizes[0]}: {p50s[sizes[-1]] / p50s[sizes[0]]:.2f} (target <= 2)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--wild", type=int, default=12, help="how many files of ../shared/wild to add to the corpus")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--base", type=Path, help="keep the decoded base store here (reused when it exists)")
+    parser.add_argument("--index-only", action="store_true", help="time the index alone (no graph) at each size")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     import kg_decoder
@@ -197,6 +242,9 @@ def main() -> int:
                 print(f"decoded {len(paths)} files in {decoding:.1f} s; writing the index took {indexing_time:.2f} s "
                       f"= {100 * indexing_time / decoding:.2f} % of it (target <= 5 %)")
             print(f"base store: {len(base.document_summaries())} documents, {base.text_index().segment_count()} texts")
+            if args.index_only:
+                index_only(base, args.sizes, args.queries, work)
+                return 0
             p50s = {}
             for size in args.sizes:
                 folder = work / f"n{size}"
