@@ -13,6 +13,7 @@ from .cite.annotations import web_annotations
 from .cite.chunks import chunk_document, document_chunks
 from .cite.facts import add_facts, read_facts
 from .cite.images import document_images, export_images
+from .cite.search import search
 from .cite.trace import trace
 from .decode.pipeline import decode
 from .graph.remote_store import StoreConfig
@@ -38,7 +39,7 @@ from .sources.crawl import crawl
 __all__ = [
     # functions
     "add_facts", "audit_definitions", "chunk_document", "crawl", "decode", "document_chunks", "document_images",
-    "export_images", "export_store", "import_store", "open_store", "read_facts", "run_audits", "to_jsonable", "trace", "validate", "web_annotations",
+    "export_images", "export_store", "import_store", "open_store", "read_facts", "run_audits", "search", "to_jsonable", "trace", "validate", "web_annotations",
     # the store, options and results
     "Audit", "Box", "ChunkAnchor", "ChunkOptions", "ChunkResult", "ChunkStatus", "ChunkView", "CrawlOptions",
     "CrawlResult", "CrawlStatus", "CrawledPage", "DecodeOptions", "DecodeResult", "DecodeStatus", "DocumentRef",

@@ -1,6 +1,6 @@
-"""The kg-decoder web app: SPARQL endpoint, JSON API, and pages (home, SPARQL, documents, trace).
+"""The kg-decoder web app: SPARQL endpoint, JSON API, and pages (home, SPARQL, documents, trace, search).
 
-Routes only, as three blueprints (``sparql``, ``api``, ``pages``) over kg-decoder's public API
+Routes only, as four blueprints (``sparql``, ``api``, ``pages``, ``search``) over kg-decoder's public API
 (``kg_decoder`` and ``kg_decoder.serve``). One process owns the store: decodes and other writes
 go through one lock, reads run concurrently on the server's threads. What a request can make
 expensive (a SPARQL query or update, a trace, a page drawn) runs in the server's workers, which
@@ -102,10 +102,12 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     """
     from .api import api
     from .pages import pages
+    from .search import search
     from .sparql import sparql
 
     if not isinstance(store, KgStore):
         store = kg_decoder.open_store(store)
+    store.text_index()  # made, or caught up with the graph, before the workers read it
     app = Flask(__name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"))
     app.config["MAX_CONTENT_LENGTH"] = max_upload_bytes
     app.config["TRUSTED_HOSTS"] = list(trusted_hosts) if trusted_hosts else None
@@ -114,7 +116,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     app.extensions["kg_decoder"] = WebSettings(store, write_token, query_timeout, row_cap, max_upload_bytes,
                                                allowed_endpoints(allow_service), allowed_endpoints(allow_load),
                                                pool, Bounds(seconds=query_timeout))
-    for blueprint in (sparql, api, pages):
+    for blueprint in (sparql, api, pages, search):
         app.register_blueprint(blueprint)
 
     @app.after_request

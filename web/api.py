@@ -1,4 +1,4 @@
-"""``/api``: the JSON API (described by ``/api/openapi.json``) — uploads, documents, images, facts, trace."""
+"""``/api``: the JSON API (described by ``/api/openapi.json``) — uploads, documents, images, facts, trace, search."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from flask import Blueprint, Response, jsonify, request, send_file
 
 import kg_decoder
 from kg_decoder import ChunkOptions, DecodeOptions, RequestError, ServerBusy, UnknownEntity
-from kg_decoder.serve import bounded_trace, decoded_json, document_iri, document_view, form_options
+from kg_decoder.serve import bounded_search, bounded_trace, decoded_json, document_iri, document_view, form_options
 
 from . import HERE, settings
 
@@ -125,6 +125,11 @@ def trace():
     return jsonify(sources=[s.to_json() for s in sources])
 
 
+@api.get("/search")
+def search():
+    return jsonify(search_request(request.args).to_json())
+
+
 @api.get("/openapi.json")
 def openapi():
     return jsonify(json.loads((HERE / "openapi.json").read_text(encoding="utf-8")))
@@ -141,11 +146,33 @@ def trace_request(args) -> list:
             raise RequestError("start and end must be integers", code="bad-span") from None
         wanted = {"span": (args["segment"], start, end)}
     elif args.get("quote"):
-        wanted = {"quote": args["quote"], "document": args.get("document") or None}
+        wanted = {"quote": args["quote"], "document": args.get("document") or None,
+                  "offset": _whole_number(args, "offset", 0)}
+        if args.get("limit"):
+            wanted["limit"] = _whole_number(args, "limit", None)
     else:
         raise RequestError("give s, p and o; or segment, start and end; or quote")
     config = settings()
     return bounded_trace(config.store, wanted, config.bounds, config.workers, config.client(), config.cancelled())
+
+
+def search_request(args, boxes: bool = False):
+    """The search a request asks for (``q``, ``limit``, ``offset``), within the server's bounds."""
+    query = args.get("q", "")
+    if not query.strip():
+        raise RequestError("give q, the quote to search for", code="bad-query")
+    config = settings()
+    return bounded_search(config.store, query, _whole_number(args, "limit", 10), _whole_number(args, "offset", 0),
+                          boxes, config.bounds, config.workers, config.client(), config.cancelled())
+
+
+def _whole_number(args, name: str, default):
+    value = args.get(name)
+    if value is None or value == "":
+        return default
+    if not re.fullmatch(r"\d{1,9}", value):
+        raise RequestError(f"{name} must be a whole number", code=f"bad-{name}")
+    return int(value)
 
 
 def _json_body():

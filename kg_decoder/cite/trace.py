@@ -27,13 +27,14 @@ from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece
 from ..model.errors import InvalidSpan, UnknownEntity
 from .glyphs import DrawnDocument, aligned_characters, line_boxes, page_characters, quotes_in_layer
 from .quotes import as_written, find_quote, holds_words
+from .search import Place, check_quote, ranked_places
 from .verification import checked_lines, spells
 
 
 @with_store(read_only=True)
 def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quote: Optional[str] = None,
           document: Optional[str] = None, *, store: Union[KgStore, StorePath],
-          limit: Optional[int] = None) -> list[TraceSource]:
+          limit: Optional[int] = None, offset: int = 0, seconds: Optional[float] = None) -> list[TraceSource]:
     """Where a fact, a span or a quote comes from; exactly one of ``fact``, ``span``, ``quote``.
 
     ``fact`` is ``(s, p, o)`` (terms, or strings as :func:`kg_decoder.graph.terms.to_triple`
@@ -41,8 +42,10 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
     searched in ``document`` (an IRI) or, without one, in every document, as an extractor
     writes it (ligatures, hyphenation, quotes and whitespace folded: see
     :mod:`kg_decoder.cite.quotes`); places that hold it as written come first. A fact no
-    subgraph contains and a quote found nowhere give an empty list. ``limit`` stops a quote's
-    search at that many places (in document order). Reads only.
+    subgraph contains and a quote found nowhere give an empty list. ``limit`` and ``offset`` page a
+    quote's places (in one document, the search stops at ``offset + limit`` places, in document order).
+    Without a document, the text index names the texts to look in (:mod:`kg_decoder.cite.search`: a
+    quote of three letters or more, bounded, within ``seconds``) and the places are ranked first. Reads only.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -62,7 +65,7 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
         except (TypeError, ValueError):
             raise InvalidSpan("a span is (segment_or_chunk_iri, start, end)") from None
         return tracer.span(iri, start, end)
-    return tracer.quote(quote, document, limit)
+    return tracer.quote(quote, document, limit, offset, seconds)
 
 
 class _Tracer:
@@ -97,21 +100,39 @@ class _Tracer:
             return [self._segment_span(iri, start, end)]
         raise UnknownEntity(f"no page, section, picture's text or chunk {iri:.200} in the store")
 
-    def quote(self, quote: str, document: Optional[str], limit: Optional[int] = None) -> list[TraceSource]:
-        if not isinstance(quote, str) or not quote.strip():
-            raise InvalidSpan("a quote must be non-empty text")
+    def quote(self, quote: str, document: Optional[str], limit: Optional[int] = None, offset: int = 0,
+              seconds: Optional[float] = None) -> list[TraceSource]:
+        check_quote(quote)
         if document is not None and not self.store.has_document(document):
             raise UnknownEntity(f"no document {str(document):.200} in the store")
+        if document is None:
+            places = ranked_places(self.store, quote, seconds)
+            if places is not None:
+                return self._places(places, limit, offset)
         sources = []
+        wanted = None if limit is None else limit + offset
         for segment in self.store.text_segments(document):
-            if limit is not None and len(sources) >= limit:
+            if wanted is not None and len(sources) >= wanted:
                 break
             text = self.store.text(segment.sha256, segment.segment)
-            for start, end in find_quote(text, quote)[:None if limit is None else limit - len(sources)]:
+            for start, end in find_quote(text, quote)[:None if wanted is None else wanted - len(sources)]:
                 sources.append(self._segment_span(segment.segment, start, end, text=text))
         sources.sort(key=lambda source: not as_written(source.quote, quote))  # stable: then in document order
         if not sources and document is not None:
             sources = self._quote_as_laid_out(quote, document)
+        return sources[offset:]
+
+    def _places(self, places: list[Place], limit: Optional[int], offset: int) -> list[TraceSource]:
+        """The places the index led to, traced from ``offset`` on, ``limit`` of them; a place whose
+        text the graph no longer holds (removed by a user's update) is left out of the index."""
+        sources: list[TraceSource] = []
+        for place in places[offset:]:
+            if limit is not None and len(sources) >= limit:
+                break
+            try:
+                sources.append(self._segment_span(place.text.segment, place.start, place.end, text=place.text.text))
+            except UnknownEntity:
+                self.store.forget_removed(place.text.document)
         return sources
 
     def _quote_as_laid_out(self, quote: str, document: str) -> list[TraceSource]:

@@ -101,9 +101,25 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--end", type=int)
     back.add_argument("--quote", help="text to find, in --document or in every document")
     back.add_argument("--document", help="document IRI or the path of a decoded file")
+    _page_arguments(back, "(a quote in every document)")
     _store_arguments(back)
     back.add_argument("--format", choices=["text", "json", "jsonld"], default="text",
                       help="jsonld: W3C Web Annotation")
+
+    find = commands.add_parser("search", help="find a quote in every document through the text index: places "
+                                              "with the text around them")
+    find.add_argument("quote")
+    _page_arguments(find, "")
+    _store_arguments(find)
+    find.add_argument("--format", choices=["text", "json"], default="text")
+
+    rebuild = commands.add_parser("reindex", help="rebuild the text index from the graph (kg-decoder audit compares "
+                                                  "the two)")
+    _store_arguments(rebuild)
+
+    drop = commands.add_parser("remove", help="remove a document and what derives from it (facts stay)")
+    drop.add_argument("document", help="document IRI or the path of a decoded file")
+    _store_arguments(drop)
 
     web = commands.add_parser("crawl", help="crawl a web site from URL (within its host) and decode its pages")
     web.add_argument("url")
@@ -193,6 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("folder", metavar="DIR")
     _store_arguments(load)
     return parser
+
+
+def _page_arguments(parser: argparse.ArgumentParser, which: str) -> None:
+    parser.add_argument("--limit", type=int, default=None, help=f"at most N places {which} (search: 10)".strip(),
+                        metavar="N")
+    parser.add_argument("--offset", type=int, default=0, help="skip the first N ranked places", metavar="N")
 
 
 def _pixel_argument(parser: argparse.ArgumentParser) -> None:

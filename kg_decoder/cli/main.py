@@ -20,6 +20,7 @@ from ..cite.annotations import web_annotations
 from ..cite.chunks import chunk_document, document_chunks
 from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
+from ..cite.search import search
 from ..cite.trace import trace
 from ..decode.pipeline import decode, holds_decode, render_files_ahead, stored_result
 from ..decode.parallel import WorkerPool, available_cpus, in_input_order
@@ -52,7 +53,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     commands = {"decode": _decode, "query": _query, "chunk": _chunk, "facts": _facts, "trace": _trace,
                 "serve": _serve, "images": _images, "audit": _audit, "validate": _validate, "crawl": _crawl,
-                "gc": _gc, "queries": _queries, "export": _export, "import": _import}
+                "gc": _gc, "queries": _queries, "export": _export, "import": _import, "search": _search,
+                "reindex": _reindex, "remove": _remove}
     try:
         if hasattr(args, "max_image_pixels"):  # a command that decodes pictures, here or in its workers
             if args.max_image_pixels is not None and args.max_image_pixels < 1:
@@ -301,7 +303,7 @@ def _trace(args: argparse.Namespace) -> int:
         sources = trace(span=(args.segment, args.start, args.end), store=store)
     elif args.quote:
         sources = trace(quote=args.quote, document=_document_iri(args.document) if args.document else None,
-                        store=store)
+                        store=store, limit=args.limit, offset=args.offset)
     else:
         raise UsageError("give a fact, --segment with --start and --end, or --quote")
     if args.format == "jsonld":
@@ -311,6 +313,34 @@ def _trace(args: argparse.Namespace) -> int:
     else:
         print(describe_sources(sources))
     return 0 if sources else 1
+
+
+def _search(args: argparse.Namespace) -> int:
+    found = search(args.quote, store=_reading_store(args), limit=10 if args.limit is None else args.limit,
+                   offset=args.offset)
+    if args.format == "json":
+        print(json.dumps(found.to_json(), ensure_ascii=False, indent=2))
+    else:
+        for hit in found.hits:
+            where = f"page {hit.page_number}" if hit.page_number is not None else hit.segment_kind
+            print(f"{hit.file_name or hit.document}  {where}  {hit.segment} {hit.start}..{hit.end}")
+            print(f"    ...{hit.before}[{' '.join(hit.quote.split())}]{hit.after}...")
+        shown = f"{found.offset + 1}-{found.offset + len(found.hits)} of " if found.hits else ""
+        print(f"{shown}{found.total} places", file=sys.stderr)
+    return 0 if found.hits else 1
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    with _store(args, create=False) as store:
+        count = store.reindex()
+    print(f"the text index holds {count} documents", file=sys.stderr)
+    return 0
+
+
+def _remove(args: argparse.Namespace) -> int:
+    with _store(args, create=False) as store:
+        store.remove_document(_document_iri(args.document))
+    return 0
 
 
 def _parse_fact(text: str):

@@ -227,6 +227,7 @@ class RemoteStore(KgStore):
     """
 
     undo_is_safe = False  # a write whose answer was lost may have been carried out
+    keeps_own_index = True  # the text index is this machine's, in the cache folder, caught up from the graph
 
     def __init__(self, config: StoreConfig, read_only: bool = False) -> None:
         super().__init__()

@@ -25,6 +25,7 @@ from ..model import Rows
 from ..model.errors import (BlobMissing, KgDecoderError, LoadNotAllowed, MalformedQuery, MalformedUpdate, QueryError,
                             ServiceNotAllowed, StoreError, UnknownEntity)
 from .answers import GRAPH_FORMATS, RESULT_FORMATS, capped_answer, evaluation_error
+from .indexing import TextIndexing
 from .library import Library, MemoryLibrary
 from .priority import BackgroundCommitter, lower_storage_threads
 from .quads import as_nquads
@@ -38,7 +39,7 @@ StorePath = Union[str, os.PathLike, None]
 _GENERATIONS = itertools.count(1)
 
 
-class KgStore(GraphReads):
+class KgStore(GraphReads, TextIndexing):
     """A graph with its library: what every stage reads and writes through, whatever the backend.
 
     A context manager: leaving the ``with`` block flushes and releases the store. ``path`` is a
@@ -111,6 +112,7 @@ class KgStore(GraphReads):
 
     def close(self) -> None:
         """Release the store; a temporary :meth:`work_folder` goes with it."""
+        self._close_text_index()
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
@@ -362,8 +364,23 @@ class KgStore(GraphReads):
     # ------------------------------------------------------------ writing
 
     def write_document(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:
-        """A decoded document in one transaction, replacing what the store held of it when ``replace``."""
+        """A decoded document in one transaction, replacing what the store held of it when ``replace``;
+        then its texts into the text index (:mod:`~kg_decoder.graph.indexing`)."""
         self._write(nquads, blobs, ("delete_document", {"document": document}) if replace else None)
+        self.index_committed(document)
+
+    def remove_document(self, document: str) -> None:
+        """Remove a document and everything derived from it (``queries/delete_document.rq``: facts and
+        the documents embedded in it stay) in one transaction, then from the text index. Its library
+        bytes stay until ``gc``. UnknownEntity for a document the store does not hold."""
+        self._writable()
+        if not self.has_document(document):
+            raise UnknownEntity(f"no document {document:.200} in the store")
+        update = query_file("delete_document").bound({"document": document})
+        with self._commit_lock:
+            self._run_commit(lambda: self._update(update))
+        self._committed()
+        self.index_removed(document)
 
     def write_chunks(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:
         """A chunking run of a document in one transaction, replacing the earlier one when ``replace``."""

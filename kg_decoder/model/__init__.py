@@ -19,6 +19,7 @@ from .progress import Progress, ProgressCallback, report
 from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
                       CrawlStatus, DecodeResult, DecodeStatus, DocumentRef, ElementOffset, EmbeddedResult,
                       FactsResult, FactsStatus, ImageInfo, JsonResult, PartitionSource, QuotePiece, Rows,
+                      SearchHit, SearchResults,
                       TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Verification, Violation,
                       cell_label, to_jsonable)
 from .versions import software_versions

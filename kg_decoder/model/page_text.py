@@ -8,6 +8,7 @@ page's coordinate system (see :mod:`kg_decoder.model.document`).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from .document import BBox
 # Folded away when two readings of the same words are compared: whitespace, hyphens (a word broken at
 # a line end is one word in one reading and two pieces in the other), soft hyphens, zero-width marks.
 _LEFT_OUT = set("-\u00ad\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u200b\u200c\u200d\u2060\ufeff\x02")
+_LEFT_OUT_OR_SPACE = re.compile("[\\s" + "".join(map(re.escape, sorted(_LEFT_OUT))) + "]+")  # \s: every isspace() character
 _PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"',
                         "\u00bb": '"'})
@@ -77,8 +79,9 @@ def folded_letters(text: str) -> str:
     >>> folded_letters("E\ufb03cient \u201cdocu-\\nment\u201d"), folded_letters("efficient \\"document\\"")
     ('efficient"document"', 'efficient"document"')
     """
-    return "".join(letter for letter in unicodedata.normalize("NFKC", text).translate(_PLAIN).casefold()
-                   if letter not in _LEFT_OUT and not letter.isspace())
+    if text.isascii():  # nothing to normalise: the common case, and the fast one
+        return _LEFT_OUT_OR_SPACE.sub("", text.lower())
+    return _LEFT_OUT_OR_SPACE.sub("", unicodedata.normalize("NFKC", text).translate(_PLAIN).casefold())
 
 
 __all__ = ["PageChar", "PageText", "Reading", "folded_letters", "middle_within"]

@@ -366,6 +366,38 @@ class TraceSource(JsonResult):
     image: Optional[str] = None
 
 
+@dataclass
+class SearchHit(JsonResult):
+    """A place a searched quote is found (``start``/``end`` in the segment's text), with the text
+    around it (``before``, ``quote`` as stored, ``after``); ``source`` is its trace (boxes and all)
+    where asked for."""
+
+    document: str
+    segment: str
+    segment_kind: str
+    start: int
+    end: int
+    quote: str
+    as_written: bool
+    before: str = ""
+    after: str = ""
+    page_number: Optional[int] = None
+    file_name: Optional[str] = None
+    source: Optional[TraceSource] = None
+
+
+@dataclass
+class SearchResults(JsonResult):
+    """One page of the places a quote is found in every document: ``total`` places in all, ranked (as
+    written first, then by document and place), ``hits`` from ``offset``."""
+
+    query: str
+    total: int
+    offset: int
+    limit: int
+    hits: list[SearchHit] = field(default_factory=list)
+
+
 # ---------------------------------------------------------------- images
 
 

@@ -62,4 +62,5 @@ def run_audits(store: Union[KgStore, StorePath]) -> list[Audit]:
     missing, orphans = store.missing_blobs(), store.orphan_blobs()
     for audit, hashes in zip(LIBRARY_AUDITS, (missing, orphans)):
         audits.append(replace(audit, table=Rows(columns=["sha256"], rows=[(key,) for key in hashes])))
+    audits.append(store.index_audit())
     return audits

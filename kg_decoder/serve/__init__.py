@@ -4,7 +4,7 @@ show. The Flask app in ``web/`` uses these and the names of ``kg_decoder`` only.
 
 from ..graph.sparql_guard import allowed_endpoints
 from ..model.errors import RequestCancelled
-from .bounded import Bounds, bounded_page_image, bounded_rendered_page_image, bounded_trace
+from .bounded import Bounds, bounded_page_image, bounded_rendered_page_image, bounded_search, bounded_trace
 from .jobs import Jobs, JobState, JobStatus
 from .pages import page_image, rendered_page_image
 from .sparql import Answer, run_query, run_update
@@ -14,6 +14,6 @@ from .workers import WorkerPool, worker_pool
 
 __all__ = ["Answer", "Bounds", "BoxView", "DocumentView", "ElementView", "JobState", "JobStatus", "Jobs",
            "QueryExample", "RequestCancelled", "StoreOverview", "TraceView", "WorkerPool", "allowed_endpoints",
-           "bounded_page_image", "bounded_rendered_page_image", "bounded_trace", "decoded_json", "document_iri",
-           "document_view", "form_options", "page_image", "query_examples", "rendered_page_image", "run_query",
-           "run_update", "store_overview", "trace_view", "worker_pool"]
+           "bounded_page_image", "bounded_rendered_page_image", "bounded_search", "bounded_trace", "decoded_json",
+           "document_iri", "document_view", "form_options", "page_image", "query_examples", "rendered_page_image",
+           "run_query", "run_update", "store_overview", "trace_view", "worker_pool"]

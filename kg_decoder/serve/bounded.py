@@ -2,8 +2,10 @@
 allows (:mod:`kg_decoder.serve.workers`), within a time limit, and for a quote, within a length
 and a number of places.
 
-A quote searched in every document (no ``document``) reads every text of the store; these bounds
-are where a full-text index will slot in (the search narrowed first, the same bounds after).
+A quote searched in every document (no ``document``) and a search go through the text index
+(:mod:`kg_decoder.cite.search`, with its own bounds: a quote of three letters or more, so many texts
+looked at, a page of places); here they also run within the request's time limit, and a trace
+returns at most ``bounds.sources`` places a page.
 """
 
 from __future__ import annotations
@@ -11,16 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
+from ..cite.search import check_quote_length, search
 from ..cite.trace import trace
 from ..graph.store import KgStore
-from ..model import TraceSource
-from ..model.errors import RequestError, TimeLimit
+from ..model import SearchResults, TraceSource
+from ..model.errors import TimeLimit
 from .pages import page_image, rendered_page_image
 
 if TYPE_CHECKING:
     from .workers import WorkerPool
 
-MAX_QUOTE_CHARACTERS = 2000
 MAX_TRACE_SOURCES = 100
 PAGE_SECONDS = 200.0  # a drawing may convert an Office document with LibreOffice first (180 s at most)
 
@@ -36,19 +38,35 @@ class Bounds:
 
 def bounded_trace(store: KgStore, request: dict, bounds: Bounds = Bounds(), workers: Optional[WorkerPool] = None,
                   client: str = "", cancelled: Optional[Callable[[], bool]] = None) -> list[TraceSource]:
-    """``kg_decoder.trace(**request)``: a quote at most :data:`MAX_QUOTE_CHARACTERS` long (RequestError
+    """``kg_decoder.trace(**request)``: a quote at most
+    :data:`~kg_decoder.cite.search.MAX_QUOTE_CHARACTERS` long (RequestError
     ``quote-too-long``), its search stopped at ``bounds.sources`` places; in a worker, stopped past
     ``bounds.seconds`` (TimeLimit) or once ``cancelled()``."""
-    quote = request.get("quote")
-    if isinstance(quote, str) and len(quote) > MAX_QUOTE_CHARACTERS:
-        raise RequestError(f"a quote may be {MAX_QUOTE_CHARACTERS} characters long, not {len(quote)}",
-                           code="quote-too-long", http_status=413)
+    check_quote_length(request.get("quote"))
+    request = dict(request)
+    limit = request.pop("limit", None)
+    limit = bounds.sources if limit is None else min(limit, bounds.sources)
+    if request.get("quote") is not None and request.get("document") is None:
+        request["seconds"] = bounds.seconds  # the search's own budget, inside the worker's time limit
     if workers is None or store.reader_location() is None:
-        return trace(**request, store=store, limit=bounds.sources)
-    return workers.run("trace_sources", store, request, bounds.sources, client=client,
+        return trace(**request, store=store, limit=limit)
+    return workers.run("trace_sources", store, request, limit, client=client,
                        timeout=bounds.seconds, cancelled=cancelled, crash="the trace crashed its worker",
                        timed_out=lambda limit: TimeLimit(f"the trace ran past the time limit of {limit:g} s and was "
                                                          f"stopped; give a document or a longer quote"))
+
+
+def bounded_search(store: KgStore, query: str, limit: int, offset: int, boxes: bool = False,
+                   bounds: Bounds = Bounds(), workers: Optional[WorkerPool] = None, client: str = "",
+                   cancelled: Optional[Callable[[], bool]] = None) -> SearchResults:
+    """``kg_decoder.search`` within the request's time limit (a worker's, where the store allows)."""
+    arguments = {"limit": limit, "offset": offset, "boxes": boxes, "seconds": bounds.seconds}
+    if workers is None or store.reader_location() is None:
+        return search(query, store=store, **arguments)
+    return workers.run("search_places", store, query, arguments, client=client, timeout=bounds.seconds,
+                       cancelled=cancelled, crash="the search crashed its worker",
+                       timed_out=lambda limit: TimeLimit(f"the search ran past the time limit of {limit:g} s and "
+                                                         f"was stopped; give more of the quote"))
 
 
 def bounded_page_image(store: KgStore, page: str, bounds: Bounds = Bounds(), workers: Optional[WorkerPool] = None,

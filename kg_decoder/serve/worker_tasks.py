@@ -1,5 +1,5 @@
 """What the web server's workers run (:mod:`kg_decoder.serve.workers`), in their own processes:
-a user's SPARQL query or update, a trace, a page drawn as a picture.
+a user's SPARQL query or update, a trace, a search, a page drawn as a picture.
 
 Each task names where to read the store (an embedded store's latest snapshot, see
 :mod:`kg_decoder.graph.snapshots`, or a remote store). A worker keeps the store
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..cite.search import search
 from ..cite.trace import trace
 from ..graph.embedded_store import EmbeddedStore
 from ..graph.opening import open_reader
 from ..graph.store import KgStore
-from ..model import TraceSource
+from ..model import SearchResults, TraceSource
 from .pages import page_image, rendered_page_image
 from .sparql import Answer, answer_query
 
@@ -69,6 +70,11 @@ def sparql_update(location: tuple, update: str, allow_service: Sequence[str], al
 def trace_sources(location: tuple, request: dict, limit: int) -> list[TraceSource]:
     """``kg_decoder.trace`` with the request's arguments, a quote's search stopped at ``limit`` places."""
     return trace(**request, store=_store(location), limit=limit)
+
+
+def search_places(location: tuple, query: str, arguments: dict) -> SearchResults:
+    """``kg_decoder.search`` of the request's quote."""
+    return search(query, store=_store(location), **arguments)
 
 
 def draw_page(location: tuple, page: str) -> bytes:

@@ -1,0 +1,203 @@
+"""Keeping the text index (:mod:`kg_decoder.graph.text_index`) in step with the graph, for
+:class:`~kg_decoder.graph.store.KgStore`.
+
+Where the index is: ``text-index.sqlite3`` in the store's folder (an embedded store), in the remote
+store's cache folder on this machine (each front end keeps its own), or in the temporary folder of a
+store in memory. It is written after each document's commit (``write_document``) and forgets a
+document removed through :meth:`remove_document`. When a process that may write the index opens it,
+it catches up with the graph: every decode that ended after the index's watermark (less
+:data:`CATCH_UP_MARGIN`, for decodes that ended before another's but committed after it, and for
+clocks of several machines) and that the index does not hold is indexed; a crash between a commit and
+the index write is repaired so. Where the graph then holds another number of documents than the index
+(documents removed behind its back: a user's own update, a server cleared), every document is compared. A remote store's index catches up again at most every
+:data:`REMOTE_REFRESH_SECONDS` when searched, from the decodes other machines committed. An embedded
+store opened read-only (a server's worker, a snapshot) reads the index its writer keeps and never
+writes it. A document removed by a user's own SPARQL update is also dropped when a search meets it,
+and the index audit lists what differs.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import warnings
+from datetime import datetime, timedelta, timezone
+from typing import Iterable, Optional
+
+from pyoxigraph import Literal
+
+from ..model import Audit, Rows
+from ..model.errors import KgDecoderError, StoreError
+from .queries import query_file
+from .text_index import INDEX_FILE, HeldDecode, IndexedText, TextIndex
+from .vocabulary import XSD_DATETIME
+
+CATCH_UP_MARGIN = timedelta(hours=1)
+REMOTE_REFRESH_SECONDS = 5.0
+_START_OF_TIME = "0001-01-01T00:00:00Z"
+
+
+class TextIndexing:
+    """The text index's part of :class:`~kg_decoder.graph.store.KgStore` (a mixin: it uses the store's
+    reads, ``work_folder``, ``text`` and ``read_only``)."""
+
+    keeps_own_index = False  # True where the index is this machine's cache of a graph others write (remote)
+    _text_index: Optional[TextIndex] = None
+    _index_caught_up = 0.0
+
+    @property
+    def _index_lock(self):  # made on first use: the mixin has no __init__ of its own
+        lock = self.__dict__.get("_index_lock_")
+        if lock is None:
+            lock = self.__dict__.setdefault("_index_lock_", threading.RLock())
+        return lock
+
+    @property
+    def _index_writable(self) -> bool:
+        return self.keeps_own_index or not self.read_only
+
+    def text_index(self) -> Optional[TextIndex]:
+        """The index, opened (and caught up with the graph, where this process may write it) on first
+        use; None for a store opened read-only whose writer has made none yet."""
+        with self._index_lock:
+            if self._text_index is None:
+                path = self.work_folder() / INDEX_FILE
+                if not self._index_writable and not path.exists():
+                    return None
+                self._text_index = TextIndex(path, read_only=not self._index_writable)
+                if self._index_writable:
+                    self.catch_up_index()
+            elif self.keeps_own_index and time.monotonic() - self._index_caught_up > REMOTE_REFRESH_SECONDS:
+                self.catch_up_index()
+            return self._text_index
+
+    def _close_text_index(self) -> None:
+        with self._index_lock:
+            if self._text_index is not None:
+                self._text_index.close()
+                self._text_index = None
+
+    def catch_up_index(self) -> int:
+        """Index every decode the graph holds that ended after the watermark and the index lacks; how many."""
+        index = self._text_index
+        watermark = index.watermark()
+        since = _START_OF_TIME
+        if watermark is not None:
+            since = (_parse_time(watermark) - CATCH_UP_MARGIN).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        def lacks(decode: HeldDecode) -> bool:
+            held = index.held(decode.document)
+            return held is None or held.activity != decode.activity
+
+        indexed = self._index_documents(decode for decode in self._decodes_since(since) if lacks(decode))
+        [counted] = self._rows("decoded_document_count")
+        if counted["count"] != index.document_count():  # removed behind its back: compare every document
+            indexed += self._reconcile_index()
+        self._index_caught_up = time.monotonic()
+        return indexed
+
+    def _reconcile_index(self) -> int:
+        """The index made to hold what the graph holds, document by document; how many it indexed."""
+        index = self._text_index
+        graph = {decode.document: decode for decode in self._decodes_since(_START_OF_TIME)}
+        held = index.held_decodes()
+        for document in set(held) - set(graph):
+            index.remove(document)
+        return self._index_documents(decode for document, decode in graph.items()
+                                     if document not in held or held[document].activity != decode.activity)
+
+    def _decodes_since(self, since: str) -> list[HeldDecode]:
+        """The graph's decodes that ended after ``since`` (an xsd:dateTime), oldest first."""
+        return [HeldDecode(row["document"], row["activity"], row["ended"], row.get("fileName"))
+                for row in self._rows("decodes_since", since=Literal(since, datatype=XSD_DATETIME))]
+
+    def _index_documents(self, decodes: Iterable[HeldDecode], batch: int = 200) -> int:
+        """The documents' texts as the graph holds them into the index, ``batch`` documents a transaction."""
+        indexed, pending = 0, []
+        for decode in decodes:
+            pending.append((decode, self._texts_of(decode.document)))
+            if len(pending) == batch:
+                indexed += self._text_index.put_many(pending)
+                pending = []
+        return indexed + (self._text_index.put_many(pending) if pending else 0)
+
+    def _texts_of(self, document: str) -> list[IndexedText]:
+        return [IndexedText(document, segment.segment, segment.kind, segment.index,
+                            self.text(segment.sha256, segment.segment), segment.page_number)
+                for segment in self.text_segments(document)]
+
+    def _index_document(self, document: str) -> bool:
+        """Put the document's texts as the graph holds them into the index (or take it out)."""
+        index = self._text_index
+        run = self.decode_run(document)
+        if run is None:
+            index.remove(document)
+            return False
+        states = self.document_states(document)
+        file_name = states[0].file_name if states else None
+        return index.put(HeldDecode(document, run.activity, run.ended, file_name), self._texts_of(document))
+
+    def index_committed(self, document: str) -> None:
+        """After a document's commit: its texts into the index. A failure here leaves the graph as
+        committed and is repaired when the index is next opened (a warning says so)."""
+        try:
+            with self._index_lock:
+                if self.text_index() is not None:
+                    self._index_document(document)
+        except (KgDecoderError, sqlite3.Error, OSError) as exc:
+            warnings.warn(f"the text index missed {document}: {exc} (repaired when the store is next opened, "
+                          f"or by kg-decoder reindex)", stacklevel=2)
+
+    def index_removed(self, document: str) -> None:
+        with self._index_lock:
+            index = self.text_index()
+            if index is not None and self._index_writable:
+                index.remove(document)
+
+    def search_texts(self, quote: str, cap: int, seconds: Optional[float] = None) -> Optional[list[IndexedText]]:
+        """The texts that may hold ``quote`` (see :meth:`TextIndex.candidates`); None without an index."""
+        index = self.text_index()
+        return None if index is None else index.candidates(quote, cap, seconds)
+
+    def forget_removed(self, document: str) -> None:
+        """A document a search met in the index that the graph no longer holds (removed by a user's
+        update): out of the index, where this process may write it."""
+        if self._index_writable and self._text_index is not None and not self.has_document(document):
+            self._text_index.remove(document)
+
+    def reindex(self) -> int:
+        """Rebuild the index from the graph; how many documents it holds after."""
+        if not self._index_writable:
+            raise StoreError(f"the store at {self.location} is open read-only: its text index is its writer's")
+        with self._index_lock:
+            index = self.text_index()
+            index.clear()
+            self._index_documents(self._decodes_since(_START_OF_TIME))
+            index.optimize()
+            return len(index.held_decodes())
+
+    def index_audit(self) -> Audit:
+        """The index against the graph: documents it lacks, holds from another decode, or holds that
+        the graph no longer does (none: in step)."""
+        index = self.text_index()
+        held = index.held_decodes() if index is not None else {}
+        graph = {decode.document: decode.activity for decode in self._decodes_since(_START_OF_TIME)}
+        rows = []
+        for document, activity in sorted(graph.items()):
+            if document not in held:
+                rows.append((document, "not in the index"))
+            elif held[document].activity != activity:
+                rows.append((document, "another decode in the index"))
+        rows += [(document, "in the index, not in the graph") for document in sorted(set(held) - set(graph))]
+        return Audit(name="text-index", title="Text index against the graph",
+                     finds="documents the text index lacks, holds from another decode, or holds after their removal "
+                           "(kg-decoder reindex rebuilds it)", kind="finding",
+                     table=Rows(columns=["document", "problem"], rows=rows))
+
+
+def _parse_time(value: str) -> datetime:
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+
+
+__all__ = ["CATCH_UP_MARGIN", "TextIndexing"]

@@ -1,0 +1,234 @@
+"""The text index beside the graph (SQLite FTS5, trigram): quotes found in every document through it,
+kept in step with the graph (written after each commit, removed with the document, replaced by a
+re-decode, repaired at open after a crash between the two, rebuilt by reindex), on both store
+backends, with bounded cost."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+
+import pytest
+from servers import oxigraph_server
+
+import kg_decoder
+from kg_decoder.graph import indexing
+from kg_decoder.graph.remote_store import StoreConfig
+from kg_decoder.graph.text_index import INDEX_FILE
+from kg_decoder.model.errors import RequestError, TimeLimit
+
+LIGATURES = "The e\ufb03cient method of uni\ufb01ed \u201cprovenance\u201d was well-\nknown to every docu-\nment reader."
+PLAIN = "Nothing but plain words: an efficient method, indeed, and a unified view of provenance."
+
+
+def index_rows(store) -> tuple:
+    """What the index holds, as comparable rows (documents with their decodes, texts)."""
+    path = store.work_folder() / INDEX_FILE
+    with sqlite3.connect(path) as db:
+        documents = sorted(db.execute("SELECT document, activity, ended, file_name FROM documents"))
+        texts = sorted(db.execute("SELECT document, segment, kind, position, page_number, text FROM segments"))
+    return documents, texts
+
+
+def test_substring_and_phrase_hits_with_ligatures_and_hyphenation(store):
+    ligatures = kg_decoder.decode(LIGATURES.encode(), store=store).document
+    plain = kg_decoder.decode(PLAIN.encode(), store=store).document
+    found = kg_decoder.search("efficient method", store=store)
+    assert found.total == 2
+    assert [hit.document for hit in found.hits] == sorted([ligatures, plain], key=lambda d: d != plain)
+    assert found.hits[0].as_written and not found.hits[1].as_written  # as written first
+    assert found.hits[1].quote == "e\ufb03cient method"
+    assert found.hits[0].before == "Nothing but plain words: an " and found.hits[0].after.startswith(", indeed")
+    # a substring inside words, a word broken at a line end, a hyphenated word broken there, curly quotes
+    assert [hit.quote for hit in kg_decoder.search("ficient meth", store=store).hits] == ["ficient meth", "\ufb03cient meth"]
+    assert [hit.quote.split() for hit in kg_decoder.search("document reader", store=store).hits] \
+        == [["docu-", "ment", "reader"]]
+    assert [hit.quote.split() for hit in kg_decoder.search("well-known", store=store).hits] == [["well-", "known"]]
+    assert {hit.document for hit in kg_decoder.search('unified "provenance"', store=store).hits} == {ligatures}
+    assert kg_decoder.search("a sentence no document holds", store=store).total == 0
+    # the trace through the index: the same places, ranked the same, paged
+    sources = kg_decoder.trace(quote="efficient method", store=store)
+    assert [(s.document.iri, s.quote) for s in sources] == [(h.document, h.quote) for h in found.hits]
+    assert [s.document.iri for s in kg_decoder.trace(quote="efficient method", store=store, limit=1, offset=1)] \
+        == [ligatures]
+
+
+def test_bounds_refuse_too_short_too_long_and_too_slow(store, monkeypatch):
+    kg_decoder.decode(PLAIN.encode(), store=store)
+    with pytest.raises(RequestError) as short:
+        kg_decoder.trace(quote="a -b", store=store)
+    assert short.value.code == "quote-too-short" and short.value.http_status == 400
+    assert kg_decoder.trace(quote="an", document=kg_decoder.search("plain", store=store).hits[0].document,
+                            store=store)  # in one document a short quote is fine
+    with pytest.raises(RequestError) as long:
+        kg_decoder.search("word " * 500, store=store)
+    assert long.value.code == "quote-too-long" and long.value.http_status == 413
+    with pytest.raises(RequestError, match="limit"):
+        kg_decoder.search("plain", store=store, limit=1000)
+    monkeypatch.setattr("kg_decoder.cite.search.MAX_CANDIDATE_TEXTS", 0)
+    with pytest.raises(RequestError) as common:
+        kg_decoder.search("plain", store=store)
+    assert common.value.code == "quote-too-common"
+    monkeypatch.undo()
+    with pytest.raises(TimeLimit):
+        kg_decoder.search("plain", store=store, seconds=-1)
+
+
+def test_removed_and_redecoded_documents_leave_the_index(tmp_path):
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        first = kg_decoder.decode(LIGATURES.encode(), store=store)
+        kept = kg_decoder.decode(PLAIN.encode(), store=store).document
+        [hit] = kg_decoder.search("document reader", store=store).hits
+        assert hit.segment_kind == "section"
+        again = kg_decoder.decode(LIGATURES.encode(), store=store, section_strategy="size", section_max_size=40)
+        assert again.document == first.document
+        hits = kg_decoder.search("document reader", store=store).hits
+        assert len(hits) == 1 and hits[0].segment != hit.segment  # the new decode's section
+        assert hits[0].segment in {s.segment for s in store.text_segments(first.document)}
+        store.remove_document(first.document)
+        assert kg_decoder.search("document reader", store=store).total == 0
+        assert [h.document for h in kg_decoder.search("efficient method", store=store).hits] == [kept]
+        assert not store.index_audit().has_findings
+        # removed by a user's own update, behind the index's back: the audit sees it, a search drops it
+        store.sparql_update(f"DELETE WHERE {{ GRAPH <urn:graph:source> {{ ?run <http://www.w3.org/ns/prov#used> <{kept}> ;"
+                            f" ?p ?o }} }} ; DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{kept}> ?p ?o }} }}")
+        assert [row[1] for row in store.index_audit().table.rows] == ["in the index, not in the graph"]
+        assert kg_decoder.search("efficient method", store=store).hits == []
+        assert not store.index_audit().has_findings
+
+
+def test_a_crash_between_commit_and_index_is_repaired_at_open(tmp_path, monkeypatch):
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        kg_decoder.decode(PLAIN.encode(), store=store)
+        monkeypatch.setattr(indexing.TextIndexing, "index_committed", lambda self, document: None)  # the crash
+        missed = kg_decoder.decode(LIGATURES.encode(), store=store).document
+        assert kg_decoder.search("document reader", store=store).total == 0
+        assert [row[0] for row in store.index_audit().table.rows] == [missed]
+    monkeypatch.undo()
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        [hit] = kg_decoder.search("document reader", store=store).hits
+        assert hit.document == missed and not store.index_audit().has_findings
+
+
+def test_reindex_equals_the_incremental_index(generated_store, cli):
+    store, _ = generated_store
+    incremental = index_rows(store)
+    assert len(incremental[0]) == len(store.document_summaries()) and incremental[1]
+    assert store.reindex() == len(incremental[0])
+    assert index_rows(store) == incremental
+
+
+def test_the_cli_searches_removes_and_reindexes(tmp_path, cli):
+    (tmp_path / "a.txt").write_text(LIGATURES, encoding="utf-8")
+    assert cli("decode", tmp_path / "a.txt", "--store", tmp_path / "store").returncode == 0
+    found = cli("search", "document reader", "--store", tmp_path / "store")
+    assert found.returncode == 0 and "a.txt" in found.stdout and "[docu- ment reader]" in found.stdout
+    traced = cli("trace", "--quote", "efficient method", "--store", tmp_path / "store", "--offset", "1")
+    assert traced.returncode == 1  # one place only: the second page of places is empty
+    assert cli("reindex", "--store", tmp_path / "store").returncode == 0
+    assert cli("remove", tmp_path / "a.txt", "--store", tmp_path / "store").returncode == 0
+    assert cli("search", "document reader", "--store", tmp_path / "store").returncode == 1
+
+
+def test_a_remote_store_keeps_an_index_in_each_front_ends_cache(tmp_path, monkeypatch):
+    with oxigraph_server(tmp_path / "oxigraph") as server:
+        config = StoreConfig.at(server.url).with_library(str(tmp_path / "library"))
+        with kg_decoder.open_store(replace(config, cache=str(tmp_path / "one"))) as one:
+            first = kg_decoder.decode(LIGATURES.encode(), store=one).document
+            assert [h.document for h in kg_decoder.search("document reader", store=one).hits] == [first]
+            with kg_decoder.open_store(replace(config, cache=str(tmp_path / "two"))) as two:
+                # another front end catches up from the graph's decode activities
+                assert [s.document.iri for s in kg_decoder.trace(quote="document reader", store=two)] == [first]
+                second = kg_decoder.decode(PLAIN.encode(), store=one).document
+                monkeypatch.setattr(indexing, "REMOTE_REFRESH_SECONDS", 0.0)
+                assert {h.document for h in kg_decoder.search("efficient method", store=two).hits} == {first, second}
+                assert index_rows(two) == index_rows(one)
+                assert (tmp_path / "two" / INDEX_FILE).is_file()
+            one.sparql_update("CLEAR ALL")  # behind every index's back
+        with kg_decoder.open_store(replace(config, cache=str(tmp_path / "two"))) as two:
+            assert kg_decoder.search("efficient method", store=two).total == 0  # the index saw the graph emptied
+            assert not two.index_audit().has_findings and index_rows(two) == ([], [])
+
+
+def test_the_server_searches_and_traces_within_its_bounds(tmp_path, cli):
+    import requests
+    from conftest import serve_process
+
+    (tmp_path / "a.txt").write_text(LIGATURES, encoding="utf-8")
+    (tmp_path / "b.txt").write_text(PLAIN, encoding="utf-8")
+    assert cli("decode", tmp_path / "a.txt", tmp_path / "b.txt", "--store", tmp_path / "store").returncode == 0
+    base, process = serve_process(tmp_path / "store", "--request-workers", "1", "--write-token", "secret")
+    try:
+        found = requests.get(base + "/api/search", params={"q": "efficient method", "limit": 1}, timeout=60)
+        assert found.status_code == 200, found.text
+        body = found.json()
+        assert body["total"] == 2 and len(body["hits"]) == 1 and body["hits"][0]["file_name"] == "b.txt"
+        assert body["hits"][0]["before"].endswith("an ") and body["hits"][0]["quote"] == "efficient method"
+        traced = requests.get(base + "/api/trace", params={"quote": "efficient method", "offset": 1}, timeout=60)
+        assert [s["document"]["file_name"] for s in traced.json()["sources"]] == ["a.txt"]
+        for params, status, code in [({"q": "ab"}, 400, "quote-too-short"), ({"q": "x" * 2001}, 413, "quote-too-long"),
+                                     ({"q": "plain", "limit": "1000"}, 400, "bad-limit"),
+                                     ({"q": "plain", "offset": "-1"}, 400, "bad-offset"), ({}, 400, "bad-query")]:
+            refused = requests.get(base + "/api/search", params=params, timeout=60)
+            assert (refused.status_code, refused.json()["error"]) == (status, code)
+        # decoded while the server runs: in the index at once
+        (tmp_path / "c.txt").write_text("A third text about an efficient method.", encoding="utf-8")
+        with open(tmp_path / "c.txt", "rb") as stream:
+            assert requests.post(base + "/api/documents", files={"file": stream}, timeout=120,
+                                 headers={"Authorization": "Bearer secret"}).status_code == 201
+        found = requests.get(base + "/api/search", params={"q": "efficient method"}, timeout=60).json()
+        assert sorted(hit["file_name"] for hit in found["hits"]) == ["a.txt", "b.txt", "c.txt"]
+    finally:
+        process.kill()
+        process.wait()
+    base, process = serve_process(tmp_path / "store", "--request-workers", "1", "--query-timeout", "0.001")
+    try:
+        slow = requests.get(base + "/api/search", params={"q": "efficient method"}, timeout=60)
+        assert slow.status_code == 503 and slow.json()["error"] in ("time-limit", "busy")
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.slow
+def test_chromium_shows_a_search_hit_on_its_page_with_its_box(tmp_path):
+    """From the search box in any page's header to the results: the page's thumbnail with the box of
+    the hit drawn over the words."""
+    import threading
+    import time
+
+    from test_chunks_facts_trace import drawn_box, make_placed_pdf
+    from test_web import assert_drawn_over, headless_chromium
+    from waitress.server import create_server
+
+    from kg_decoder.cli import load_web_app
+
+    make_placed_pdf(tmp_path / "placed.pdf")
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        kg_decoder.decode(tmp_path / "placed.pdf", store=store)
+        kg_decoder.decode(PLAIN.encode(), store=store)  # a document without pages: a hit without a thumbnail
+        server = create_server(load_web_app().create_app(store), host="127.0.0.1", port=0, threads=4)
+        threading.Thread(target=server.run, daemon=True).start()
+        browser = headless_chromium()
+        try:
+            browser.get(f"http://127.0.0.1:{server.effective_port}/documents")
+            box = browser.find_element("css selector", "nav .nav-search input")
+            box.send_keys("kilo lima\n")
+            deadline = time.time() + 60
+            while time.time() < deadline and not browser.execute_script(
+                    "var i = document.querySelector('.hit .page-image'); return i && i.complete && i.naturalWidth > 0;"):
+                time.sleep(0.2)
+            assert browser.current_url.split("?")[0].endswith("/search")
+            assert browser.find_element("id", "count").text == "1–1 of 1 places"
+            assert browser.find_element("css selector", ".hit mark").text == "kilo lima"
+            assert "placed.pdf" in browser.find_element("css selector", ".hit .chain").text
+            image = browser.execute_script(
+                "return document.querySelector('.hit .page-image').getBoundingClientRect().toJSON();")
+            boxes = browser.execute_script("return Array.from(document.querySelectorAll('.hit .box.characters'))"
+                                           ".map(b => b.getBoundingClientRect().toJSON());")
+        finally:
+            browser.quit()
+            server.close()
+    [drawn] = boxes
+    assert image["width"] <= 221  # a thumbnail
+    assert_drawn_over(image, drawn, drawn_box(1, "kilo lima"), (612, 792))
