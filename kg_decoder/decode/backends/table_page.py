@@ -5,6 +5,9 @@ gathered into text lines, and lines cut into pieces at wide gaps.
 Two readings: :func:`marks_from_pdfplumber` (words with their text, every ruling line; what cells are
 built from) and :func:`marks_from_pdfium` (about 8 ms a page: words without their text, rules from
 path objects; enough for the pre-signal that decides whether a page is worth a closer look).
+:func:`marks_from_layout` gives pdfplumber's marks from the page pdfminer already read for
+unstructured's ``fast`` (the characters in the order the page draws them, as pdfplumber's own
+reading has them), so a page is not interpreted twice.
 """
 
 from __future__ import annotations
@@ -93,6 +96,44 @@ def marks_from_pdfplumber(plumber_page) -> PageMarks:
         slanted.append((float(curve["x0"]), float(curve["top"]), float(curve["x1"]), float(curve["bottom"])))
     return PageMarks(float(plumber_page.width), float(plumber_page.height), words,
                      merge_collinear(horizontal), merge_collinear(vertical), slanted)
+
+
+def keep_drawing_order() -> None:
+    """Make pdfminer keep, on each page it lays out (``LTPage.stream_order``), the objects in the order
+    the page draws them, as they were before its layout analysis grouped them into text boxes (once per
+    process). pdfplumber's words depend on that order: a character drawn twice (fake bold), turned
+    lines, and digits set out of order read otherwise."""
+    global _KEEPING_ORDER
+    if _KEEPING_ORDER:
+        return
+    from pdfminer.layout import LTPage
+
+    original = LTPage.analyze
+
+    def analyze_keeping_order(self, laparams) -> None:
+        self.stream_order = list(self._objs)
+        original(self, laparams)
+
+    LTPage.analyze = analyze_keeping_order
+    _KEEPING_ORDER = True
+
+
+_KEEPING_ORDER = False
+
+
+def marks_from_layout(plumber_page, layout) -> PageMarks:
+    """:func:`marks_from_pdfplumber` of a page pdfminer has already read (``layout``, an LTPage laid
+    out after :func:`keep_drawing_order`), the same marks without interpreting the page again. The
+    pdfplumber page's caches are emptied afterwards (a long document's pages are not kept)."""
+    import copy
+
+    drawn = copy.copy(layout)
+    drawn._objs = layout.stream_order  # pdfplumber's own reading: no layout analysis, objects as drawn
+    plumber_page._layout = drawn
+    try:
+        return marks_from_pdfplumber(plumber_page)
+    finally:
+        plumber_page.close()
 
 
 def marks_from_pdfium(page) -> PageMarks:
@@ -275,5 +316,6 @@ def cell_text(words: Sequence[Word]) -> str:
     return " ".join(" ".join(w.text for w in line) for line in text_lines(words))
 
 
-__all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "line_pieces", "marks_from_pdfium",
-           "marks_from_pdfplumber", "reads_as_number", "text_lines", "words_in"]
+__all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "keep_drawing_order", "line_pieces",
+           "marks_from_layout", "marks_from_pdfium", "marks_from_pdfplumber", "reads_as_number", "text_lines",
+           "words_in"]
