@@ -184,17 +184,16 @@ class InProcessWorker:
 
 
 def prepare() -> None:
-    """What the worker does before its first task: no torch, offline models, parsers imported."""
+    """What the worker does before its first task: no torch, offline models, parsers imported, tesseract
+    on one thread."""
     import logging
 
     sys.modules.setdefault("torch", None)
     from kg_decoder.decode import offline
-    from kg_decoder.decode.backends import warm_up
     from kg_decoder.decode.backends.pdf_tables import detector
 
     logging.disable(logging.WARNING)  # pdfminer's complaints about odd PDFs (the worker sends them nowhere)
-    offline.prepare()
-    warm_up()
+    offline.warm_up_decoding()
     detector()  # the layout model, loaded once per worker
 
 
