@@ -124,12 +124,33 @@ _KEEPING_ORDER = False
 def marks_from_layout(plumber_page, layout) -> PageMarks:
     """:func:`marks_from_pdfplumber` of a page pdfminer has already read (``layout``, an LTPage laid
     out after :func:`keep_drawing_order`), the same marks without interpreting the page again. The
-    pdfplumber page's caches are emptied afterwards (a long document's pages are not kept)."""
-    import copy
+    characters become the few fields pdfplumber's word extraction reads, computed as pdfplumber
+    computes them (its general conversion of every attribute cost more than the words); drawings go
+    through pdfplumber's own. The pdfplumber page's caches are emptied afterwards."""
+    from pdfminer.layout import LTChar, LTContainer
 
-    drawn = copy.copy(layout)
-    drawn._objs = layout.stream_order  # pdfplumber's own reading: no layout analysis, objects as drawn
-    plumber_page._layout = drawn
+    height = plumber_page.height
+    left, top_edge = plumber_page.mediabox[:2]
+    objects: dict[str, list] = {"char": []}
+
+    def drawn(items) -> None:  # as pdfplumber walks a page read without layout analysis
+        for item in items:
+            if isinstance(item, LTContainer):
+                drawn(item._objs)
+            elif isinstance(item, LTChar):
+                top = (height - item.y1) + top_edge
+                objects["char"].append({
+                    "text": item.get_text(), "x0": item.x0 + left if left != 0 else item.x0,
+                    "x1": item.x1 + left if left != 0 else item.x1, "top": top,
+                    "bottom": (height - item.y0) + top_edge, "doctop": plumber_page.initial_doctop + top,
+                    "upright": item.upright, "size": item.size})
+            else:
+                converted = plumber_page.process_object(item)
+                if converted["object_type"] != "anno":
+                    objects.setdefault(converted["object_type"], []).append(converted)
+
+    drawn(layout.stream_order)  # pdfplumber's own reading: no layout analysis, objects as drawn
+    plumber_page._objects = objects
     try:
         return marks_from_pdfplumber(plumber_page)
     finally:
