@@ -77,11 +77,14 @@ class TableReadings:
             if self._plumbed is None:
                 import pdfplumber
 
-                self._plumbed = pdfplumber.open(io.BytesIO(self._data), password=self._password or "")
+                try:
+                    self._plumbed = pdfplumber.open(io.BytesIO(self._data), password=self._password or "")
+                except Exception:
+                    self._unplumbed = True
+                    return
             self.marks[number] = marks_from_layout(self._plumbed.pages[number - 1], layout)
-        except Exception:  # pdfplumber refusing the document, an odd page: find_tables reads it itself
-            self._unplumbed = self._plumbed is None
-            self.signals.pop(number, None)
+        except Exception:  # PDFium or pdfminer on an odd page
+            return
 
     def close(self) -> None:
         if self._plumbed is not None:
