@@ -65,12 +65,14 @@ STEPS = [
     ("tables: pre-signal (PDFium words and rules)", "kg_decoder.decode.backends.pdf_tables", "table_signal"),
     ("tables: pdfplumber words and rules", "pdfplumber", "open"),
     ("tables: pdfplumber words and rules", "kg_decoder.decode.backends.pdf_tables", "marks_from_pdfplumber"),
+    ("tables: pdfplumber words and rules", "kg_decoder.decode.backends.pdf_tables", "marks_from_layout"),
     ("tables: page drawn for the layout model", "kg_decoder.decode.backends.pdf_tables", "page_pixels"),
     ("tables: layout model", "kg_decoder.decode.backends.table_regions", "LayoutDetector.detect"),
     ("tables: structure (regions, rows, columns, cells)", "kg_decoder.decode.backends.pdf_tables", "tables_on_page"),
     ("tables: elements (markup, boxes on the page)", "kg_decoder.decode.backends.pdf_tables", "_table_element"),
     ("tables: put in place of the lines read there", "kg_decoder.decode.backends.pdf", "replacing"),
     ("tables: text beside a table (PDFium)", "kg_decoder.decode.backends.pdf", "lines_outside"),
+    ("tables: text beside a table (PDFium)", "kg_decoder.decode.backends.pdf", "page_lines"),
     ("OCR of pages without a text layer", "kg_decoder.decode.backends.pdf", "_ocr_pages"),
     ("title (metadata, largest type)", "kg_decoder.decode.backends.pdf", "_document_title"),
     ("pictures: found (PDFium image objects)", "kg_decoder.decode.backends.pdf", "PdfBackend.images"),
@@ -182,17 +184,16 @@ class InProcessWorker:
 
 
 def prepare() -> None:
-    """What the worker does before its first task: no torch, offline models, parsers imported."""
+    """What the worker does before its first task: no torch, offline models, parsers imported, tesseract
+    on one thread."""
     import logging
 
     sys.modules.setdefault("torch", None)
     from kg_decoder.decode import offline
-    from kg_decoder.decode.backends import warm_up
     from kg_decoder.decode.backends.pdf_tables import detector
 
     logging.disable(logging.WARNING)  # pdfminer's complaints about odd PDFs (the worker sends them nowhere)
-    offline.prepare()
-    warm_up()
+    offline.warm_up_decoding()
     detector()  # the layout model, loaded once per worker
 
 

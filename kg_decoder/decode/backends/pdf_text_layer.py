@@ -182,13 +182,17 @@ def turned_text_elements(data: bytes, pdf, numbers: list[int]) -> list[Element]:
     return elements
 
 
-def lines_outside(page, heights: dict[str, tuple[float, float]], number: int, region: BBox,
-                  block: BBox) -> list[Element]:
+def page_lines(page, heights: dict[str, tuple[float, float]]) -> list["_Line"]:
+    """The page's lines as PDFium breaks them (for :func:`lines_outside`); ``heights``: its fonts'."""
+    return _lines(page, heights)
+
+
+def lines_outside(page, lines: list["_Line"], number: int, region: BBox, block: BBox) -> list[Element]:
     """What a page holds inside ``region`` but outside ``block``, as elements (one per block of
-    lines): the text a first reading joined with a table, before and after it."""
+    lines): the text a first reading joined with a table, before and after it. ``lines``: the page's
+    (:func:`page_lines`, read once for all the regions of a page)."""
     geometry = PageGeometry.of(page)
-    lines = [line for line in _lines(page, heights)
-             if middle_within(line.box, region) and not middle_within(line.box, block)]
+    lines = [line for line in lines if middle_within(line.box, region) and not middle_within(line.box, block)]
     elements = []
     for text, box in _blocks(lines):
         shown = geometry.clip(box)
@@ -431,5 +435,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["has_turned_text", "largest_text", "lines_beside", "lines_outside", "page_text", "read_page",
-           "text_layer_elements", "turned_text_elements"]
+__all__ = ["has_turned_text", "largest_text", "lines_beside", "lines_outside", "page_lines", "page_text",
+           "read_page", "text_layer_elements", "turned_text_elements"]

@@ -5,6 +5,9 @@ gathered into text lines, and lines cut into pieces at wide gaps.
 Two readings: :func:`marks_from_pdfplumber` (words with their text, every ruling line; what cells are
 built from) and :func:`marks_from_pdfium` (about 8 ms a page: words without their text, rules from
 path objects; enough for the pre-signal that decides whether a page is worth a closer look).
+:func:`marks_from_layout` gives pdfplumber's marks from the page pdfminer already read for
+unstructured's ``fast`` (the characters in the order the page draws them, as pdfplumber's own
+reading has them), so a page is not interpreted twice.
 """
 
 from __future__ import annotations
@@ -93,6 +96,65 @@ def marks_from_pdfplumber(plumber_page) -> PageMarks:
         slanted.append((float(curve["x0"]), float(curve["top"]), float(curve["x1"]), float(curve["bottom"])))
     return PageMarks(float(plumber_page.width), float(plumber_page.height), words,
                      merge_collinear(horizontal), merge_collinear(vertical), slanted)
+
+
+def keep_drawing_order() -> None:
+    """Make pdfminer keep, on each page it lays out (``LTPage.stream_order``), the objects in the order
+    the page draws them, as they were before its layout analysis grouped them into text boxes (once per
+    process). pdfplumber's words depend on that order: a character drawn twice (fake bold), turned
+    lines, and digits set out of order read otherwise."""
+    global _KEEPING_ORDER
+    if _KEEPING_ORDER:
+        return
+    from pdfminer.layout import LTPage
+
+    original = LTPage.analyze
+
+    def analyze_keeping_order(self, laparams) -> None:
+        self.stream_order = list(self._objs)
+        original(self, laparams)
+
+    LTPage.analyze = analyze_keeping_order
+    _KEEPING_ORDER = True
+
+
+_KEEPING_ORDER = False
+
+
+def marks_from_layout(plumber_page, layout) -> PageMarks:
+    """:func:`marks_from_pdfplumber` of a page pdfminer has already read (``layout``, an LTPage laid
+    out after :func:`keep_drawing_order`), the same marks without interpreting the page again. The
+    characters become the few fields pdfplumber's word extraction reads, computed as pdfplumber
+    computes them (its general conversion of every attribute cost more than the words); drawings go
+    through pdfplumber's own. The pdfplumber page's caches are emptied afterwards."""
+    from pdfminer.layout import LTChar, LTContainer
+
+    height = plumber_page.height
+    left, top_edge = plumber_page.mediabox[:2]
+    objects: dict[str, list] = {"char": []}
+
+    def drawn(items) -> None:  # as pdfplumber walks a page read without layout analysis
+        for item in items:
+            if isinstance(item, LTContainer):
+                drawn(item._objs)
+            elif isinstance(item, LTChar):
+                top = (height - item.y1) + top_edge
+                objects["char"].append({
+                    "text": item.get_text(), "x0": item.x0 + left if left != 0 else item.x0,
+                    "x1": item.x1 + left if left != 0 else item.x1, "top": top,
+                    "bottom": (height - item.y0) + top_edge, "doctop": plumber_page.initial_doctop + top,
+                    "upright": item.upright, "size": item.size})
+            else:
+                converted = plumber_page.process_object(item)
+                if converted["object_type"] != "anno":
+                    objects.setdefault(converted["object_type"], []).append(converted)
+
+    drawn(layout.stream_order)  # pdfplumber's own reading: no layout analysis, objects as drawn
+    plumber_page._objects = objects
+    try:
+        return marks_from_pdfplumber(plumber_page)
+    finally:
+        plumber_page.close()
 
 
 def marks_from_pdfium(page) -> PageMarks:
@@ -275,5 +337,6 @@ def cell_text(words: Sequence[Word]) -> str:
     return " ".join(" ".join(w.text for w in line) for line in text_lines(words))
 
 
-__all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "line_pieces", "marks_from_pdfium",
-           "marks_from_pdfplumber", "reads_as_number", "text_lines", "words_in"]
+__all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "keep_drawing_order", "line_pieces",
+           "marks_from_layout", "marks_from_pdfium", "marks_from_pdfplumber", "reads_as_number", "text_lines",
+           "words_in"]
