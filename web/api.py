@@ -10,7 +10,7 @@ from flask import Blueprint, Response, jsonify, request, send_file
 
 import kg_decoder
 from kg_decoder import ChunkOptions, DecodeOptions, RequestError, ServerBusy, UnknownEntity
-from kg_decoder.serve import bounded_trace, decoded_json, document_iri, document_view, form_options
+from kg_decoder.serve import bounded_trace, decoded_json, document_iri, document_view, fact_object, form_options
 
 from . import HERE, settings
 
@@ -132,8 +132,10 @@ def openapi():
 
 def trace_request(args) -> list:
     """The trace a request asks for, run in a worker within the server's bounds."""
+    config = settings()
     if args.get("s") and args.get("p") and args.get("o") is not None:
-        wanted = {"fact": (args["s"], args["p"], args["o"])}
+        wanted = {"fact": (args["s"].strip(), args["p"].strip(),
+                           fact_object(args["o"], args.get("object"), args.get("datatype"), args.get("language")))}
     elif args.get("segment"):
         try:
             start, end = int(args.get("start", "")), int(args.get("end", ""))
@@ -141,10 +143,10 @@ def trace_request(args) -> list:
             raise RequestError("start and end must be integers", code="bad-span") from None
         wanted = {"span": (args["segment"], start, end)}
     elif args.get("quote"):
-        wanted = {"quote": args["quote"], "document": args.get("document") or None}
+        named = (args.get("document") or "").strip()
+        wanted = {"quote": args["quote"], "document": document_iri(config.store, named) if named else None}
     else:
         raise RequestError("give s, p and o; or segment, start and end; or quote")
-    config = settings()
     return bounded_trace(config.store, wanted, config.bounds, config.workers, config.client(), config.cancelled())
 
 

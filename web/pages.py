@@ -7,8 +7,8 @@ from urllib.parse import quote
 from flask import Blueprint, Response, render_template, request
 
 import kg_decoder
-from kg_decoder.serve import (bounded_page_image, bounded_rendered_page_image, document_iri, document_view,
-                              query_examples, store_overview, trace_view)
+from kg_decoder.serve import (bounded_page_image, bounded_rendered_page_image, document_facts, document_iri,
+                              document_view, query_examples, store_overview, trace_view)
 
 from . import settings
 from .api import trace_request
@@ -38,7 +38,7 @@ def document_page(identifier: str):
     store = settings().store
     iri = document_iri(store, identifier)
     return render_template("document.html", doc=document_view(store, iri), quote=quote,
-                           chunks=kg_decoder.document_chunks(iri, store=store))
+                           chunks=kg_decoder.document_chunks(iri, store=store), facts=document_facts(store, iri))
 
 
 @pages.get("/pages/<path:identifier>/image.png")

@@ -18,6 +18,7 @@ from typing import Iterator, Optional, Sequence
 
 from ..cite.annotations import web_annotations
 from ..cite.chunks import chunk_document, document_chunks
+from ..cite.documents import document_named
 from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.trace import trace
@@ -25,8 +26,6 @@ from ..decode.pipeline import decode, holds_decode, render_files_ahead, stored_r
 from ..decode.parallel import WorkerPool, available_cpus, in_input_order
 from ..decode.images import limit_image_pixels
 from ..decode.worker import shared_worker
-from ..graph.identifiers import document_iri
-from ..graph.library import sha256_hex
 from ..graph.queries import query_file, shipped_queries
 from ..graph.resources import resource_dir
 from ..graph.opening import open_for_reading, open_store
@@ -34,7 +33,7 @@ from ..graph.store import KgStore
 from ..graph.terms import read_facts
 from ..graph.transfer import export_store, import_store
 from ..model import CrawlOptions, DecodeResult
-from ..model.errors import KgDecoderError, RequestError, UnknownEntity
+from ..model.errors import KgDecoderError, RequestError
 from ..quality.audits import run_audits
 from ..quality.validation import validate
 from ..sources.crawl import crawl
@@ -257,20 +256,10 @@ def _crawl(args: argparse.Namespace) -> int:
     return 0 if result.pages and result.pages[0].document else 1
 
 
-def _document_iri(name: str) -> str:
-    """A document named by IRI, or by the path of the file that was decoded."""
-    path = Path(name)
-    if path.is_file():
-        return document_iri(sha256_hex(path.read_bytes()))
-    if ":" in name:
-        return name
-    raise UnknownEntity(f"{name} is neither a file nor a document IRI")
-
-
 def _chunk(args: argparse.Namespace) -> int:
     options = chunk_options(args)
     store = _store(args, create=False)
-    documents = [_document_iri(name) for name in args.documents] or sorted(
+    documents = [document_named(name, store) for name in args.documents] or sorted(
         {summary.document for summary in store.document_summaries()})
     report = sys.stderr if args.emit else sys.stdout
     rows = []
@@ -300,7 +289,7 @@ def _trace(args: argparse.Namespace) -> int:
             raise UsageError("--segment needs --start and --end")
         sources = trace(span=(args.segment, args.start, args.end), store=store)
     elif args.quote:
-        sources = trace(quote=args.quote, document=_document_iri(args.document) if args.document else None,
+        sources = trace(quote=args.quote, document=document_named(args.document, store) if args.document else None,
                         store=store)
     else:
         raise UsageError("give a fact, --segment with --start and --end, or --quote")
@@ -396,7 +385,7 @@ def load_web_app():
 
 def _images(args: argparse.Namespace) -> int:
     store = _reading_store(args)
-    document = _document_iri(args.document)
+    document = document_named(args.document, store)
     images = document_images(document, store=store)
     if args.format == "json":
         emit_jsonl(image.to_json() for image in images)
@@ -434,7 +423,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     store = _reading_store(args)
-    report = validate(store, _document_iri(args.document) if args.document else None)
+    report = validate(store, document_named(args.document, store) if args.document else None)
     if report.conforms:
         print(f"conforms: {report.triples} triples checked against ontology/shapes.ttl")
         return 0

@@ -409,3 +409,52 @@ def test_chromium_draws_a_quote_from_a_pictures_words_over_the_page(served, live
     assert len(boxes) == 3
     for box, word in zip(boxes, quoted.split()):
         assert_drawn_over(image, box, drawn_pictures.on_page(picture.words[word], picture_box), (612, 792))
+
+
+# ---------------------------------------------------------------- facts first-class
+
+
+def test_the_document_page_lists_its_facts_and_chunks_each_fact_leading_to_its_trace(served):
+    client, document = served["client"], served["document"]
+    page = client.get(f"/documents/{quote(document, safe='')}").get_data(as_text=True)
+    [row] = re.findall(r'<tr class="fact">(.*?)</tr>', page, re.S)
+    assert EX + "kilo" in row and EX + "near" in row and EX + "lima" in row and "chunk " in row
+    chunk_rows = re.findall(r'<tr id="chunk-(\d+)">(.*?)</tr>', page, re.S)
+    assert len(chunk_rows) >= 2 and all("page " in body and "trace" in body for _, body in chunk_rows)
+    link = re.search(r'class="fact-trace" href="([^"]+)"', row).group(1).replace("&amp;", "&")
+    assert "object=iri" in link and "%3C" not in link  # the object's kind beside it, no brackets
+    fact_page = client.get(link)
+    assert fact_page.status_code == 200
+    body = fact_page.get_data(as_text=True)
+    assert "<title>Fact · trace · kg-decoder</title>" in body and 'id="span">kilo' in body
+
+
+def test_the_trace_form_takes_a_fact_as_three_fields_and_a_document_by_file_name(served):
+    client = served["client"]
+    as_iri = client.get("/api/trace", query_string={"s": EX + "kilo", "p": EX + "near", "o": EX + "lima",
+                                                    "object": "iri"}).json["sources"]
+    assert [s["page_number"] for s in as_iri] == [1]
+    as_text = client.get("/api/trace", query_string={"s": EX + "kilo", "p": EX + "near", "o": EX + "lima",
+                                                     "object": "literal"}).json["sources"]
+    assert as_text == []  # a literal with the IRI's text is another fact
+    for named in ("placed.pdf", "/somewhere/else/placed.pdf", served["document"],
+                  served["document"].rsplit(":", 1)[-1]):
+        [source] = client.get("/api/trace", query_string={"quote": "kilo lima", "document": named}).json["sources"]
+        assert source["document"]["iri"] == served["document"], named
+    unknown = client.get("/api/trace", query_string={"quote": "kilo", "document": "nothing.pdf"})
+    assert unknown.status_code == 404 and unknown.json["error"] == "unknown-entity"
+    by_name = client.get("/documents/placed.pdf")
+    assert by_name.status_code == 200 and served["document"] in by_name.get_data(as_text=True)
+
+
+def test_the_command_line_and_the_web_name_documents_the_same_way(served):
+    from kg_decoder.cite.documents import document_named
+
+    store, document = served["store"], served["document"]
+    path = served["folder"] / "placed.pdf"
+    assert document_named(str(path), store) == document  # its bytes, hashed
+    copy = served["folder"] / "renamed.pdf"
+    copy.write_bytes(path.read_bytes())
+    assert document_named(str(copy), store) == document
+    with pytest.raises(kg_decoder.UnknownEntity):
+        document_named(str(copy), store, read_files=False)  # a server does not read the file: its name only
