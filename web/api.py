@@ -39,11 +39,10 @@ def upload():
         with config.write_lock:
             result = kg_decoder.decode(payload, store=config.store, options=options, file_name=name,
                                        record_failure=True, progress=progress)
-            if wants_chunks:
-                for document in result.documents():  # the embedded files' documents too
-                    kg_decoder.chunk_document(document, store=config.store, options=chunking, progress=progress,
-                                              in_worker=True)
-        return decoded_json(result)
+            chunks = {document: kg_decoder.chunk_document(document, store=config.store, options=chunking,
+                                                          progress=progress, in_worker=True).chunks
+                      for document in result.documents()} if wants_chunks else None  # the embedded files' too
+        return decoded_json(result, chunks)
 
     if request.values.get("async", "").lower() in _TRUE:
         job = config.jobs.start(run)

@@ -39,8 +39,8 @@ from ..quality.validation import validate
 from ..sources.crawl import crawl
 from . import remote
 from .arguments import build_parser, chunk_options, decode_options
-from .output import (decoded_row, describe_sources, embedded_row, emit_jsonl, json_line, next_steps, short, store_flags,
-                     table)
+from .output import (DECODE_COLUMNS, decoded_row, describe_sources, embedded_row, emit_jsonl, failed_row, json_line,
+                     next_steps, short, store_flags, table)
 
 
 class UsageError(RequestError):
@@ -152,6 +152,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
     refused: list[str] = []  # files refused for what they are (encrypted, empty...): the job did its work
     failures = 0  # files the job could not do its work on (a missing model...)
     decoded: list[tuple[Path, DecodeResult]] = []
+    chunks_made: dict[str, int] = {}  # per document IRI, when the job chunks
     from tqdm import tqdm
 
     progress = tqdm(total=len(files), unit="file", file=sys.stderr,
@@ -169,7 +170,8 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
                         partition_cache=not args.no_partition_cache, progress=show, retry_partial=args.retry_partial)
         if chunking is not None:
             for document in result.documents():
-                chunk_document(document, store=store, options=chunking, progress=show)
+                chunks_made[document] = chunk_document(document, store=store, options=chunking,
+                                                       progress=show).chunks
         return result
 
     if outcomes is None:
@@ -185,12 +187,15 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
                 failures += 1
             progress.write(f"kg-decoder: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
             verdict = "refused" if exc.refuses_input else "failed"
-            rows.append([str(path), "-", "-", "-", "-", "-", f"{verdict}: {type(exc).__name__}"])
+            rows.append(failed_row(str(path), f"{verdict}: {type(exc).__name__}"))
             continue
         children = [e for top in result.embedded for e in top.walk()]
         decoded.append((path, result))
-        rows.append(decoded_row(path, result))
-        rows.extend(embedded_row(path, child) for child in children)
+        if chunking is not None and result.document not in chunks_made:  # chunked by a Ray task: count them
+            chunks_made.update((d, len(document_chunks(d, store=store))) for d in result.documents())
+        made = chunks_made if chunking is not None else None
+        rows.append(decoded_row(path, result, made))
+        rows.extend(embedded_row(path, child, made) for child in children)
         for child in children:
             if child.error is not None:  # the parent is decoded; its attachment is reported, not fatal
                 progress.write(f"kg-decoder: {path} > {child.path}: {type(child.error).__name__}: "
@@ -201,7 +206,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
             emit_jsonl(record.to_json() for record in records)
     progress.close()
     store.flush()
-    print(table(["file", "format", "pages/sections", "elements", "tables", "images", "status"], rows), file=report)
+    print(table(DECODE_COLUMNS, rows), file=report)
     summary = (f"{len(decoded)} of {len(files)} files decoded into {args.store} "
                f"({len(store)} quads in the store)")
     if refused:

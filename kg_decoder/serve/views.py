@@ -218,22 +218,24 @@ def query_examples() -> tuple[list[QueryExample], list[QueryExample]]:
     return examples, audits
 
 
-def decoded_json(result: DecodeResult) -> dict:
-    """What the upload API answers about a decode: the document, its pages and sections, its children."""
+def decoded_json(result: DecodeResult, chunks: Optional[dict[str, int]] = None) -> dict:
+    """What the upload API answers about a decode: the document, its pages and sections, the chunks
+    made (per document IRI in ``chunks``; null when chunking was not asked), its children."""
     return {"document": result.document, "status": result.status.value, "format": result.format,
             "mime_type": result.mime_type, "strategy": result.strategy,
             "pages": [_segment(t) for t in result.text_documents if t.kind == "page"],
             "sections": [_segment(t) for t in result.text_documents if t.kind == "section"],
             "elements": result.elements, "tables": result.tables, "images": result.images,
+            "chunks": chunks.get(result.document, 0) if chunks is not None else None,
             "warnings": result.warnings, "problems": to_jsonable(result.problems),
-            "embedded": [_embedded(entry) for entry in result.embedded]}
+            "embedded": [_embedded(entry, chunks) for entry in result.embedded]}
 
 
-def _embedded(entry: EmbeddedResult) -> dict:
+def _embedded(entry: EmbeddedResult, chunks: Optional[dict[str, int]]) -> dict:
     """A child document (attachment, embedded file) and, nested, its own children; or why it failed."""
     if entry.result is None:
         return {"path": entry.path, "name": entry.name, "depth": entry.depth, "error": entry.error.to_json()}
-    return {"path": entry.path, "name": entry.name, "depth": entry.depth, **decoded_json(entry.result)}
+    return {"path": entry.path, "name": entry.name, "depth": entry.depth, **decoded_json(entry.result, chunks)}
 
 
 def _segment(text_document: TextDocument) -> dict:

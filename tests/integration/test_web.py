@@ -172,6 +172,7 @@ def test_an_upload_answers_with_its_embedded_documents_chunked_too(served, corpu
     [child] = response.json["embedded"]
     assert (child["path"], child["name"], child["depth"], child["format"]) == (
         "attachment 1", "fake-attachment.txt", 1, "text")
+    assert response.json["chunks"] >= 1 and child["chunks"] == 1  # the chunks made, per document
     chunks = client.get("/sparql", query_string={"query": f"""PREFIX tg: <https://trustgraph.ai/ns/>
         PREFIX prov: <http://www.w3.org/ns/prov#>
         SELECT ?chunk WHERE {{ GRAPH <urn:graph:source> {{ ?chunk tg:chunkIndex ?i ; prov:wasDerivedFrom+
@@ -458,3 +459,17 @@ def test_the_command_line_and_the_web_name_documents_the_same_way(served):
     assert document_named(str(copy), store) == document
     with pytest.raises(kg_decoder.UnknownEntity):
         document_named(str(copy), store, read_files=False)  # a server does not read the file: its name only
+
+
+def test_a_browser_gets_an_error_page_with_a_way_back_a_program_gets_json(served):
+    client = served["client"]
+    browser = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+    for url, status in (("/documents/nothing.pdf", 404), ("/no/such/page", 404), ("/trace?segment=x&start=a&end=1", 400)):
+        page = client.get(url, headers=browser)
+        assert page.status_code == status and page.content_type.startswith("text/html"), url
+        body = page.get_data(as_text=True)
+        assert 'id="error-message"' in body and 'href="/documents"' in body and "{" not in body.split("<main>")[1]
+        assert client.get(url).json["error"]  # no preference: JSON, as before
+        assert client.get(url, headers={"Accept": "application/json"}).json["error"]
+    api = client.get("/api/documents/nothing.pdf", headers=browser)
+    assert api.status_code == 404 and api.json["error"] == "unknown-entity"
