@@ -88,11 +88,13 @@ def _from_another_site() -> bool:
 def wants_html() -> bool:
     """Whether the error goes to a person: a browser asking for a page (it prefers text/html to JSON),
     not a program (``/api/...``, ``/sparql``, ``Accept: application/json``, or no preference)."""
-    if request.path.startswith(("/api/", "/sparql")):
-        return False
+    return not request.path.startswith(("/api/", "/sparql")) and prefers_html()
+
+
+def prefers_html() -> bool:
+    """Whether the client asks for text/html before JSON (a browser does; a program, no preference)."""
     accepted = request.accept_mimetypes
-    return accepted.best_match(["application/json", "text/html"]) == "text/html" and \
-        accepted["text/html"] > accepted["application/json"]
+    return accepted["text/html"] > accepted["application/json"]
 
 
 def error_answer(body: dict, status: int):

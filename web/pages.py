@@ -22,6 +22,11 @@ def home():
     return render_template("home.html", overview=store_overview(settings().store))
 
 
+@pages.get("/favicon.ico")
+def favicon():  # pages name none (base.html); a browser still asks, on a picture or JSON it shows
+    return Response(status=204)
+
+
 @pages.get("/query")
 def query_page():
     examples, audits = query_examples()
@@ -47,7 +52,10 @@ def dashboard_page():
 
 @pages.get("/dashboard/rows/<name>")
 def audit_rows_page(name: str):
-    return render_template("rows.html", name=name, rows=audit_rows(settings().store, name), quote=quote)
+    store = settings().store
+    rows = audit_rows(store, name)
+    held = {summary.document for summary in store.document_summaries()}  # a failed file's IRI names no page
+    return render_template("rows.html", name=name, rows=rows, held=held, quote=quote)
 
 
 @pages.get("/documents/<path:identifier>")

@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import re
-import shutil
 import socket
 import threading
 import time
@@ -16,6 +15,7 @@ from urllib.parse import quote
 import drawn_office
 import drawn_pictures
 import pytest
+from browser import headless_chromium
 
 import kg_decoder
 from kg_decoder.cli import load_web_app
@@ -300,22 +300,6 @@ def test_sparqlwrapper_and_rdflib_query_the_live_server(live):
     assert [(str(s), str(o)) for s, o in found] == [(EX + "kilo", EX + "lima")]
 
 
-def headless_chromium():
-    """A headless Chromium under Selenium, offline."""
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    if not chromium or not driver_path:
-        pytest.fail("chromium and chromium-driver are not installed; scripts/setup.sh installs them")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,2200"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(driver_path), options=options)
-
-
 @pytest.mark.slow
 def test_every_example_and_audit_button_loads_its_query_as_written_and_runs(live, served):
     from kg_decoder.graph.queries import query_file
@@ -475,3 +459,11 @@ def test_a_browser_gets_an_error_page_with_a_way_back_a_program_gets_json(served
         assert client.get(url, headers={"Accept": "application/json"}).json["error"]
     api = client.get("/api/documents/nothing.pdf", headers=browser)
     assert api.status_code == 404 and api.json["error"] == "unknown-entity"
+
+
+def test_a_person_at_the_sparql_endpoint_lands_in_the_editor_a_program_gets_the_protocol(served):
+    client = served["client"]
+    page = client.get("/sparql", headers={"Accept": "text/html,*/*;q=0.8"})
+    assert page.status_code == 303 and page.headers["Location"].endswith("/query")
+    assert client.get("/sparql").status_code == 400  # the protocol: a query is missing
+    assert client.get("/favicon.ico").status_code == 204
