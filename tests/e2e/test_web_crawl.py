@@ -169,10 +169,18 @@ class Crawl:
 
     def press_buttons(self, where: str) -> None:
         """Every button of each view once (the trace page of every chunk has the same three forms)."""
-        if urlsplit(where).path == "/query":
-            return self.run_every_query(where)
         parts = urlsplit(where)
-        view = (parts.path.split("/")[1], tuple(sorted(key for key, _ in parse_qsl(parts.query))))
+        view = (parts.path, tuple(sorted(key for key, _ in parse_qsl(parts.query))))
+        if parts.path == "/query":
+            named = dict(parse_qsl(parts.query)).get("name")
+            if named:  # opened on a chart's query: the editor holds it as written
+                loaded = self.browser.execute_script("return document.getElementById('query').value;")
+                if loaded != query_file(named).text:
+                    self.problems.append(f"{where}: the editor holds {loaded[:120]!r}")
+            if "/query" not in self.views_pressed:
+                self.views_pressed.add("/query")
+                self.run_every_query(where)
+            return
         if view in self.views_pressed:
             return
         self.views_pressed.add(view)
