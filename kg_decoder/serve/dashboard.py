@@ -170,7 +170,8 @@ def _chunks_without_facts(counts: list[dict], without: Rows) -> Chart:
                 href=_document_url(row["document"]) + "#chunks",
                 note=f"{missing[row['document']]} of {row['chunks']}") for row in chunked[:MOST_BARS]]
     return Chart("chunks-without-facts", "Chunks without facts",
-                 "Each chunked document's chunks: those facts are cited to and those without any, most without first.",
+                 "Each chunked document's chunks: those facts are cited to and those without any, most "
+                 "without first.",
                  "audit-chunks-without-facts", bars, legend=["with-facts", "without-facts"],
                  left_out=max(0, len(chunked) - MOST_BARS))
 
