@@ -192,7 +192,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
         children = [e for top in result.embedded for e in top.walk()]
         decoded.append((path, result))
         if chunking is not None and result.document not in chunks_made:  # chunked by a Ray task: count them
-            chunks_made.update((d, len(document_chunks(d, store=store))) for d in result.documents())
+            chunks_made.update((d, len({c.chunk for c in store.document_chunks(d)})) for d in result.documents())
         made = chunks_made if chunking is not None else None
         rows.append(decoded_row(path, result, made))
         rows.extend(embedded_row(path, child, made) for child in children)

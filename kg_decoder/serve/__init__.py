@@ -14,8 +14,9 @@ from .views import (BoxView, DocumentView, ElementView, FactView, QueryExample, 
                     form_options, query_examples, store_overview, trace_view)
 from .workers import WorkerPool, worker_pool
 
-__all__ = ["Answer", "Bounds", "BoxView", "Chart", "audit_rows", "dashboard", "DocumentView", "ElementView", "FactView", "JobState", "JobStatus", "Jobs",
-           "QueryExample", "RequestCancelled", "StoreOverview", "TraceView", "WorkerPool", "allowed_endpoints",
-           "bounded_page_image", "bounded_rendered_page_image", "bounded_trace", "decoded_json", "document_facts", "document_iri",
-           "document_view", "fact_object", "fact_trace_url", "form_options", "page_image", "query_examples", "rendered_page_image", "run_query",
+__all__ = ["Answer", "Bounds", "BoxView", "Chart", "DocumentView", "ElementView", "FactView", "JobState",
+           "JobStatus", "Jobs", "QueryExample", "RequestCancelled", "StoreOverview", "TraceView", "WorkerPool",
+           "allowed_endpoints", "audit_rows", "bounded_page_image", "bounded_rendered_page_image", "bounded_trace",
+           "dashboard", "decoded_json", "document_facts", "document_iri", "document_view", "fact_object",
+           "fact_trace_url", "form_options", "page_image", "query_examples", "rendered_page_image", "run_query",
            "run_update", "store_overview", "trace_view", "worker_pool"]
