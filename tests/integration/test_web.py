@@ -467,3 +467,20 @@ def test_a_person_at_the_sparql_endpoint_lands_in_the_editor_a_program_gets_the_
     assert page.status_code == 303 and page.headers["Location"].endswith("/query")
     assert client.get("/sparql").status_code == 400  # the protocol: a query is missing
     assert client.get("/favicon.ico").status_code == 204
+
+
+def test_the_dashboard_draws_each_chart_from_its_audit_with_its_rows_and_sparql_a_click_away(served):
+    client = served["client"]
+    page = client.get("/dashboard").get_data(as_text=True)
+    charts = re.findall(r'<section class="chart" id="([^"]+)">', page)
+    assert charts == ["documents-by-format", "pages-per-document", "verified-boxes", "ocr-confidence",
+                      "chunks-without-facts", "refused-and-failed"]
+    pdf_bar = re.search(r'<a href="/documents\?format=pdf" class="bar-link" aria-label="pdf: decoded (\d+)', page)
+    pdfs = [d for d in served["store"].document_summaries() if d.format == "pdf"]
+    assert pdf_bar and int(pdf_bar.group(1)) == len(pdfs) >= 1  # placed.pdf, and what other tests uploaded
+    for audit in set(re.findall(r'href="/dashboard/rows/([a-z-]+)"', page)):
+        rows = client.get(f"/dashboard/rows/{audit}")
+        assert rows.status_code == 200 and 'id="audit-rows"' in rows.get_data(as_text=True), audit
+        editor = client.get(f"/query?name={audit}").get_data(as_text=True)
+        assert f"Query: {audit}" in editor
+    assert client.get("/dashboard/rows/document_info").status_code == 404  # audits only
