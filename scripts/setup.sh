@@ -6,10 +6,10 @@ cd "$(dirname "$0")/.."
 
 # poppler-utils: PDF rendering for OCR; tesseract: OCR (English, Hebrew, Arabic, Chinese, Portuguese);
 # libmagic1: format detection;
-# LibreOffice (writer, impress): DOC and PPT; DejaVu fonts: text in generated test images;
+# LibreOffice (writer, calc, impress): DOC and PPT, Office pages drawn for the trace view; DejaVu fonts: text in generated test images;
 # Chromium and its driver: the browser test of the web app (Debian's own build, no download).
 SYSTEM_PACKAGES=(poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-heb tesseract-ocr-ara
-                 tesseract-ocr-chi-sim tesseract-ocr-por libmagic1 libreoffice-writer-nogui
+                 tesseract-ocr-chi-sim tesseract-ocr-por libmagic1 libreoffice-writer-nogui libreoffice-calc-nogui
                  libreoffice-impress-nogui fonts-dejavu-core chromium chromium-driver)
 missing=()
 for package in "${SYSTEM_PACKAGES[@]}"; do

@@ -6,7 +6,9 @@ go through one lock, reads run concurrently on the server's threads. What a requ
 expensive (a SPARQL query or update, a trace, a page drawn) runs in the server's workers, which
 can be killed (``kg_decoder.serve.workers``; SECURITY.md says which work runs where). Every page
 escapes document text (Jinja autoescape), sends a Content-Security-Policy and loads nothing from
-the network. Every error is JSON with its status; nothing answers 500 but a bug, which is logged.
+the network. Every error is JSON with its status for programs (``/api``, ``/sparql``, ``Accept:
+application/json``) and a page with the message and ways back for browsers; nothing answers 500
+but a bug, which is logged.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Optional
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, current_app, jsonify, request
+from flask import Flask, Response, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 import kg_decoder
@@ -83,6 +85,25 @@ def _from_another_site() -> bool:
     return origin == "null" or urlsplit(origin).netloc.lower() != (request.host or "").lower()
 
 
+def wants_html() -> bool:
+    """Whether the error goes to a person: a browser asking for a page (it prefers text/html to JSON),
+    not a program (``/api/...``, ``/sparql``, ``Accept: application/json``, or no preference)."""
+    return not request.path.startswith(("/api/", "/sparql")) and prefers_html()
+
+
+def prefers_html() -> bool:
+    """Whether the client asks for text/html before JSON (a browser does; a program, no preference)."""
+    accepted = request.accept_mimetypes
+    return accepted["text/html"] > accepted["application/json"]
+
+
+def error_answer(body: dict, status: int):
+    """An error as JSON for programs, as a page with the message and ways back for people."""
+    if not wants_html():
+        return jsonify(body), status
+    return render_template("error.html", status=status, error=body), status
+
+
 def settings() -> WebSettings:
     return current_app.extensions["kg_decoder"]
 
@@ -130,20 +151,22 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     def typed_error(error: KgDecoderError):
         if isinstance(error, RequestCancelled):  # nobody is left to read it
             return Response(status=error.http_status)
-        return jsonify(error.to_json()), error.http_status
+        return error_answer(error.to_json(), error.http_status)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
         if error.code == 413:
-            return jsonify(error="too-large", message=f"uploads are limited to {max_upload_bytes} bytes"), 413
+            return error_answer({"error": "too-large", "message": f"uploads are limited to {max_upload_bytes} bytes"},
+                                413)
         if error.code == 404:
-            return jsonify(error="not-found", message="no such page or resource"), 404
+            return error_answer({"error": "not-found", "message": "no such page or resource"}, 404)
         code = (error.name or "error").lower().replace(" ", "-")
-        return jsonify(error=code, message=" ".join((error.description or error.name).split())), error.code
+        return error_answer({"error": code, "message": " ".join((error.description or error.name).split())},
+                            error.code)
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception):  # a bug: logged with its traceback, answered without one
         _log.exception("unexpected error on %s %s", request.method, request.path)
-        return jsonify(error="internal-error", message="the server failed on this request"), 500
+        return error_answer({"error": "internal-error", "message": "the server failed on this request"}, 500)
 
     return app

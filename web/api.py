@@ -10,7 +10,8 @@ from flask import Blueprint, Response, jsonify, request, send_file
 
 import kg_decoder
 from kg_decoder import ChunkOptions, DecodeOptions, RequestError, ServerBusy, UnknownEntity
-from kg_decoder.serve import bounded_search, bounded_trace, decoded_json, document_iri, document_view, form_options
+from kg_decoder.serve import (bounded_search, bounded_trace, decoded_json, document_iri, document_view, fact_object,
+                              form_options)
 
 from . import HERE, settings
 
@@ -39,11 +40,10 @@ def upload():
         with config.write_lock:
             result = kg_decoder.decode(payload, store=config.store, options=options, file_name=name,
                                        record_failure=True, progress=progress)
-            if wants_chunks:
-                for document in result.documents():  # the embedded files' documents too
-                    kg_decoder.chunk_document(document, store=config.store, options=chunking, progress=progress,
-                                              in_worker=True)
-        return decoded_json(result)
+            chunks = {document: kg_decoder.chunk_document(document, store=config.store, options=chunking,
+                                                          progress=progress, in_worker=True).chunks
+                      for document in result.documents()} if wants_chunks else None  # the embedded files' too
+        return decoded_json(result, chunks)
 
     if request.values.get("async", "").lower() in _TRUE:
         job = config.jobs.start(run)
@@ -137,8 +137,10 @@ def openapi():
 
 def trace_request(args) -> list:
     """The trace a request asks for, run in a worker within the server's bounds."""
+    config = settings()
     if args.get("s") and args.get("p") and args.get("o") is not None:
-        wanted = {"fact": (args["s"], args["p"], args["o"])}
+        wanted = {"fact": (args["s"].strip(), args["p"].strip(),
+                           fact_object(args["o"], args.get("object"), args.get("datatype"), args.get("language")))}
     elif args.get("segment"):
         try:
             start, end = int(args.get("start", "")), int(args.get("end", ""))
@@ -146,13 +148,13 @@ def trace_request(args) -> list:
             raise RequestError("start and end must be integers", code="bad-span") from None
         wanted = {"span": (args["segment"], start, end)}
     elif args.get("quote"):
-        wanted = {"quote": args["quote"], "document": args.get("document") or None,
+        named = (args.get("document") or "").strip()
+        wanted = {"quote": args["quote"], "document": document_iri(config.store, named) if named else None,
                   "offset": _whole_number(args, "offset", 0)}
         if args.get("limit"):
             wanted["limit"] = _whole_number(args, "limit", None)
     else:
         raise RequestError("give s, p and o; or segment, start and end; or quote")
-    config = settings()
     return bounded_trace(config.store, wanted, config.bounds, config.workers, config.client(), config.cancelled())
 
 

@@ -1,4 +1,5 @@
-"""The HTML pages: home, SPARQL editor, documents, a document, the trace view, page pictures."""
+"""The HTML pages: home, SPARQL editor, documents, a document, the trace view, page pictures, the
+coverage dashboard and the audit rows behind its charts."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from urllib.parse import quote
 from flask import Blueprint, Response, render_template, request
 
 import kg_decoder
-from kg_decoder.serve import (bounded_page_image, bounded_rendered_page_image, document_iri, document_view,
-                              query_examples, store_overview, trace_view)
+from kg_decoder.serve import (audit_rows, bounded_page_image, bounded_rendered_page_image, dashboard, document_facts,
+                              document_iri, document_view, query_examples, store_overview, trace_view)
 
 from . import settings
 from .api import trace_request
@@ -21,16 +22,40 @@ def home():
     return render_template("home.html", overview=store_overview(settings().store))
 
 
+@pages.get("/favicon.ico")
+def favicon():  # pages name none (base.html); a browser still asks, on a picture or JSON it shows
+    return Response(status=204)
+
+
 @pages.get("/query")
 def query_page():
     examples, audits = query_examples()
-    return render_template("query.html", examples=examples, audits=audits,
-                           queries={q.name: q.text for q in examples + audits})
+    queries = {q.name: q.text for q in examples + audits}
+    chosen = request.args.get("name", "")
+    return render_template("query.html", examples=examples, audits=audits, queries=queries,
+                           editor=queries.get(chosen, examples[0].text), chosen=chosen if chosen in queries else "")
 
 
 @pages.get("/documents")
 def documents_page():
-    return render_template("documents.html", documents=settings().store.document_summaries())
+    documents = settings().store.document_summaries()
+    wanted = request.args.get("format")
+    if wanted:
+        documents = [d for d in documents if d.format == wanted]
+    return render_template("documents.html", documents=documents, format=wanted)
+
+
+@pages.get("/dashboard")
+def dashboard_page():
+    return render_template("dashboard.html", charts=dashboard(settings().store))
+
+
+@pages.get("/dashboard/rows/<name>")
+def audit_rows_page(name: str):
+    store = settings().store
+    rows = audit_rows(store, name)
+    held = {summary.document for summary in store.document_summaries()}  # a failed file's IRI names no page
+    return render_template("rows.html", name=name, rows=rows, held=held, quote=quote)
 
 
 @pages.get("/documents/<path:identifier>")
@@ -38,7 +63,7 @@ def document_page(identifier: str):
     store = settings().store
     iri = document_iri(store, identifier)
     return render_template("document.html", doc=document_view(store, iri), quote=quote,
-                           chunks=kg_decoder.document_chunks(iri, store=store))
+                           chunks=kg_decoder.document_chunks(iri, store=store), facts=document_facts(store, iri))
 
 
 @pages.get("/pages/<path:identifier>/image.png")

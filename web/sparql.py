@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, redirect, request
 
 from kg_decoder import RequestError
 from kg_decoder.serve import run_query, run_update
 
-from . import settings
+from . import settings, prefers_html
 
 sparql = Blueprint("sparql", __name__)
 _TRUE = ("1", "true", "yes")
@@ -36,6 +36,8 @@ def endpoint():
             run_update(config.store, update, allow_service=config.allow_service, allow_load=config.allow_load,
                        timeout=config.query_timeout, workers=config.workers)
         return Response(status=204)
+    if not query and request.method == "GET" and prefers_html():  # a person at the endpoint: to the editor
+        return redirect("/query", code=303)
     if not query:
         raise RequestError("give a query (query=... or a application/sparql-query body)", code="missing-query")
     values = request.values

@@ -18,6 +18,7 @@ from typing import Iterator, Optional, Sequence
 
 from ..cite.annotations import web_annotations
 from ..cite.chunks import chunk_document, document_chunks
+from ..cite.documents import document_named
 from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.search import search
@@ -26,8 +27,6 @@ from ..decode.pipeline import decode, holds_decode, render_files_ahead, stored_r
 from ..decode.parallel import WorkerPool, available_cpus, in_input_order
 from ..decode.images import limit_image_pixels
 from ..decode.worker import shared_worker
-from ..graph.identifiers import document_iri
-from ..graph.library import sha256_hex
 from ..graph.queries import query_file, shipped_queries
 from ..graph.resources import resource_dir
 from ..graph.opening import open_for_reading, open_store
@@ -35,14 +34,14 @@ from ..graph.store import KgStore
 from ..graph.terms import read_facts
 from ..graph.transfer import export_store, import_store
 from ..model import CrawlOptions, DecodeResult
-from ..model.errors import KgDecoderError, RequestError, UnknownEntity
+from ..model.errors import KgDecoderError, RequestError
 from ..quality.audits import run_audits
 from ..quality.validation import validate
 from ..sources.crawl import crawl
 from . import remote
 from .arguments import build_parser, chunk_options, decode_options
-from .output import (decoded_row, describe_sources, embedded_row, emit_jsonl, json_line, next_steps, short, store_flags,
-                     table)
+from .output import (DECODE_COLUMNS, decoded_row, describe_sources, embedded_row, emit_jsonl, failed_row, json_line,
+                     next_steps, short, store_flags, table)
 
 
 class UsageError(RequestError):
@@ -155,6 +154,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
     refused: list[str] = []  # files refused for what they are (encrypted, empty...): the job did its work
     failures = 0  # files the job could not do its work on (a missing model...)
     decoded: list[tuple[Path, DecodeResult]] = []
+    chunks_made: dict[str, int] = {}  # per document IRI, when the job chunks
     from tqdm import tqdm
 
     progress = tqdm(total=len(files), unit="file", file=sys.stderr,
@@ -172,7 +172,8 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
                         partition_cache=not args.no_partition_cache, progress=show, retry_partial=args.retry_partial)
         if chunking is not None:
             for document in result.documents():
-                chunk_document(document, store=store, options=chunking, progress=show)
+                chunks_made[document] = chunk_document(document, store=store, options=chunking,
+                                                       progress=show).chunks
         return result
 
     if outcomes is None:
@@ -188,12 +189,15 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
                 failures += 1
             progress.write(f"kg-decoder: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
             verdict = "refused" if exc.refuses_input else "failed"
-            rows.append([str(path), "-", "-", "-", "-", "-", f"{verdict}: {type(exc).__name__}"])
+            rows.append(failed_row(str(path), f"{verdict}: {type(exc).__name__}"))
             continue
         children = [e for top in result.embedded for e in top.walk()]
         decoded.append((path, result))
-        rows.append(decoded_row(path, result))
-        rows.extend(embedded_row(path, child) for child in children)
+        if chunking is not None and result.document not in chunks_made:  # chunked by a Ray task: count them
+            chunks_made.update((d, len({c.chunk for c in store.document_chunks(d)})) for d in result.documents())
+        made = chunks_made if chunking is not None else None
+        rows.append(decoded_row(path, result, made))
+        rows.extend(embedded_row(path, child, made) for child in children)
         for child in children:
             if child.error is not None:  # the parent is decoded; its attachment is reported, not fatal
                 progress.write(f"kg-decoder: {path} > {child.path}: {type(child.error).__name__}: "
@@ -204,7 +208,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
             emit_jsonl(record.to_json() for record in records)
     progress.close()
     store.flush()
-    print(table(["file", "format", "pages/sections", "elements", "tables", "images", "status"], rows), file=report)
+    print(table(DECODE_COLUMNS, rows), file=report)
     summary = (f"{len(decoded)} of {len(files)} files decoded into {args.store} "
                f"({len(store)} quads in the store)")
     if refused:
@@ -259,20 +263,10 @@ def _crawl(args: argparse.Namespace) -> int:
     return 0 if result.pages and result.pages[0].document else 1
 
 
-def _document_iri(name: str) -> str:
-    """A document named by IRI, or by the path of the file that was decoded."""
-    path = Path(name)
-    if path.is_file():
-        return document_iri(sha256_hex(path.read_bytes()))
-    if ":" in name:
-        return name
-    raise UnknownEntity(f"{name} is neither a file nor a document IRI")
-
-
 def _chunk(args: argparse.Namespace) -> int:
     options = chunk_options(args)
     store = _store(args, create=False)
-    documents = [_document_iri(name) for name in args.documents] or sorted(
+    documents = [document_named(name, store) for name in args.documents] or sorted(
         {summary.document for summary in store.document_summaries()})
     report = sys.stderr if args.emit else sys.stdout
     rows = []
@@ -302,7 +296,7 @@ def _trace(args: argparse.Namespace) -> int:
             raise UsageError("--segment needs --start and --end")
         sources = trace(span=(args.segment, args.start, args.end), store=store)
     elif args.quote:
-        sources = trace(quote=args.quote, document=_document_iri(args.document) if args.document else None,
+        sources = trace(quote=args.quote, document=document_named(args.document, store) if args.document else None,
                         store=store, limit=args.limit, offset=args.offset)
     else:
         raise UsageError("give a fact, --segment with --start and --end, or --quote")
@@ -339,7 +333,7 @@ def _reindex(args: argparse.Namespace) -> int:
 
 def _remove(args: argparse.Namespace) -> int:
     with _store(args, create=False) as store:
-        store.remove_document(_document_iri(args.document))
+        store.remove_document(document_named(args.document, store))
     return 0
 
 
@@ -426,7 +420,7 @@ def load_web_app():
 
 def _images(args: argparse.Namespace) -> int:
     store = _reading_store(args)
-    document = _document_iri(args.document)
+    document = document_named(args.document, store)
     images = document_images(document, store=store)
     if args.format == "json":
         emit_jsonl(image.to_json() for image in images)
@@ -464,7 +458,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     store = _reading_store(args)
-    report = validate(store, _document_iri(args.document) if args.document else None)
+    report = validate(store, document_named(args.document, store) if args.document else None)
     if report.conforms:
         print(f"conforms: {report.triples} triples checked against ontology/shapes.ttl")
         return 0

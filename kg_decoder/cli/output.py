@@ -56,11 +56,22 @@ def short(value) -> str:
     return str(value)
 
 
-def decoded_row(path: Path, result: DecodeResult) -> list[str]:
+DECODE_COLUMNS = ["file", "format", "pages/sections", "elements", "tables", "images", "chunks", "status"]
+
+
+def decoded_row(path: Path, result: DecodeResult, chunks: Optional[dict[str, int]] = None) -> list[str]:
+    """A decoded file's row; ``chunks`` the chunks made per document, when the job chunked ("-": not asked)."""
     parts = [_count(result.pages, "page"), _count(result.sections, "section")]
     layout = ", ".join(part for part in parts if part)
     status = status_with_problems(str(result.status), [problem.code for problem in result.problems])
-    return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images), status]
+    made = str(chunks.get(result.document, 0)) if chunks is not None else "-"
+    return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images), made,
+            status]
+
+
+def failed_row(where: str, verdict: str) -> list[str]:
+    """The row of a file (or an embedded file) that was not decoded, and why."""
+    return [where] + ["-"] * (len(DECODE_COLUMNS) - 2) + [verdict]
 
 
 def status_with_problems(status: str, codes: Sequence[str]) -> str:
@@ -69,12 +80,12 @@ def status_with_problems(status: str, codes: Sequence[str]) -> str:
     return status + (f" ({', '.join(sorted(set(codes)))})" if codes else "")
 
 
-def embedded_row(parent: Path, embedded: EmbeddedResult) -> list[str]:
+def embedded_row(parent: Path, embedded: EmbeddedResult, chunks: Optional[dict[str, int]] = None) -> list[str]:
     """A child document's row, named by where it sits: parent > path (file name)."""
     where = f"{'  ' * embedded.depth}> {embedded.path}" + (f" ({embedded.name})" if embedded.name else "")
     if embedded.result is None:
-        return [where, "-", "-", "-", "-", "-", f"not decoded: {type(embedded.error).__name__}"]
-    return [where] + decoded_row(parent, embedded.result)[1:]
+        return failed_row(where, f"not decoded: {type(embedded.error).__name__}")
+    return [where] + decoded_row(parent, embedded.result, chunks)[1:]
 
 
 def store_flags(store: str, library: Optional[str] = None, library_options: Sequence[tuple[str, object]] = ()) -> str:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from ..model import ChunkOptions, DecodeOptions
 from ..model.errors import FetchFailed, Forbidden, RequestError, refuses_input
-from .output import emit_jsonl, status_with_problems, table
+from .output import DECODE_COLUMNS, emit_jsonl, failed_row, status_with_problems, table
 
 _SENT_OPTIONS = ("strategy", "ocr_languages", "section_strategy", "section_element_count", "section_max_size",
                  "section_within_pages", "password", "mime_type", "encoding", "embedded_depth",
@@ -47,19 +47,19 @@ def upload(files: list[Path], server: str, token: Optional[str], options: Decode
             refused += refusal
             failures += not refusal
             print(f"kg-decoder: {path}: {exc.code}: {exc.message}", file=sys.stderr)
-            rows.append([str(path), "-", "-", "-", "-", "-", f"{'refused' if refusal else 'failed'}: {exc.code}"])
+            rows.append(failed_row(str(path), f"{'refused' if refusal else 'failed'}: {exc.code}"))
             continue
         pages, sections = len(answer.get("pages", [])), len(answer.get("sections", []))
         layout = ", ".join(part for part in (f"{pages} pages" if pages else "", f"{sections} sections"
                                              if sections else "") if part)
         rows.append([str(path), answer.get("format", ""), layout, str(answer.get("elements", "")),
-                     str(answer.get("tables", "")), str(answer.get("images", "")),
+                     str(answer.get("tables", "")), str(answer.get("images", "")), str(answer.get("chunks", "-")),
                      status_with_problems(answer.get("status", ""),
                                           [problem.get("code", "") for problem in answer.get("problems") or []])])
         if emit == "jsonl":
             emit_jsonl([{"document": answer.get("document"), "pages": answer.get("pages"),
                          "sections": answer.get("sections")}])
-    print(table(["file", "format", "pages/sections", "elements", "tables", "images", "status"], rows),
+    print(table(DECODE_COLUMNS, rows),
           file=sys.stderr if emit else sys.stdout)
     print(f"{len(files) - failures - refused} of {len(files)} files sent to {server} and decoded"
           + (f"; {refused} refused as inputs" if refused else "") + (f"; {failures} failed" if failures else ""),

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Optional, TypeVar
 
+from pyoxigraph import Literal
+
 from ..model import BBox, ImageInfo, Problem, Rows
 from .terms import is_iri
 
@@ -269,6 +271,27 @@ class FactSource:
 
 
 @dataclass
+class FactRow:
+    """A fact cited to a document: the triple (its object also as text, with what kind of term it
+    is), the subgraph and chunk it came from, the span in the chunk and the extractor."""
+
+    document: str
+    subgraph: str
+    chunk: str
+    chunk_index: int
+    s: object
+    p: object
+    o: object
+    object_text: str
+    object_is_iri: bool
+    object_datatype: Optional[str] = None
+    object_language: Optional[str] = None
+    extractor: Optional[str] = None
+    char_offset: Optional[int] = None
+    char_length: Optional[int] = None
+
+
+@dataclass
 class SectionTitle:
     section: str
     ancestor: str
@@ -337,6 +360,10 @@ class GraphReads:
 
     def has_document(self, document: str) -> bool:
         return is_iri(document) and bool(self.document_states(document))
+
+    def documents_named(self, file_name: str) -> list[str]:
+        """The documents decoded from a file of this name (the last part of its path)."""
+        return [row["document"] for row in self._rows("documents_named", fileName=Literal(file_name))]
 
     def document_failure(self, document: str) -> Optional[DocumentFailure]:
         return self._one("document_failure", DocumentFailure, document=document)
@@ -432,6 +459,10 @@ class GraphReads:
 
     def segment_chunks(self, segment: str) -> list[SegmentChunk]:
         return self._read("segment_chunks", SegmentChunk, segment=segment)
+
+    def document_facts(self, document: str) -> list[FactRow]:
+        """The facts cited to a document's chunks, in the chunks' order."""
+        return self._read("document_facts", FactRow, document=document)
 
     def fact_sources(self, s, p, o) -> list[FactSource]:
         """The subgraphs holding a fact (RDF terms), each with its chunk and span."""

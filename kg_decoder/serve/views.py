@@ -5,16 +5,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
+from ..cite.documents import document_named
 from ..decode.backends import renders_pages
-from ..graph.reads import DecodeRun, DocumentSummary, ElementRow, SegmentRow, TableCellRow
+from ..graph.reads import DecodeRun, DocumentSummary, ElementRow, FactRow, SegmentRow, TableCellRow
 from ..graph.store import KgStore
 from ..model import (RENDERED_PDF_POINTS, DecodeResult, EmbeddedResult, ImageInfo, JsonResult, TextDocument,
                      TraceSource, cell_label, to_jsonable)
-from ..model.errors import RequestError, UnknownEntity
+from ..model.errors import RequestError
 from ..quality.audits import audit_definitions
 from ..graph.queries import query_file
+
+
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 
 @dataclass
@@ -46,11 +50,9 @@ class DocumentView(JsonResult):
 
 
 def document_iri(store: KgStore, identifier: str) -> str:
-    """A document named by its IRI or by the uuid at the end of it; UnknownEntity if the store has none."""
-    iri = identifier if identifier.startswith("urn:") else f"urn:document:{identifier}"
-    if not store.has_document(iri):
-        raise UnknownEntity(f"no document {iri[:200]} in the store")
-    return iri
+    """A document named as the command line names it (IRI, uuid, file name; a path by its file's
+    name: a request never makes the server read a file); UnknownEntity if the store has none."""
+    return document_named(identifier, store, read_files=False)
 
 
 def document_view(store: KgStore, iri: str) -> DocumentView:
@@ -59,6 +61,54 @@ def document_view(store: KgStore, iri: str) -> DocumentView:
                 for row in store.document_elements(iri)]
     return DocumentView(iri=iri, summary=summary, segments=store.document_segments(iri), elements=elements,
                         images=store.document_images(iri), activity=store.decode_run(iri))
+
+
+@dataclass
+class FactView:
+    """A fact cited to a document, with the address of its trace (the fact's page)."""
+
+    fact: FactRow
+    trace_url: str
+
+
+def fact_trace_url(s: str, p: str, o: str, object_is_iri: bool, datatype: Optional[str] = None,
+                   language: Optional[str] = None) -> str:
+    """The trace page of a fact: its three terms as text, the object's kind beside it (no brackets
+    to write by hand).
+
+    >>> fact_trace_url("http://ex.org/a", "http://ex.org/b", "c d", False)
+    '/trace?s=http%3A%2F%2Fex.org%2Fa&p=http%3A%2F%2Fex.org%2Fb&o=c+d&object=literal'
+    """
+    fields = {"s": s, "p": p, "o": o, "object": "iri" if object_is_iri else "literal"}
+    if datatype and datatype != XSD_STRING and not object_is_iri:
+        fields["datatype"] = datatype
+    if language and not object_is_iri:
+        fields["language"] = language
+    return "/trace?" + urlencode(fields)
+
+
+def fact_object(o: str, kind: Optional[str], datatype: Optional[str] = None, language: Optional[str] = None):
+    """A fact's object as a trace form sends it: ``kind`` "iri" or "literal" (with a datatype or a
+    language), or None for the older form, where an IRI is written ``<...>``."""
+    if kind == "iri":
+        return {"type": "uri", "value": o.strip().removeprefix("<").removesuffix(">")}
+    if kind == "literal":
+        term = {"type": "literal", "value": o}
+        if language:
+            term["xml:lang"] = language
+        elif datatype:
+            term["datatype"] = datatype
+        return term
+    if kind:
+        raise RequestError("object must be iri or literal", code="bad-fact")
+    return o
+
+
+def document_facts(store: KgStore, document: str) -> list[FactView]:
+    """The facts cited to a document's chunks, each with its trace page's address."""
+    return [FactView(row, fact_trace_url(str(row.s), str(row.p), row.object_text, row.object_is_iri,
+                                         row.object_datatype, row.object_language))
+            for row in store.document_facts(document)]
 
 
 @dataclass
@@ -90,6 +140,12 @@ class TraceView:
     source: TraceSource
     parts: list[tuple[str, bool]]  # the segment's text in runs, each marked when the trace holds it
     drawing: Optional[Drawing]
+    rendered_pages: list[int] = field(default_factory=list)  # the rendering's pages the boxes are on
+
+    @property
+    def page_numbers(self) -> list[int]:
+        """The pages a person finds the source on: the document's own, or its rendering's."""
+        return [self.source.page_number] if self.source.page_number else self.rendered_pages
 
 
 def trace_view(store: KgStore, source: TraceSource) -> TraceView:
@@ -103,7 +159,9 @@ def trace_view(store: KgStore, source: TraceSource) -> TraceView:
         parts += [(text[position:start], False), (text[start:end], True)]
         position = end
     parts.append((text[position:], False))
-    return TraceView(source=source, parts=parts, drawing=_drawing(store, source))
+    rendered = sorted({box.page_number for box in source.boxes if box.coordinate_system == RENDERED_PDF_POINTS
+                       and box.page_number})
+    return TraceView(source=source, parts=parts, drawing=_drawing(store, source), rendered_pages=rendered)
 
 
 def _drawing(store: KgStore, source: TraceSource) -> Optional[Drawing]:
@@ -160,22 +218,24 @@ def query_examples() -> tuple[list[QueryExample], list[QueryExample]]:
     return examples, audits
 
 
-def decoded_json(result: DecodeResult) -> dict:
-    """What the upload API answers about a decode: the document, its pages and sections, its children."""
+def decoded_json(result: DecodeResult, chunks: Optional[dict[str, int]] = None) -> dict:
+    """What the upload API answers about a decode: the document, its pages and sections, the chunks
+    made (per document IRI in ``chunks``; null when chunking was not asked), its children."""
     return {"document": result.document, "status": result.status.value, "format": result.format,
             "mime_type": result.mime_type, "strategy": result.strategy,
             "pages": [_segment(t) for t in result.text_documents if t.kind == "page"],
             "sections": [_segment(t) for t in result.text_documents if t.kind == "section"],
             "elements": result.elements, "tables": result.tables, "images": result.images,
+            "chunks": chunks.get(result.document, 0) if chunks is not None else None,
             "warnings": result.warnings, "problems": to_jsonable(result.problems),
-            "embedded": [_embedded(entry) for entry in result.embedded]}
+            "embedded": [_embedded(entry, chunks) for entry in result.embedded]}
 
 
-def _embedded(entry: EmbeddedResult) -> dict:
+def _embedded(entry: EmbeddedResult, chunks: Optional[dict[str, int]]) -> dict:
     """A child document (attachment, embedded file) and, nested, its own children; or why it failed."""
     if entry.result is None:
         return {"path": entry.path, "name": entry.name, "depth": entry.depth, "error": entry.error.to_json()}
-    return {"path": entry.path, "name": entry.name, "depth": entry.depth, **decoded_json(entry.result)}
+    return {"path": entry.path, "name": entry.name, "depth": entry.depth, **decoded_json(entry.result, chunks)}
 
 
 def _segment(text_document: TextDocument) -> dict:

@@ -28,7 +28,7 @@ def test_decode_a_folder_reports_refused_files_and_ends_well_with_what_to_do_nex
     done = run_cli("decode", mixed_folder, "--store", store, "--no-progress")
     assert done.returncode == 0, done.stderr  # refusing an empty or damaged file is the job done right
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["file", "format", "pages/sections", "elements", "tables", "images", "status"]
+    assert lines[0].split() == ["file", "format", "pages/sections", "elements", "tables", "images", "chunks", "status"]
     summary = next(i for i, line in enumerate(lines) if " files decoded into " in line)
     rows = {line.split()[0].rsplit("/", 1)[-1]: line for line in lines[2:summary]}
     assert set(rows) == {"notes.md", "paper.pdf", "empty.txt", "broken.pdf"}
@@ -133,5 +133,6 @@ def test_a_rerun_on_unchanged_files_answers_from_the_store_without_starting_work
     assert started == []  # every file answered from the store
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(folder))]
     assert len(rows) == 2 and all(row.rstrip().endswith("unchanged") for row in rows)
+    assert all(int(row.split()[-2]) >= 1 for row in rows)  # the chunks the store holds, counted
     (folder / "generated.csv").write_text("name,city\nChanged,Braga\n")
     assert main(command) == 0 and len(started) == 1  # one worker, for the one file that changed

@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import re
-import shutil
 import socket
 import threading
 import time
@@ -16,6 +15,7 @@ from urllib.parse import quote
 import drawn_office
 import drawn_pictures
 import pytest
+from browser import headless_chromium
 
 import kg_decoder
 from kg_decoder.cli import load_web_app
@@ -172,6 +172,7 @@ def test_an_upload_answers_with_its_embedded_documents_chunked_too(served, corpu
     [child] = response.json["embedded"]
     assert (child["path"], child["name"], child["depth"], child["format"]) == (
         "attachment 1", "fake-attachment.txt", 1, "text")
+    assert response.json["chunks"] >= 1 and child["chunks"] == 1  # the chunks made, per document
     chunks = client.get("/sparql", query_string={"query": f"""PREFIX tg: <https://trustgraph.ai/ns/>
         PREFIX prov: <http://www.w3.org/ns/prov#>
         SELECT ?chunk WHERE {{ GRAPH <urn:graph:source> {{ ?chunk tg:chunkIndex ?i ; prov:wasDerivedFrom+
@@ -299,22 +300,6 @@ def test_sparqlwrapper_and_rdflib_query_the_live_server(live):
     assert [(str(s), str(o)) for s, o in found] == [(EX + "kilo", EX + "lima")]
 
 
-def headless_chromium():
-    """A headless Chromium under Selenium, offline."""
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    if not chromium or not driver_path:
-        pytest.fail("chromium and chromium-driver are not installed; scripts/setup.sh installs them")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,2200"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(driver_path), options=options)
-
-
 @pytest.mark.slow
 def test_every_example_and_audit_button_loads_its_query_as_written_and_runs(live, served):
     from kg_decoder.graph.queries import query_file
@@ -394,6 +379,8 @@ def test_chromium_draws_a_docx_quote_over_the_rendered_page(served, live, tmp_pa
     page, words = drawn_office.poppler_box(rendering, drawn_office.DOCX_QUOTE)
     assert page == 3
     assert_drawn_over(image, box, words, (612, 792))
+    trail = served["client"].get(f"/trace?quote={quote(drawn_office.DOCX_QUOTE)}&document=pages.docx")
+    assert re.search(r'→ (<span class="rendered-page"[^>]*>)?page 3\b', trail.get_data(as_text=True))  # not "section" alone
 
 
 @pytest.mark.slow
@@ -409,3 +396,91 @@ def test_chromium_draws_a_quote_from_a_pictures_words_over_the_page(served, live
     assert len(boxes) == 3
     for box, word in zip(boxes, quoted.split()):
         assert_drawn_over(image, box, drawn_pictures.on_page(picture.words[word], picture_box), (612, 792))
+
+
+# ---------------------------------------------------------------- facts first-class
+
+
+def test_the_document_page_lists_its_facts_and_chunks_each_fact_leading_to_its_trace(served):
+    client, document = served["client"], served["document"]
+    page = client.get(f"/documents/{quote(document, safe='')}").get_data(as_text=True)
+    [row] = re.findall(r'<tr class="fact">(.*?)</tr>', page, re.S)
+    assert EX + "kilo" in row and EX + "near" in row and EX + "lima" in row and "chunk " in row
+    chunk_rows = re.findall(r'<tr id="chunk-(\d+)">(.*?)</tr>', page, re.S)
+    assert len(chunk_rows) >= 2 and all("page " in body and "trace" in body for _, body in chunk_rows)
+    link = re.search(r'class="fact-trace" href="([^"]+)"', row).group(1).replace("&amp;", "&")
+    assert "object=iri" in link and "%3C" not in link  # the object's kind beside it, no brackets
+    fact_page = client.get(link)
+    assert fact_page.status_code == 200
+    body = fact_page.get_data(as_text=True)
+    assert "<title>Fact · trace · kg-decoder</title>" in body and 'id="span">kilo' in body
+
+
+def test_the_trace_form_takes_a_fact_as_three_fields_and_a_document_by_file_name(served):
+    client = served["client"]
+    as_iri = client.get("/api/trace", query_string={"s": EX + "kilo", "p": EX + "near", "o": EX + "lima",
+                                                    "object": "iri"}).json["sources"]
+    assert [s["page_number"] for s in as_iri] == [1]
+    as_text = client.get("/api/trace", query_string={"s": EX + "kilo", "p": EX + "near", "o": EX + "lima",
+                                                     "object": "literal"}).json["sources"]
+    assert as_text == []  # a literal with the IRI's text is another fact
+    for named in ("placed.pdf", "/somewhere/else/placed.pdf", served["document"],
+                  served["document"].rsplit(":", 1)[-1]):
+        [source] = client.get("/api/trace", query_string={"quote": "kilo lima", "document": named}).json["sources"]
+        assert source["document"]["iri"] == served["document"], named
+    unknown = client.get("/api/trace", query_string={"quote": "kilo", "document": "nothing.pdf"})
+    assert unknown.status_code == 404 and unknown.json["error"] == "unknown-entity"
+    by_name = client.get("/documents/placed.pdf")
+    assert by_name.status_code == 200 and served["document"] in by_name.get_data(as_text=True)
+
+
+def test_the_command_line_and_the_web_name_documents_the_same_way(served):
+    from kg_decoder.cite.documents import document_named
+
+    store, document = served["store"], served["document"]
+    path = served["folder"] / "placed.pdf"
+    assert document_named(str(path), store) == document  # its bytes, hashed
+    copy = served["folder"] / "renamed.pdf"
+    copy.write_bytes(path.read_bytes())
+    assert document_named(str(copy), store) == document
+    with pytest.raises(kg_decoder.UnknownEntity):
+        document_named(str(copy), store, read_files=False)  # a server does not read the file: its name only
+
+
+def test_a_browser_gets_an_error_page_with_a_way_back_a_program_gets_json(served):
+    client = served["client"]
+    browser = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+    for url, status in (("/documents/nothing.pdf", 404), ("/no/such/page", 404), ("/trace?segment=x&start=a&end=1", 400)):
+        page = client.get(url, headers=browser)
+        assert page.status_code == status and page.content_type.startswith("text/html"), url
+        body = page.get_data(as_text=True)
+        assert 'id="error-message"' in body and 'href="/documents"' in body and "{" not in body.split("<main>")[1]
+        assert client.get(url).json["error"]  # no preference: JSON, as before
+        assert client.get(url, headers={"Accept": "application/json"}).json["error"]
+    api = client.get("/api/documents/nothing.pdf", headers=browser)
+    assert api.status_code == 404 and api.json["error"] == "unknown-entity"
+
+
+def test_a_person_at_the_sparql_endpoint_lands_in_the_editor_a_program_gets_the_protocol(served):
+    client = served["client"]
+    page = client.get("/sparql", headers={"Accept": "text/html,*/*;q=0.8"})
+    assert page.status_code == 303 and page.headers["Location"].endswith("/query")
+    assert client.get("/sparql").status_code == 400  # the protocol: a query is missing
+    assert client.get("/favicon.ico").status_code == 204
+
+
+def test_the_dashboard_draws_each_chart_from_its_audit_with_its_rows_and_sparql_a_click_away(served):
+    client = served["client"]
+    page = client.get("/dashboard").get_data(as_text=True)
+    charts = re.findall(r'<section class="chart" id="([^"]+)">', page)
+    assert charts == ["documents-by-format", "pages-per-document", "verified-boxes", "ocr-confidence",
+                      "chunks-without-facts", "refused-and-failed"]
+    pdf_bar = re.search(r'<a href="/documents\?format=pdf" class="bar-link" aria-label="pdf: decoded (\d+)', page)
+    pdfs = [d for d in served["store"].document_summaries() if d.format == "pdf"]
+    assert pdf_bar and int(pdf_bar.group(1)) == len(pdfs) >= 1  # placed.pdf, and what other tests uploaded
+    for audit in set(re.findall(r'href="/dashboard/rows/([a-z-]+)"', page)):
+        rows = client.get(f"/dashboard/rows/{audit}")
+        assert rows.status_code == 200 and 'id="audit-rows"' in rows.get_data(as_text=True), audit
+        editor = client.get(f"/query?name={audit}").get_data(as_text=True)
+        assert f"Query: {audit}" in editor
+    assert client.get("/dashboard/rows/document_info").status_code == 404  # audits only

@@ -1,0 +1,309 @@
+"""Click everything: headless Chromium walks the web app over a store of decoded corpus files, by
+clicks, from the home page to every page the app links to (documents, each document, its page
+pictures, the trace of every chunk and fact, the dashboard and the rows behind its charts, the
+SPARQL page with every button run), presses every button, and fails on any error shown, any HTTP
+status of 400 or more, escaped markup in the SPARQL editor, any console error, an image without
+alt text or a view without a title of its own. Then keyboard use, and screenshots of the dashboard
+and of a fact's trace for a person to look at (in the test's output folder)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from urllib.error import HTTPError
+from urllib.parse import parse_qsl, urldefrag, urljoin, urlsplit
+
+import pytest
+from browser import headless_chromium
+
+import kg_decoder
+from kg_decoder.cli import load_web_app
+from kg_decoder.graph.queries import query_file
+
+EX = "http://example.org/"
+CORPUS_FILES = ("layout-parser-paper-fast.pdf", "loremipsum-flat.pdf", "handbook-1p.docx", "stanley-cups.xlsx",
+                "fake-email-attachment.eml", "simple-table.md", "password.pdf", "empty.txt")
+ERROR_TEXT = ("Traceback", "internal-error", "the server failed", "malformed-query", "No source found")
+ESCAPED = ("&lt;", "&gt;", "&amp;", "&#39;", "&quot;")
+
+
+@pytest.fixture(scope="module")
+def site(corpus_dir, tmp_path_factory):
+    """The corpus files decoded (the refused and failed ones recorded), chunked, three facts on the
+    PDF's first chunk (an IRI, a plain and a typed literal as objects), the app under waitress."""
+    from waitress.server import create_server
+
+    store = kg_decoder.open_store(tmp_path_factory.mktemp("crawl") / "store")
+    documents = {}
+    for name in CORPUS_FILES:
+        try:
+            result = kg_decoder.decode(corpus_dir / name, store=store, record_failure=True)
+        except kg_decoder.KgDecoderError as error:
+            assert error.refuses_input, (name, error)
+            continue
+        documents[name] = result.document
+        for document in result.documents():
+            kg_decoder.chunk_document(document, store=store)
+    chunk = kg_decoder.document_chunks(documents["layout-parser-paper-fast.pdf"], store=store)[0]
+    span = (chunk.prefix_length, chunk.prefix_length + 40)
+    kg_decoder.add_facts(chunk.iri, [(EX + "paper", EX + "about", f"<{EX}LayoutParser>"),
+                                     (EX + "paper", EX + "says", chunk.text[span[0]:span[1]]),
+                                     (EX + "paper", EX + "pages", 2)], spans=[span] * 3, store=store,
+                         extractor="crawl-test")
+    store.flush()
+    app = load_web_app().create_app(store, workers=2)
+    server = create_server(app, host="127.0.0.1", port=0, threads=6)
+    threading.Thread(target=server.run, daemon=True).start()
+    yield {"base": f"http://127.0.0.1:{server.effective_port}", "store": store, "documents": documents}
+    server.close()
+
+
+class Crawl:
+    """A browser session that clicks its way through the app and notes every problem it meets."""
+
+    def __init__(self, base: str, browser) -> None:
+        self.base, self.browser = base, browser
+        self.pages: set[str] = set()
+        self.links_clicked = 0
+        self.buttons_pressed = 0
+        self.resources: set[str] = set()
+        self.views_pressed: set[tuple] = set()
+        self.problems: list[str] = []
+
+    # ------------------------------------------------------------ where we are
+
+    def here(self) -> str:
+        return urldefrag(self.browser.current_url)[0][len(self.base):]
+
+    def settle(self) -> None:
+        deadline = time.time() + 60
+        while time.time() < deadline and not self.browser.execute_script(
+                "return document.readyState === 'complete' && Array.from(document.images)"
+                ".every(i => i.complete);"):
+            time.sleep(0.05)
+
+    def check(self, where: str) -> None:
+        """What the page and everything it loaded say: statuses, console, error text, images, title."""
+        for entry in self.browser.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message["method"] == "Network.responseReceived":
+                response = message["params"]["response"]
+                if response["url"].startswith(self.base) and response["status"] >= 400:
+                    self.problems.append(f"{where}: HTTP {response['status']} for {response['url']}")
+        for entry in self.browser.get_log("browser"):
+            if entry["level"] == "SEVERE":
+                self.problems.append(f"{where}: console: {entry['message'][:300]}")
+        text = self.browser.find_element("tag name", "body").text
+        self.problems += [f"{where}: shows {marker!r}" for marker in ERROR_TEXT if marker in text]
+        if self.browser.find_elements("id", "error-message"):
+            self.problems.append(f"{where}: an error page: {text[:200]}")
+        title = self.browser.title
+        if not title or title == "kg-decoder":
+            self.problems.append(f"{where}: no title of its own ({title!r})")
+        for image in self.browser.execute_script(
+                "return Array.from(document.images).map(i => [i.src, i.alt, i.naturalWidth]);"):
+            if not image[1] or not image[2]:
+                self.problems.append(f"{where}: image {image[0]} alt={image[1]!r} width={image[2]}")
+
+    # ------------------------------------------------------------ links and buttons
+
+    def link_targets(self) -> list[tuple[int, str, str]]:
+        """The page's links: (index, href as written, absolute URL without its fragment)."""
+        hrefs = self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'));")
+        return [(index, href, urldefrag(urljoin(self.browser.current_url, href))[0])
+                for index, href in enumerate(hrefs)]
+
+    def click_link(self, index: int, href: str) -> None:
+        link = self.browser.find_elements("css selector", "a[href]")[index]
+        assert link.get_attribute("href") and self.browser.execute_script(
+            "return arguments[0].getAttribute('href');", link) == href, (self.here(), index, href)
+        self.browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", link)
+        link.click()
+        self.links_clicked += 1
+
+    def return_to(self, where: str) -> None:
+        """Back on ``where`` (loaded again: a click on a place in a page adds to the history too)."""
+        self.browser.get(self.base + where)
+        self.settle()
+        self.browser.get_log("performance"), self.browser.get_log("browser")  # seen already
+
+    def fetch(self, url: str, where: str) -> None:
+        """A link to something that is not a page (a picture, a file, JSON): its status and type."""
+        if url in self.resources:
+            return
+        self.resources.add(url)
+        try:
+            with urllib.request.urlopen(url, timeout=120) as answer:
+                answer.read()
+        except HTTPError as error:
+            self.problems.append(f"{where}: HTTP {error.code} for {url}")
+
+    def explore(self, where: str) -> None:
+        """Click each link of this page to a page not seen yet (then come back), fetch its other links,
+        press its buttons."""
+        self.press_buttons(where)
+        for index, href, url in self.link_targets():
+            if not url.startswith(self.base):
+                self.problems.append(f"{where}: a link off the site: {href}")
+                continue
+            path = url[len(self.base):]
+            if href.startswith("#"):  # a place on this page
+                self.click_link(index, href)
+                continue
+            if path.startswith("/api/") or path.endswith(".png") or "format=" in path:
+                self.fetch(url, where)
+                continue
+            if path in self.pages:
+                continue
+            self.pages.add(path)
+            self.click_link(index, href)
+            self.settle()
+            if self.here() != path:
+                self.problems.append(f"{where}: the link to {path} led to {self.here()}")
+            self.check(path)
+            self.explore(path)
+            self.return_to(where)
+
+    def press_buttons(self, where: str) -> None:
+        """Every button of each view once (the trace page of every chunk has the same three forms)."""
+        parts = urlsplit(where)
+        view = (parts.path, tuple(sorted(key for key, _ in parse_qsl(parts.query))))
+        if parts.path == "/query":
+            named = dict(parse_qsl(parts.query)).get("name")
+            if named:  # opened on a chart's query: the editor holds it as written
+                loaded = self.browser.execute_script("return document.getElementById('query').value;")
+                if loaded != query_file(named).text:
+                    self.problems.append(f"{where}: the editor holds {loaded[:120]!r}")
+            if "/query" not in self.views_pressed:
+                self.views_pressed.add("/query")
+                self.run_every_query(where)
+            return
+        if view in self.views_pressed:
+            return
+        self.views_pressed.add(view)
+        for index in range(len(self.browser.find_elements("css selector", "button"))):
+            button = self.browser.find_elements("css selector", "button")[index]
+            self.browser.execute_script("arguments[0].scrollIntoView({block: 'center'}); window.crawlMark = 1;",
+                                        button)
+            sends = self.browser.execute_script(  # a form that will go (one with a required field empty stays)
+                "var b = arguments[0]; return b.type === 'submit' && !!b.form && b.form.checkValidity();", button)
+            button.click()
+            self.buttons_pressed += 1
+            if not sends:
+                continue
+            deadline = time.time() + 60
+            while time.time() < deadline and self.browser.execute_script("return window.crawlMark === 1;"):
+                time.sleep(0.05)
+            self.settle()
+            self.check(f"{where} → {self.here()}")  # the form's answer, then back
+            self.return_to(where)
+
+    def run_every_query(self, where: str) -> None:
+        browser = self.browser
+        for button in browser.find_elements("css selector", "button.load"):
+            name = button.get_attribute("data-name")
+            button.click()
+            loaded = browser.execute_script("return document.getElementById('query').value;")
+            if loaded != query_file(name).text or any(escaped in loaded for escaped in ESCAPED):
+                self.problems.append(f"{where}: {name} reached the editor changed: {loaded[:120]!r}")
+            browser.execute_script("document.getElementById('results').textContent = '';")
+            browser.find_element("id", "run").click()
+            self.buttons_pressed += 2
+            deadline = time.time() + 60
+            while time.time() < deadline and not browser.execute_script(
+                    "return document.getElementById('results').textContent;"):
+                time.sleep(0.05)
+            if not browser.find_elements("id", "result-table"):
+                shown = browser.execute_script("return document.getElementById('results').textContent;")
+                self.problems.append(f"{where}: {name} ran to {shown[:200]!r}")
+        self.check(f"{where} (every query run)")
+
+
+@pytest.mark.slow
+def test_a_browser_clicks_everything_and_meets_no_error(site, tmp_path_factory):
+    browser = headless_chromium(logs=True)
+    crawl = Crawl(site["base"], browser)
+    started = time.time()
+    try:
+        browser.get(site["base"] + "/")
+        crawl.settle()
+        crawl.pages.add("/")
+        crawl.check("/")
+        crawl.explore("/")
+        # What the links do not reach: a trace by quote, by span and by fact through the form.
+        store, pdf = site["store"], site["documents"]["layout-parser-paper-fast.pdf"]
+        chunk = kg_decoder.document_chunks(pdf, store=store)[0]
+        segment = store.document_segments(pdf)[0]
+        for form, fields in (("by-quote", {"quote": chunk.text[chunk.prefix_length:][:30],
+                                           "document": "layout-parser-paper-fast.pdf"}),
+                             ("by-span", {"segment": segment.segment, "start": "0", "end": "20"}),
+                             ("by-fact", {"s": EX + "paper", "p": EX + "about", "o": EX + "LayoutParser"})):
+            browser.get(site["base"] + "/trace")
+            crawl.settle()
+            for name, value in fields.items():
+                browser.find_element("css selector", f"#{form} input[name={name}]").send_keys(value)
+            if form == "by-fact":
+                browser.find_element("css selector", "#by-fact input[name=object][value=iri]").click()
+            browser.find_element("css selector", f"#{form} button").click()
+            crawl.buttons_pressed += 1
+            crawl.settle()
+            crawl.check(f"/trace {form}")
+            assert browser.find_elements("css selector", "section.source .page-image"), (form, browser.current_url)
+        out = tmp_path_factory.mktemp("crawl-screenshots")
+        screenshots(browser, site, crawl, out)
+        keyboard(browser, site)
+    finally:
+        browser.quit()
+    print(f"\nclick-everything crawl: {len(crawl.pages)} pages visited, {crawl.links_clicked} links clicked, "
+          f"{crawl.buttons_pressed} buttons pressed, {len(crawl.resources)} pictures and files fetched, "
+          f"in {time.time() - started:.0f} s")
+    assert not crawl.problems, "\n".join(crawl.problems[:40])
+    kinds = {urlsplit(page).path.split("/")[1] for page in crawl.pages}
+    assert {"", "documents", "query", "trace", "dashboard"} <= kinds, kinds
+    assert any(page.startswith("/trace?s=") for page in crawl.pages)  # a fact's page, from its document
+    assert any(resource.endswith("/image.png") for resource in crawl.resources)
+    assert len([p for p in crawl.pages if p.startswith("/documents/")]) >= len(site["documents"])
+
+
+def screenshots(browser, site, crawl, out) -> None:
+    """The dashboard and a fact's trace, as PNG files in the test's output folder."""
+    browser.get(site["base"] + "/dashboard")
+    crawl.settle()
+    browser.save_screenshot(str(out / "dashboard.png"))
+    browser.get(f"{site['base']}/documents/layout-parser-paper-fast.pdf")
+    crawl.settle()
+    browser.find_element("css selector", "a.fact-trace").click()
+    crawl.settle()
+    assert browser.find_elements("css selector", ".box.characters")
+    browser.save_screenshot(str(out / "fact-trace.png"))
+    print(f"\nscreenshots: {out / 'dashboard.png'} {out / 'fact-trace.png'}")
+
+
+def keyboard(browser, site) -> None:
+    """Tab reaches a chart's bar and a query button; Enter follows the bar, loads the query."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    def tab_to(selector: str):
+        for _ in range(80):
+            ActionChains(browser).send_keys(Keys.TAB).perform()
+            if browser.execute_script(f"return document.activeElement.matches({json.dumps(selector)});"):
+                return browser.switch_to.active_element
+        raise AssertionError(f"Tab never reached {selector} on {browser.current_url}")
+
+    browser.get(site["base"] + "/dashboard")
+    bar = tab_to("a.bar-link")
+    target = urljoin(browser.current_url, browser.execute_script("return arguments[0].getAttribute('href');", bar))
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    deadline = time.time() + 30
+    while time.time() < deadline and urldefrag(browser.current_url)[0] != urldefrag(target)[0]:
+        time.sleep(0.05)
+    assert urldefrag(browser.current_url)[0] == urldefrag(target)[0]
+    browser.get(site["base"] + "/query")
+    button = tab_to("button.load:not([data-name=store_statistics])")
+    name = button.get_attribute("data-name")
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    assert browser.execute_script("return document.getElementById('query').value;") == query_file(name).text
