@@ -108,7 +108,7 @@ class TextIndexing:
 
     def _decodes_since(self, since: str) -> list[HeldDecode]:
         """The graph's decodes that ended after ``since`` (an xsd:dateTime), oldest first."""
-        return [HeldDecode(row["document"], row["activity"], row["ended"], row.get("fileName"))
+        return [HeldDecode(row["document"], row["activity"], row["ended"], row.get("file_name"))
                 for row in self._rows("decodes_since", since=Literal(since, datatype=XSD_DATETIME))]
 
     def _index_documents(self, decodes: Iterable[HeldDecode], batch: int = 200) -> int:
