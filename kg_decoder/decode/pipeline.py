@@ -85,6 +85,7 @@ def decode(
     progress: Optional[ProgressCallback] = None,
     fetched: Optional[WebFetch] = None,
     retry_partial: bool = False,
+    source_id: Optional[str] = None,
     **option_values,
 ) -> DecodeResult:
     """Decode a document (path, bytes or binary file object) into ``store``.
@@ -100,6 +101,11 @@ def decode(
     on the web the bytes came from (the crawler passes it). ``retry_partial`` decodes again bytes the
     store holds a partial decode of (a reading failed: LibreOffice missing, OCR out of memory), which
     would otherwise answer "unchanged".
+
+    The document is a version of a *source*: ``source_id``, else the file's absolute path, else the URL
+    it was fetched from (bytes without a ``source_id`` are no source's version). New bytes of a source
+    make its next version (``result.version``), with a diff of the version before and a verdict for
+    every fact cited to it (:mod:`kg_decoder.cite.versions`); earlier versions stay.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -132,11 +138,28 @@ def decode(
             except StoreError:
                 pass  # the decode's own error is the one to report
         raise
+    source_key = source_id or _path_source(source) or (fetched.url if fetched is not None else None)
+    if source_key is not None and _version_recorders:
+        result.version = _version_recorders[0](store, source_key, result.document)
     if settings.embedded_depth > 0:
         parent = _Parent(result.document, activity_iri(sha256, settings, decode_versions()), 1)
         result.embedded = _decode_embedded(parent, plain, fmt, settings, store, worker, partition_cache,
                                            [settings.max_embedded_bytes], progress)
     return result
+
+
+_version_recorders: list = []  # cite.versions.record_version: decode stays below cite, cite hooks in
+
+
+def on_new_version(recorder) -> None:
+    """Have ``recorder(store, source_id, document)`` record each decode of a source as its version."""
+    _version_recorders[:] = [recorder]
+
+
+def _path_source(source: Source) -> Optional[str]:
+    if isinstance(source, (str, os.PathLike)):
+        return str(Path(source).resolve())
+    return None
 
 
 @dataclass

@@ -13,6 +13,7 @@ from typing import Optional, TypeVar
 
 from ..model import BBox, ImageInfo, Problem, Rows
 from .terms import is_iri
+from .version_reads import VersionReads
 
 Row = TypeVar("Row")
 
@@ -301,7 +302,7 @@ class EntityCount:
 _IMAGE_FIELDS = {"image": "iri", "pixel_width": "width", "pixel_height": "height"}
 
 
-class GraphReads:
+class GraphReads(VersionReads):
     """The typed reads of a store; mixed into :class:`~kg_decoder.graph.store.KgStore`.
 
     A backend provides ``_rows(name, **bindings) -> list[dict]`` (snake_case keys, Python values).

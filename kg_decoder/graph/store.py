@@ -377,6 +377,20 @@ class KgStore(GraphReads):
         """Where a stored document came from (its parent, or a fetch replacing the last one when ``new_fetch``)."""
         self._write(as_nquads(quads), {}, ("delete_fetch", {"document": document}) if new_fetch else None)
 
+    def write_version(self, source: str, quads: list[Quad]) -> None:
+        """A source's new version, the revision that made it and its fact verdicts in one transaction,
+        the source's earlier latest version unmarked in it."""
+        self._write(as_nquads(quads), {}, ("delete_latest_version", {"source": source}))
+
+    def remove_versions(self, versions: list[str], documents: list[str]) -> None:
+        """Prune: versions of sources and the documents only they were, in one transaction. Blobs stay
+        until :meth:`collect_garbage`."""
+        deletes = [("delete_version", {"version": v}) for v in versions]
+        deletes += [("delete_chunks", {"document": d}) for d in documents]
+        deletes += [("delete_document", {"document": d}) for d in documents]
+        if deletes:
+            self._write(b"", {}, deletes)
+
     def write_quads(self, quads: list[Quad]) -> None:
         """Add quads (facts and their provenance) in one transaction."""
         self._write(as_nquads(quads), {}, None)
@@ -385,7 +399,8 @@ class KgStore(GraphReads):
         """Add N-Quads as they are, in one transaction (``kg-decoder import``)."""
         self._write(nquads, {}, None)
 
-    def _write(self, nquads: bytes, blobs: dict[str, bytes], delete: Optional[tuple[str, dict]]) -> None:
+    def _write(self, nquads: bytes, blobs: dict[str, bytes],
+               delete: Union[tuple[str, dict], list[tuple[str, dict]], None]) -> None:
         """Library blobs first, then one graph transaction; the blobs go again if it fails.
 
         Without a ``delete`` the N-Quads are loaded as they are (embedded: Oxigraph parses and
@@ -394,12 +409,12 @@ class KgStore(GraphReads):
         """
         self._writable()
         if delete is not None:
-            name, values = delete
+            deletes = [delete] if isinstance(delete, tuple) else delete
             try:
                 quads = list(parse(nquads, format=RdfFormat.N_QUADS))
             except SyntaxError as exc:
                 raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
-            update = query_file(name).bound(values) + " ;\n" + insert_data(quads)
+            update = "".join(query_file(name).bound(values) + " ;\n" for name, values in deletes) + insert_data(quads)
             commit = lambda: self._update(update)  # noqa: E731
         else:
             commit = lambda: self._load(nquads)  # noqa: E731
