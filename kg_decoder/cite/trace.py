@@ -28,6 +28,7 @@ from ..model.errors import InvalidSpan, UnknownEntity
 from .glyphs import DrawnDocument, aligned_characters, line_boxes, page_characters, quotes_in_layer
 from .quotes import as_written, find_quote, holds_words
 from .verification import checked_lines, spells
+from .versions import verdict_steps
 
 
 @with_store(read_only=True)
@@ -76,16 +77,33 @@ class _Tracer:
         triple = to_triple(fact)
         sources = []
         for row in self.store.fact_sources(triple.subject, triple.predicate, triple.object):
+            chain = verdict_steps(self.store, row.subgraph)
+            latest = self._latest_place(chain)
             if not self.store.entity_kinds(row.chunk):
-                continue  # the chunk was replaced by a later decode or chunking: the audit lists these
-            chunk_span = None
-            if row.char_offset is not None and row.char_length is not None:
-                chunk_span = (row.char_offset, row.char_offset + row.char_length)
-            for source in self._chunk_span(row.chunk, chunk_span):
+                # The chunk was replaced by a later decode or chunking (the audit lists these), or its version
+                # was pruned: where a later version holds the fact is all there is to give.
+                found = [latest] if latest is not None else []
+            else:
+                chunk_span = None
+                if row.char_offset is not None and row.char_length is not None:
+                    chunk_span = (row.char_offset, row.char_offset + row.char_length)
+                found = self._chunk_span(row.chunk, chunk_span)
+            for source in found:
                 source.subgraph = row.subgraph
                 source.fact = str(triple)
+                source.verdicts = chain
+                source.latest = latest if latest is not source else None
                 sources.append(source)
         return sources
+
+    def _latest_place(self, chain: list) -> Optional[TraceSource]:
+        """Where the newest version of a fact's source holds it (traced, with boxes), unless it was removed."""
+        if not chain or chain[-1].verdict == "removed" or chain[-1].segment is None:
+            return None
+        step = chain[-1]
+        if not self.store.entity_kinds(step.segment):
+            return None  # that version's document was decoded again with other settings
+        return self._segment_span(step.segment, step.start, step.end)
 
     def span(self, iri: str, start: int, end: int) -> list[TraceSource]:
         if not isinstance(iri, str) or not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):

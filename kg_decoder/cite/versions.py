@@ -344,6 +344,10 @@ def diff_documents(old: str, new: str, *, store: Union[KgStore, StorePath]) -> V
 @with_store(read_only=True)
 def verdict_chain(subgraph: str, *, store: Union[KgStore, StorePath]) -> list[VerdictStep]:
     """What each later version of its source says of a fact subgraph, oldest first. Reads only."""
+    return verdict_steps(store, subgraph)
+
+
+def verdict_steps(store: KgStore, subgraph: str) -> list[VerdictStep]:
     return [VerdictStep(version=row.number, generated=str(row.generated), document=row.document,
                         verdict=Verdict(row.verdict), page_number=row.page_number,
                         previous_page_number=row.previous_page_number, text=row.text,
@@ -379,4 +383,4 @@ def prune_versions(keep: int, source: Optional[str] = None, *, store: Union[KgSt
 
 
 __all__ = ["approximate", "carry_facts", "diff_documents", "prune_versions", "record_version", "source_id_of",
-           "source_versions", "verdict_chain"]
+           "source_versions", "verdict_chain", "verdict_steps"]
