@@ -8,6 +8,7 @@ each stretch that changed (changed, with its character edits), and the rest is r
 
 from __future__ import annotations
 
+import bisect
 import re
 from difflib import SequenceMatcher
 from typing import Optional, Sequence
@@ -34,11 +35,8 @@ def align(old: Sequence[DiffSide], new: Sequence[DiffSide]) -> list[DiffEntry]:
     old_keys = [folded(side.text) for side in old]
     new_keys = [folded(side.text) for side in new]
     matched_old: dict[int, tuple[int, DiffOp]] = {}
-    matcher = SequenceMatcher(None, old_keys, new_keys, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            i, j = block.a + k, block.b + k
-            matched_old[i] = (j, _place_op(old[i], new[j]))
+    for i, j in common_in_order(old_keys, new_keys):
+        matched_old[i] = (j, _place_op(old[i], new[j]))
     # Same text elsewhere: moved (each text paired in order of appearance).
     unmatched_new: dict[str, list[int]] = {}
     for j, key in enumerate(new_keys):
@@ -56,6 +54,72 @@ def align(old: Sequence[DiffSide], new: Sequence[DiffSide]) -> list[DiffEntry]:
             matched_old[i] = (j, DiffOp.CHANGED)
             taken_new.add(j)
     return _ordered(old, new, matched_old, old_keys, new_keys)
+
+
+def common_in_order(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+    """Pairs of equal items kept in order in both (a patience diff: the items unique in both anchor the
+    alignment, the longest run of them in order wins, the stretches between are aligned the same way,
+    and difflib's matching blocks where no item is unique).
+
+    >>> common_in_order(["q", "a", "b", "s", "o", "r"], ["q", "x", "o", "n", "r", "s"])
+    [(0, 0), (4, 2), (5, 4)]
+    """
+    pairs: list[tuple[int, int]] = []
+    stack = [(0, len(a), 0, len(b))]
+    while stack:
+        a_lo, a_hi, b_lo, b_hi = stack.pop()
+        while a_lo < a_hi and b_lo < b_hi and a[a_lo] == b[b_lo]:  # the same start
+            pairs.append((a_lo, b_lo))
+            a_lo, b_lo = a_lo + 1, b_lo + 1
+        while a_lo < a_hi and b_lo < b_hi and a[a_hi - 1] == b[b_hi - 1]:  # the same end
+            a_hi, b_hi = a_hi - 1, b_hi - 1
+            pairs.append((a_hi, b_hi))
+        if a_lo >= a_hi or b_lo >= b_hi:
+            continue
+        anchors = _unique_in_order(a, b, a_lo, a_hi, b_lo, b_hi)
+        if not anchors:
+            matcher = SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi], autojunk=False)
+            pairs.extend((a_lo + m.a + k, b_lo + m.b + k) for m in matcher.get_matching_blocks() for k in range(m.size))
+            continue
+        previous = (a_lo - 1, b_lo - 1)
+        for i, j in anchors + [(a_hi, b_hi)]:
+            if i - previous[0] > 1 and j - previous[1] > 1:
+                stack.append((previous[0] + 1, i, previous[1] + 1, j))
+            previous = (i, j)
+        pairs.extend(anchors)
+    return sorted(pairs)
+
+
+def _unique_in_order(a, b, a_lo, a_hi, b_lo, b_hi) -> list[tuple[int, int]]:
+    """The items that occur once in each range, the longest run of them in the same order."""
+    seen_a: dict[str, list[int]] = {}
+    for i in range(a_lo, a_hi):
+        if a[i]:
+            seen_a.setdefault(a[i], []).append(i)
+    seen_b: dict[str, list[int]] = {}
+    for j in range(b_lo, b_hi):
+        if b[j] in seen_a:
+            seen_b.setdefault(b[j], []).append(j)
+    candidates = sorted((seen_a[key][0], js[0]) for key, js in seen_b.items()
+                        if len(js) == 1 and len(seen_a[key]) == 1)
+    # The longest increasing run of j (patience sorting, O(n log n)).
+    tails: list[int] = []
+    tail_index: list[int] = []
+    back: list[int] = []
+    for index, (_, j) in enumerate(candidates):
+        position = bisect.bisect_left(tails, j)
+        if position == len(tails):
+            tails.append(j)
+            tail_index.append(index)
+        else:
+            tails[position] = j
+            tail_index[position] = index
+        back.append(tail_index[position - 1] if position else -1)
+    run, index = [], tail_index[-1] if tail_index else -1
+    while index >= 0:
+        run.append(candidates[index])
+        index = back[index]
+    return run[::-1]
 
 
 def _place_op(old: DiffSide, new: DiffSide) -> DiffOp:

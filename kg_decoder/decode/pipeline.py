@@ -114,6 +114,8 @@ def decode(
     ('decoded', 'text', 'Hello, provenance.')
     """
     settings = options_from(DecodeOptions, options, option_values)
+    if source_id is not None and (not isinstance(source_id, str) or not source_id.strip() or len(source_id) > 4096):
+        raise InvalidOption("a source id is non-empty text of at most 4096 characters")
     data, found_name = read_source(source, settings.max_bytes)
     file_name = file_name or found_name
     report(progress, "read", 1, 1, f"read {len(data)} bytes")

@@ -414,7 +414,7 @@ class KgStore(GraphReads):
                 quads = list(parse(nquads, format=RdfFormat.N_QUADS))
             except SyntaxError as exc:
                 raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
-            update = "".join(query_file(name).bound(values) + " ;\n" for name, values in deletes) + insert_data(quads)
+            update = _one_update([query_file(name).bound(values) for name, values in deletes] + [insert_data(quads)])
             commit = lambda: self._update(update)  # noqa: E731
         else:
             commit = lambda: self._load(nquads)  # noqa: E731
@@ -474,6 +474,18 @@ class KgStore(GraphReads):
             output.write(f"{quad} .\n".encode("utf-8"))
             count += 1
         return count
+
+
+def _one_update(operations: list[str]) -> str:
+    """Updates joined into one (one transaction), their PREFIX lines once at the top: Oxigraph reads a
+    prologue only at the start of a request."""
+    prefixes: dict[str, None] = {}
+    bodies = []
+    for operation in operations:
+        lines = operation.splitlines()
+        prefixes.update((line.strip(), None) for line in lines if line.lstrip().upper().startswith("PREFIX "))
+        bodies.append("\n".join(line for line in lines if not line.lstrip().upper().startswith("PREFIX ")))
+    return "\n".join(prefixes) + "\n" + " ;\n".join(bodies)
 
 
 __all__ = ["KgStore", "StorePath"]
