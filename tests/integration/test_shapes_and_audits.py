@@ -196,9 +196,9 @@ def test_every_audit_has_a_header_and_the_kinds_are_right():
         "audit-orphan-entities", "audit-failed-or-fallback", "audit-document-integrity",
         "audit-images-text-not-chunked", "audit-images-low-ocr-confidence", "audit-pages-low-ocr-confidence",
         "audit-chunk-anchors-not-verified", "audit-documents-without-text", "audit-form-fields",
-        "audit-partial-decodes", "audit-decoded-otherwise"}
+        "audit-partial-decodes", "audit-decoded-otherwise", "audit-facts-stale", "audit-sources-changed"}
     assert {n for n, a in audits.items() if a.kind == "report"} == {"audit-document-counts", "audit-chunk-coverage",
-                                                                   "audit-form-fields"}
+                                                                   "audit-form-fields", "audit-sources-changed"}
     assert all(a.title and a.finds for a in audits.values())
 
 
