@@ -35,7 +35,8 @@ def align(old: Sequence[DiffSide], new: Sequence[DiffSide]) -> list[DiffEntry]:
     old_keys = [folded(side.text) for side in old]
     new_keys = [folded(side.text) for side in new]
     matched_old: dict[int, tuple[int, DiffOp]] = {}
-    for i, j in common_in_order(old_keys, new_keys):
+    in_order = common_in_order(old_keys, new_keys)
+    for i, j in in_order:
         matched_old[i] = (j, _place_op(old[i], new[j]))
     # Same text elsewhere: moved (each text paired in order of appearance).
     unmatched_new: dict[str, list[int]] = {}
@@ -47,7 +48,7 @@ def align(old: Sequence[DiffSide], new: Sequence[DiffSide]) -> list[DiffEntry]:
             matched_old[i] = (unmatched_new[key].pop(0), DiffOp.MOVED)
     taken_new = {j for j, _ in matched_old.values()}
     # What is left: paired by similarity inside each stretch between matched elements.
-    for i_range, j_range in _stretches(matched_old, len(old), len(new)):
+    for i_range, j_range in _stretches(in_order, len(old), len(new)):
         lone_old = [i for i in i_range if i not in matched_old]
         lone_new = [j for j in j_range if j not in taken_new]
         for i, j in _pairs_by_similarity(lone_old, lone_new, old_keys, new_keys):
@@ -126,16 +127,10 @@ def _place_op(old: DiffSide, new: DiffSide) -> DiffOp:
     return DiffOp.KEPT if old.page_number == new.page_number else DiffOp.MOVED
 
 
-def _stretches(matched: dict[int, tuple[int, DiffOp]], n_old: int, n_new: int):
+def _stretches(in_order: list[tuple[int, int]], n_old: int, n_new: int):
     """Runs of old and new positions between consecutive elements kept in order (the anchors)."""
-    anchors = sorted((i, j) for i, (j, _) in matched.items())
-    increasing, last_j = [], -1
-    for i, j in anchors:  # the anchors that keep both orders (an element moved out of order is none)
-        if j > last_j:
-            increasing.append((i, j))
-            last_j = j
     previous = (-1, -1)
-    for i, j in increasing + [(n_old, n_new)]:
+    for i, j in in_order + [(n_old, n_new)]:
         if i - previous[0] > 1 or j - previous[1] > 1:
             yield range(previous[0] + 1, i), range(previous[1] + 1, j)
         previous = (i, j)

@@ -173,32 +173,73 @@ def _live_facts(store: KgStore, previous: SourceVersionRow, old: _Version) -> li
 def carry_facts(store: KgStore, previous: SourceVersionRow, old: _Version, new: _Version,
                 entries: list[DiffEntry]) -> list[FactVerdictRecord]:
     """A verdict for every fact the previous version holds, found again in the new version's text."""
-    by_old = {entry.old.element: entry for entry in entries if entry.old is not None}
+    places = _Places(old, new, entries)
     folded_texts = {segment: FoldedText(text) for segment, text in new.texts.items()}
-    return [_verdict(fact, old, new, by_old, folded_texts) for fact in _live_facts(store, previous, old)]
+    return [_verdict(fact, old, new, places, folded_texts) for fact in _live_facts(store, previous, old)]
 
 
-def _verdict(fact: _Fact, old: _Version, new: _Version, by_old: dict[str, DiffEntry],
+class _Places:
+    """Where an old element's place is in the new version: its aligned element, and the run of new
+    elements between the nearest elements before and after it that kept their order."""
+
+    def __init__(self, old: _Version, new: _Version, entries: list[DiffEntry]) -> None:
+        self.by_old = {entry.old.element: entry for entry in entries if entry.old is not None}
+        self.old_index = {side.element: i for i, side in enumerate(old.sides)}
+        self.new_index = {side.element: i for i, side in enumerate(new.sides)}
+        self.new = new
+        anchored = sorted((self.old_index[e.old.element], self.new_index[e.new.element]) for e in entries
+                          if e.op in (DiffOp.KEPT, DiffOp.CHANGED))
+        self.anchor_old = [i for i, _ in anchored]
+        self.anchor_new = [j for _, j in anchored]
+
+    def window(self, element: str) -> tuple[int, int]:
+        """New indices strictly between which the old element's place lies."""
+        i = self.old_index[element]
+        position = bisect.bisect_left(self.anchor_old, i)
+        before = self.anchor_new[position - 1] if position > 0 else -1
+        after_position = position + 1 if position < len(self.anchor_old) and self.anchor_old[position] == i \
+            else position
+        after = self.anchor_new[after_position] if after_position < len(self.anchor_new) else len(self.new.sides)
+        return before, after
+
+    def new_element_index(self, segment: str, start: int, end: int) -> Optional[int]:
+        side = self.new.element_at(segment, start, end)
+        return None if side is None else self.new_index[side.element]
+
+
+def _verdict(fact: _Fact, old: _Version, new: _Version, places: _Places,
              folded_texts: dict[str, FoldedText]) -> FactVerdictRecord:
     record = FactVerdictRecord(subgraph=fact.subgraph, verdict=Verdict.REMOVED, previous_text=fact.text,
                                previous_page_number=fact.page_number, previous_verdict=fact.verdict_entity)
     element = old.element_at(fact.segment, fact.start, fact.end)
-    entry = by_old.get(element.element) if element is not None else None
+    entry = places.by_old.get(element.element) if element is not None else None
     target = entry.new if entry is not None and entry.op is not DiffOp.REMOVED else None
+    window = places.window(element.element) if element is not None else None
     matches = [(segment, start, end) for segment, text in new.texts.items()
                for start, end in find_quote(text, fact.text, folded_texts[segment])] if fact.text.strip() else []
     if matches:
         inside = [m for m in matches if target is not None and _within(m, target)]
-        segment, start, end = (inside or matches)[0]
+        in_place = [m for m in matches if window is not None and
+                    window[0] < (places.new_element_index(*m) if places.new_element_index(*m) is not None else -1)
+                    < window[1]]
+        segment, start, end = (inside or in_place or matches)[0]
         page = new.page_at(segment, start, end)
-        same_place = bool(inside) and entry.op is not DiffOp.MOVED and page == fact.page_number
+        # Same place: in the element it was aligned with (not moved), or, where the elements were cut
+        # otherwise (a PDF's lines flowed anew), among the new elements between its old neighbours.
+        same_place = ((bool(inside) and entry.op is not DiffOp.MOVED) or (not inside and bool(in_place))) \
+            and page == fact.page_number
         return _found(record, Verdict.CURRENT if same_place else Verdict.MOVED, new, segment, start, end, page)
-    if target is not None:
-        found = approximate(target.text, fact.text)
-        if found is not None:
-            start, end = target.char_offset + found[0], target.char_offset + found[1]
-            return _found(record, Verdict.CHANGED, new, target.segment, start, end,
-                          new.page_at(target.segment, start, end))
+    candidates = [target] if target is not None else \
+        [new.sides[k] for k in range(window[0] + 1, min(window[1], window[0] + 7))] if window is not None else []
+    best = None
+    for side in candidates:
+        found = approximate(side.text, fact.text)
+        if found is not None and (best is None or found[2] > best[2]):
+            best = (side, found, found[2])
+    if best is not None:
+        side, (start, end, _) = best[0], best[1]
+        start, end = side.char_offset + start, side.char_offset + end
+        return _found(record, Verdict.CHANGED, new, side.segment, start, end, new.page_at(side.segment, start, end))
     return record
 
 
@@ -219,11 +260,11 @@ def _found(record: FactVerdictRecord, verdict: Verdict, new: _Version, segment: 
 _WORD_EDGE = re.compile(r"\w")
 
 
-def approximate(text: str, quote: str) -> Optional[tuple[int, int]]:
-    """Where ``text`` holds ``quote`` with small edits (a number, a word): (start, end), or None.
+def approximate(text: str, quote: str) -> Optional[tuple[int, int, float]]:
+    """Where ``text`` holds ``quote`` with small edits (a number, a word): (start, end, how alike), or None.
 
     >>> text = "Acme had a revenue of 14.5 M in 2024."
-    >>> start, end = approximate(text, "revenue of 12 M in 2023")
+    >>> start, end, _ = approximate(text, "revenue of 12 M in 2023")
     >>> text[start:end]
     'revenue of 14.5 M in 2024'
     >>> approximate(text, "the board met twice") is None
@@ -249,7 +290,7 @@ def approximate(text: str, quote: str) -> Optional[tuple[int, int]]:
                 best = (ratio, start, end)
     if best is None or best[0] < CHANGED_AT_LEAST:
         return None
-    return best[1], best[2]
+    return best[1], best[2], best[0]
 
 
 def _to_word_edges(text: str, start: int, end: int) -> tuple[int, int]:
