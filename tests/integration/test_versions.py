@@ -4,6 +4,7 @@ versions stay until pruned; SHACL stays clean and no entity is orphaned."""
 
 from __future__ import annotations
 
+import io
 import os
 
 import pytest
@@ -223,3 +224,28 @@ def test_cli_versions_diff_and_prune(cli, tmp_path):
     assert pruned.returncode == 0 and "1 versions removed" in pruned.stdout
     missing = cli("versions", "nothing-here", "--store", store)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+
+
+def test_http_upload_with_a_source_id_versions_and_diff(web_app, tmp_path):
+    store = kg_decoder.open_store(tmp_path / "store")
+    app = web_app.create_app(store, write_token="secret", workers=0, isolate=False)
+    client = app.test_client()
+    auth = {"Authorization": "Bearer secret"}
+    documents = []
+    for paragraphs in (BASE, EDITED):
+        response = client.post("/api/documents", data={"file": (io.BytesIO(text_of(paragraphs)), "report.txt"),
+                                                       "source_id": "uploaded-report"}, headers=auth)
+        assert response.status_code == 201, response.json
+        documents.append(response.json["document"])
+    listed = client.get("/api/versions", query_string={"source": "uploaded-report"})
+    assert [v["number"] for v in listed.json["versions"]] == [1, 2]
+    assert listed.json["versions"][1]["counts"] == {"kept": 3, "moved": 1, "changed": 1, "removed": 1, "added": 1}
+    diff = client.get("/api/diff", query_string={"old": documents[0], "new": documents[1]})
+    assert diff.status_code == 200 and diff.json["counts"]["changed"] == 1
+    assert client.get("/api/versions", query_string={"source": "nothing"}).status_code == 404
+    assert client.get("/api/diff").status_code == 400
+    page = client.get("/versions", query_string={"source": "uploaded-report"})
+    assert page.status_code == 200 and b"(latest)" in page.data and b"/diff?old=" in page.data
+    shown = client.get("/diff", query_string={"old": documents[0], "new": documents[1]})
+    assert shown.status_code == 200 and b"<del>2</del><ins>4</ins>" in shown.data
+    store.close()
