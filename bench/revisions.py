@@ -190,6 +190,40 @@ class DocxEditor:
         return out.getvalue()
 
 
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+
+def docx_pages(data: bytes) -> dict[str, int]:
+    """A DOCX's paragraphs' page numbers (by their text) as the file marks them: the page breaks Word
+    rendered (w:lastRenderedPageBreak) and those typed (w:br w:type="page") before each paragraph. The
+    oracle of a page in a DOCX decoded without a rendering (the file's own marks, not kg-decoder's)."""
+    import docx
+
+    body = docx.Document(io.BytesIO(data)).element.body
+    page, pages = 1, {}
+    for paragraph in body.iter(_W + "p"):
+        text = "".join(t.text or "" for t in paragraph.iter(_W + "t"))
+        breaks = [e for e in paragraph.iter() if e.tag == _W + "lastRenderedPageBreak"
+                  or (e.tag == _W + "br" and e.get(_W + "type") == "page")]
+        starts_with_break = bool(breaks) and not "".join(
+            t.text or "" for t in paragraph.iter(_W + "t") if _before(t, breaks[0]))
+        if starts_with_break:
+            page += 1
+            breaks = breaks[1:]
+        pages.setdefault(fold(text), page)
+        page += len(breaks)
+    return pages
+
+
+def _before(node, other) -> bool:
+    for element in other.getroottree().getroot().iter():
+        if element is node:
+            return True
+        if element is other:
+            return False
+    return False
+
+
 def edit_runs(runs, start: int, end: int, new: str) -> bool:
     """Replace ``start..end`` of the runs' joined text, when one run holds it all."""
     offset = 0
@@ -221,17 +255,18 @@ class PptxEditor:
         self.data = data
         presentation = pptx.Presentation(io.BytesIO(data))
         self.units, self.pages, self.slides = [], [], len(presentation.slides)
+        self.in_table = []  # paragraphs never deleted or moved: the only one of their frame
         for number, slide in enumerate(presentation.slides, start=1):
-            for paragraph in _pptx_paragraphs(slide):
+            for paragraph, alone in _pptx_paragraphs(slide):
                 self.units.append(paragraph.text)
                 self.pages.append(number)
-        self.in_table = [False] * len(self.units)
+                self.in_table.append(alone)
 
     def apply(self, plan: Plan) -> bytes:
         import pptx
 
         presentation = pptx.Presentation(io.BytesIO(self.data))
-        paragraphs = [p for slide in presentation.slides for p in _pptx_paragraphs(slide)]
+        paragraphs = [p for slide in presentation.slides for p, _ in _pptx_paragraphs(slide)]
         for unit, start, end, new in plan.edits:
             edit_runs(paragraphs[unit].runs, start, end, new)
         for unit in plan.deletes:
@@ -251,11 +286,12 @@ class PptxEditor:
 
 
 def _pptx_paragraphs(slide):
+    """(paragraph, alone in its frame) of the slide's text frames."""
     for shape in slide.shapes:
         if shape.has_text_frame:
-            for paragraph in shape.text_frame.paragraphs:
-                if fold(paragraph.text) and len(shape.text_frame.paragraphs) > 1:
-                    yield paragraph
+            with_text = [p for p in shape.text_frame.paragraphs if fold(p.text)]
+            for paragraph in with_text:
+                yield paragraph, len(with_text) < 2
 
 
 # ---------------------------------------------------------------- pairs
@@ -387,7 +423,7 @@ def _single_run(pair: Pair, unit: int, edit) -> bool:
         import pptx
 
         presentation = pptx.Presentation(io.BytesIO(pair.editor.data))
-        paragraph = [p for s in presentation.slides for p in _pptx_paragraphs(s)][unit]
+        paragraph = [p for s in presentation.slides for p, _ in _pptx_paragraphs(s)][unit]
     else:
         paragraph = pair.editor.paragraphs[unit]
     runs = list(paragraph.runs)
@@ -455,7 +491,8 @@ class Timer:
             self.seconds = time.perf_counter() - started
 
 
-def run(limit: Optional[int], seed: int, folder: Path, log=print, only: str = "", debug: bool = False) -> dict:
+def run(limit: Optional[int], seed: int, folder: Path, log=print, only: str = "", debug: bool = False,
+        variants: int = 3) -> dict:
     rng = random.Random(seed)
     pairs: list[Pair] = []
     for name, kind, data in sources():
@@ -464,9 +501,13 @@ def run(limit: Optional[int], seed: int, folder: Path, log=print, only: str = ""
         kinds = ["docx", "docx-pdf"] if kind == "docx" else [kind]
         for pair_kind in kinds:
             editor = editor_for(kind, data)
-            if editor is not None:
+            if editor is None:
+                continue
+            # Several edit plans of a small document (each a revision pair of its own source).
+            for variant in range(variants if len(editor.units) <= 150 else 1):
                 suffix = ".pdf" if pair_kind == "docx-pdf" else Path(name).suffix
-                pairs.append(Pair(f"{name}:{pair_kind}", pair_kind, Path(name).stem + suffix, editor, data))
+                pairs.append(Pair(f"{name}:{pair_kind}:{variant}", pair_kind, Path(name).stem + suffix,
+                                  editor_for(kind, data), data))
     if limit:
         pairs = pairs[:limit]
     pdf_pairs = [p for p in pairs if p.kind == "docx-pdf"]
@@ -520,6 +561,12 @@ def run(limit: Optional[int], seed: int, folder: Path, log=print, only: str = ""
         for pair in live:
             if pair.kind != "docx-pdf":
                 pair.v2 = pair.editor.apply(pair.plan)
+            if pair.kind == "docx":  # the pages the file marks, before and after
+                before, after = docx_pages(pair.v1), docx_pages(pair.v2)
+                for fact in pair.facts:
+                    unit = fold(pair.editor.units[fact.unit])
+                    if fact.expected == "current" and before.get(unit) != after.get(unit):
+                        fact.expected = "moved"
             if not pair.v2:
                 continue
             started = time.perf_counter()
@@ -617,9 +664,10 @@ def main() -> int:
     parser.add_argument("--big-pdf", action="store_true", help="also time the diff of a 100-page PDF pair")
     parser.add_argument("--only", default="", help="only the documents whose name holds this")
     parser.add_argument("--debug", action="store_true", help="show the diff entries of the facts judged wrong")
+    parser.add_argument("--variants", type=int, default=3, help="edit plans per small document")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kg-revisions-") as folder:
-        run(args.limit, args.seed, Path(folder), only=args.only, debug=args.debug)
+        run(args.limit, args.seed, Path(folder), only=args.only, debug=args.debug, variants=args.variants)
         if args.big_pdf:
             big_pdf(Path(folder))
     return 0
