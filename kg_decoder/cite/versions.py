@@ -18,7 +18,6 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from difflib import SequenceMatcher
-from pathlib import Path
 from typing import Optional, Union
 
 from ..decode import pipeline
@@ -35,11 +34,6 @@ from .quotes import FoldedText, find_quote
 CHANGED_AT_LEAST = 0.6  # a quote this alike (difflib's ratio) to the text where it was is "changed", not removed
 _source_locks: dict[str, threading.Lock] = {}
 _source_locks_lock = threading.Lock()
-
-
-def source_id_of(path: Union[str, Path]) -> str:
-    """The source id of a file: its absolute path (so a decode from another folder is the same source)."""
-    return str(Path(path).resolve())
 
 
 # ---------------------------------------------------------------- recording a version
@@ -337,7 +331,7 @@ def _source_rows(store: KgStore, source: str) -> list[SourceVersionRow]:
     """A source's versions by its id, its IRI, or (a path that exists) its file."""
     candidates = [source] if source.startswith("urn:source:") else [source_iri(source)]
     if not source.startswith("urn:") and "://" not in source:
-        candidates.append(source_iri(source_id_of(source)))
+        candidates.append(source_iri(pipeline.path_source_id(source)))
     for iri in candidates:
         rows = store.source_versions(iri)
         if rows:
@@ -423,5 +417,5 @@ def prune_versions(keep: int, source: Optional[str] = None, *, store: Union[KgSt
     return [_info(row, []) for row in removed]
 
 
-__all__ = ["approximate", "carry_facts", "diff_documents", "prune_versions", "record_version", "source_id_of",
+__all__ = ["approximate", "carry_facts", "diff_documents", "prune_versions", "record_version",
            "source_versions", "verdict_chain", "verdict_steps"]

@@ -140,7 +140,7 @@ def decode(
             except StoreError:
                 pass  # the decode's own error is the one to report
         raise
-    source_key = source_id or _path_source(source) or (fetched.url if fetched is not None else None)
+    source_key = source_id or path_source_id(source) or (fetched.url if fetched is not None else None)
     if source_key is not None and _version_recorders:
         result.version = _version_recorders[0](store, source_key, result.document)
     if settings.embedded_depth > 0:
@@ -158,7 +158,9 @@ def on_new_version(recorder) -> None:
     _version_recorders[:] = [recorder]
 
 
-def _path_source(source: Source) -> Optional[str]:
+def path_source_id(source: Source) -> Optional[str]:
+    """The source a file is a version of: its absolute path (the same source from any folder); None for
+    bytes and file objects."""
     if isinstance(source, (str, os.PathLike)):
         return str(Path(source).resolve())
     return None
@@ -399,4 +401,5 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
     )
 
 
-__all__ = ["DecodeResult", "EmbeddedResult", "decode", "holds_decode", "read_source", "render_files_ahead", "stored_result"]
+__all__ = ["DecodeResult", "EmbeddedResult", "decode", "holds_decode", "on_new_version", "path_source_id", "read_source",
+           "render_files_ahead", "stored_result"]
