@@ -332,10 +332,11 @@ def run(limit: Optional[int], seed: int, folder: Path, log=print, only: str = ""
             scored = Counter()
             for fact in pair.facts:
                 [source] = kg_decoder.trace(fact=(fact.subject, "http://bench.example/says", fact.quote), store=store)
-                chain = source.verdicts
+                chain = [step for step in source.verdicts if step.source == pair.name]  # its own source's
                 got = str(chain[-1].verdict) if chain else "none"
                 boxes = None
-                if pair.kind == "docx-pdf" and source.latest is not None and got == fact.expected:
+                if pair.kind == "docx-pdf" and source.latest is not None and got == fact.expected \
+                        and source.latest.document.iri == second.document:
                     boxes = bool(source.latest.boxes) and all(b.verification == "verified"
                                                               for b in source.latest.boxes)
                 results.append({"pair": pair.name, "kind": pair.kind, "expected": fact.expected, "got": got,

@@ -98,9 +98,11 @@ class _Tracer:
 
     def _latest_place(self, chain: list) -> Optional[TraceSource]:
         """Where the newest version of a fact's source holds it (traced, with boxes), unless it was removed."""
-        if not chain or chain[-1].verdict == "removed" or chain[-1].segment is None:
+        if not chain:
             return None
-        step = chain[-1]
+        step = max(chain, key=lambda s: (s.generated, s.version))  # the newest, of whichever source
+        if step.verdict == "removed" or step.segment is None:
+            return None
         if not self.store.entity_kinds(step.segment):
             return None  # that version's document was decoded again with other settings
         return self._segment_span(step.segment, step.start, step.end)

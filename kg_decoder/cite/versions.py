@@ -378,12 +378,13 @@ def diff_documents(old: str, new: str, *, store: Union[KgStore, StorePath]) -> V
 
 @with_store(read_only=True)
 def verdict_chain(subgraph: str, *, store: Union[KgStore, StorePath]) -> list[VerdictStep]:
-    """What each later version of its source says of a fact subgraph, oldest first. Reads only."""
+    """What each later version of its source says of a fact subgraph, oldest first (by source, when its
+    document was a version of several). Reads only."""
     return verdict_steps(store, subgraph)
 
 
 def verdict_steps(store: KgStore, subgraph: str) -> list[VerdictStep]:
-    return [VerdictStep(version=row.number, generated=str(row.generated), document=row.document,
+    return [VerdictStep(source=row.source_id, version=row.number, generated=str(row.generated), document=row.document,
                         verdict=Verdict(row.verdict), page_number=row.page_number,
                         previous_page_number=row.previous_page_number, text=row.text,
                         previous_text=row.previous_text, segment=row.segment, start=row.char_offset,

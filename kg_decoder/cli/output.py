@@ -173,8 +173,8 @@ def describe_sources(sources: list[TraceSource]) -> str:
                 place = f"page {step.previous_page_number} -> {step.page_number}"
             change = f" {step.previous_text!r} -> {step.text!r}" if step.verdict == "changed" else ""
             since = " (no longer in the source since this version)" if step.verdict == "removed" else ""
-            lines.append(f"  version   {step.version} ({step.generated[:10]}): {step.verdict} {place}{change}{since}"
-                         .rstrip())
+            lines.append(f"  version   {step.version} of {step.source} ({step.generated[:10]}): {step.verdict} {place}"
+                         f"{change}{since}".rstrip())
         if source.latest is not None:
             lines.append(f"  now at    {source.latest.segment} {source.latest.start}..{source.latest.end}"
                          + (f" page {source.latest.page_number}" if source.latest.page_number is not None else ""))

@@ -92,6 +92,7 @@ class FactVerdictRow:
     verdict_entity: str
     verdict: str
     version: str
+    source_id: str
     number: int
     generated: object
     document: str

@@ -109,6 +109,7 @@ class VersionInfo(JsonResult):
 class VerdictStep(JsonResult):
     """A step of a fact's verdict chain: what one version of its source says of it."""
 
+    source: str
     version: int
     generated: str
     document: str

@@ -18,8 +18,12 @@ import kg_decoder
 from conftest import REPO
 
 FACTS = 150
-DECODE = ("import sys, kg_decoder; kg_decoder.decode(sys.argv[1], store=sys.argv[2], source_id='crash-report', "
-          "rendered_positions=False); print('done', flush=True)")
+# Prints "written" when the document is committed: the version (diff, verdicts, its commit) comes next.
+DECODE = ("import sys, kg_decoder\n"
+          "def told(report):\n"
+          "    if report.stage == 'done': print('written', flush=True)\n"
+          "kg_decoder.decode(sys.argv[1], store=sys.argv[2], source_id='crash-report', rendered_positions=False, "
+          "progress=told)")
 
 
 def paragraphs(edited: bool) -> list[str]:
@@ -74,16 +78,20 @@ def test_a_new_version_killed_at_any_moment_is_all_or_nothing(tmp_path):
 
     rng = random.Random(2027)
     outcomes = []
-    for trial in range(5):
+    for trial in range(6):
         folder = tmp_path / f"trial-{trial}"
         shutil.copytree(base, folder)
         process = subprocess.Popen([sys.executable, "-c", DECODE, str(new), str(folder)], cwd=REPO,
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(rng.uniform(0.5, 1.0) * window)  # the later half: the document and the version commits
+        if trial % 2:  # while the document is decoded or written
+            time.sleep(rng.uniform(0.1, 0.6) * window)
+        else:  # while the version is made and committed
+            process.stdout.readline()
+            time.sleep(rng.uniform(0.0, 0.5))
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         outcomes.append(check(folder)[0])
         subprocess.run([sys.executable, "-c", DECODE, str(new), str(folder)], check=True, cwd=REPO,
                        capture_output=True)
         assert check(folder, shapes=trial == 0) == (2, FACTS)
-    assert 1 in outcomes  # some kills came before the version's commit
+    assert 1 in outcomes  # some kills came before the version's commit (and the others after it: whole)
