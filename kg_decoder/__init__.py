@@ -15,6 +15,7 @@ from .cite.facts import add_facts, read_facts
 from .cite.images import document_images, export_images
 from .cite.search import search
 from .cite.trace import trace
+from .cite.versions import diff_documents, prune_versions, source_versions, verdict_chain
 from .decode.pipeline import decode
 from .graph.remote_store import StoreConfig
 from .graph.opening import open_store
@@ -25,6 +26,8 @@ from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkSta
                     ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Problem,
                     Progress, QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport,
                     Verification, Violation, to_jsonable)
+from .model.revisions import (DiffCounts, DiffEntry, DiffOp, DiffSide, FactVerdictRecord, Verdict, VerdictStep,
+                              VersionDiff, VersionInfo)
 from .model.errors import (BlobMissing, CorruptDocument, CpuLimit, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
                            EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan,
                            KgDecoderError, LimitExceeded, LoadNotAllowed, MalformedQuery, MalformedUpdate, MemoryLimit,
@@ -38,14 +41,16 @@ from .sources.crawl import crawl
 
 __all__ = [
     # functions
-    "add_facts", "audit_definitions", "chunk_document", "crawl", "decode", "document_chunks", "document_images",
+    "add_facts", "audit_definitions", "chunk_document", "crawl", "decode", "diff_documents", "document_chunks",
+    "document_images", "prune_versions", "source_versions", "verdict_chain",
     "export_images", "export_store", "import_store", "open_store", "read_facts", "run_audits", "search", "to_jsonable", "trace", "validate", "web_annotations",
     # the store, options and results
     "Audit", "Box", "ChunkAnchor", "ChunkOptions", "ChunkResult", "ChunkStatus", "ChunkView", "CrawlOptions",
     "CrawlResult", "CrawlStatus", "CrawledPage", "DecodeOptions", "DecodeResult", "DecodeStatus", "DocumentRef",
     "ElementOffset", "EmbeddedResult", "FactsResult", "FactsStatus", "ImageInfo", "KgStore", "PartitionSource",
     "Problem", "Progress", "QuotePiece", "Rows", "StoreConfig", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
-    "Verification", "Violation",
+    "Verification", "Violation", "DiffCounts", "DiffEntry", "DiffOp", "DiffSide", "FactVerdictRecord", "Verdict",
+    "VerdictStep", "VersionDiff", "VersionInfo",
     # errors
     "BlobMissing", "CorruptDocument", "CpuLimit", "DecodeError", "DecodeTimeout", "DocumentTooLarge", "EmptyDocument", "EncryptedDocument",
     "FetchFailed", "Forbidden", "InvalidFact", "InvalidOption", "InvalidSpan", "KgDecoderError", "LimitExceeded",

@@ -125,6 +125,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     from .pages import pages
     from .search import search
     from .sparql import sparql
+    from .versions import versions
 
     if not isinstance(store, KgStore):
         store = kg_decoder.open_store(store)
@@ -137,7 +138,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     app.extensions["kg_decoder"] = WebSettings(store, write_token, query_timeout, row_cap, max_upload_bytes,
                                                allowed_endpoints(allow_service), allowed_endpoints(allow_load),
                                                pool, Bounds(seconds=query_timeout))
-    for blueprint in (sparql, api, pages, search):
+    for blueprint in (sparql, api, pages, search, versions):
         app.register_blueprint(blueprint)
 
     @app.after_request

@@ -35,11 +35,12 @@ def upload():
     chunking = ChunkOptions(**chunk_values)
     wants_chunks = request.form.get("chunk", "").lower() in _TRUE or bool(chunk_values)
     payload, name = upload_file.stream.read(), upload_file.filename or None
+    source_id = request.form.get("source_id") or None  # the upload is the next version of this source
 
     def run(progress=None) -> dict:
         with config.write_lock:
             result = kg_decoder.decode(payload, store=config.store, options=options, file_name=name,
-                                       record_failure=True, progress=progress)
+                                       record_failure=True, progress=progress, source_id=source_id)
             chunks = {document: kg_decoder.chunk_document(document, store=config.store, options=chunking,
                                                           progress=progress, in_worker=True).chunks
                       for document in result.documents()} if wants_chunks else None  # the embedded files' too

@@ -29,6 +29,7 @@ from .glyphs import DrawnDocument, aligned_characters, line_boxes, page_characte
 from .quotes import as_written, find_quote, holds_words
 from .search import Place, check_quote, ranked_places
 from .verification import checked_lines, spells
+from .versions import verdict_steps
 
 
 @with_store(read_only=True)
@@ -79,16 +80,35 @@ class _Tracer:
         triple = to_triple(fact)
         sources = []
         for row in self.store.fact_sources(triple.subject, triple.predicate, triple.object):
+            chain = verdict_steps(self.store, row.subgraph)
+            latest = self._latest_place(chain)
             if not self.store.entity_kinds(row.chunk):
-                continue  # the chunk was replaced by a later decode or chunking: the audit lists these
-            chunk_span = None
-            if row.char_offset is not None and row.char_length is not None:
-                chunk_span = (row.char_offset, row.char_offset + row.char_length)
-            for source in self._chunk_span(row.chunk, chunk_span):
+                # The chunk was replaced by a later decode or chunking (the audit lists these), or its version
+                # was pruned: where a later version holds the fact is all there is to give.
+                found = [latest] if latest is not None else []
+            else:
+                chunk_span = None
+                if row.char_offset is not None and row.char_length is not None:
+                    chunk_span = (row.char_offset, row.char_offset + row.char_length)
+                found = self._chunk_span(row.chunk, chunk_span)
+            for source in found:
                 source.subgraph = row.subgraph
                 source.fact = str(triple)
+                source.verdicts = chain
+                source.latest = latest if latest is not source else None
                 sources.append(source)
         return sources
+
+    def _latest_place(self, chain: list) -> Optional[TraceSource]:
+        """Where the newest version of a fact's source holds it (traced, with boxes), unless it was removed."""
+        if not chain:
+            return None
+        step = max(chain, key=lambda s: (s.generated, s.version))  # the newest, of whichever source
+        if step.verdict == "removed" or step.segment is None:
+            return None
+        if not self.store.entity_kinds(step.segment):
+            return None  # that version's document was decoded again with other settings
+        return self._segment_span(step.segment, step.start, step.end)
 
     def span(self, iri: str, start: int, end: int) -> list[TraceSource]:
         if not isinstance(iri, str) or not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):

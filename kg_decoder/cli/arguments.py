@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from .versions import add_version_commands
 from ..model import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, ChunkOptions, CrawlOptions, DecodeOptions,
                      software_versions)
 
@@ -77,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="decode on a Ray cluster (ADDRESS, or auto for a local one): each task partitions a "
                           "document and commits it to the remote --store and shared --library itself "
                           "(needs kg-decoder[ray])")
+    run.add_argument("--source-id", metavar="ID",
+                     help="the source this file is a version of (default: its absolute path); new bytes of a "
+                          "source make its next version, and the facts cited to the last one get verdicts")
     _chunk_arguments(run)
 
     chunk = commands.add_parser("chunk", help="chunk decoded documents (all of the store's when none is named)")
@@ -208,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     load = commands.add_parser("import", help="load a folder written by export into the store")
     load.add_argument("folder", metavar="DIR")
     _store_arguments(load)
+    for versions in add_version_commands(commands):
+        _store_arguments(versions)
     return parser
 
 

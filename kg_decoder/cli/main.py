@@ -40,6 +40,7 @@ from ..quality.validation import validate
 from ..sources.crawl import crawl
 from . import remote
 from .arguments import build_parser, chunk_options, decode_options
+from .versions import diff_command, prune_command, versions_command
 from .output import (DECODE_COLUMNS, decoded_row, describe_sources, embedded_row, emit_jsonl, failed_row, json_line,
                      next_steps, short, store_flags, table)
 
@@ -53,7 +54,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     commands = {"decode": _decode, "query": _query, "chunk": _chunk, "facts": _facts, "trace": _trace,
                 "serve": _serve, "images": _images, "audit": _audit, "validate": _validate, "crawl": _crawl,
                 "gc": _gc, "queries": _queries, "export": _export, "import": _import, "search": _search,
-                "reindex": _reindex, "remove": _remove}
+                "reindex": _reindex, "remove": _remove,
+                "versions": lambda a: versions_command(a, _reading_store(a)),
+                "diff": lambda a: diff_command(a, _reading_store(a)),
+                "prune": lambda a: prune_command(a, _store(a, create=False))}
     try:
         if hasattr(args, "max_image_pixels"):  # a command that decodes pictures, here or in its workers
             if args.max_image_pixels is not None and args.max_image_pixels < 1:
@@ -119,6 +123,8 @@ def _decode(args: argparse.Namespace) -> int:
     files = list(iter_files(args.paths))
     if not files:
         raise UsageError("no files to decode")
+    if args.source_id is not None and len(files) > 1:
+        raise UsageError("--source-id names the source of one file: give one file")
     if args.server:
         if args.workers is not None or args.ray:
             raise UsageError("--server sends the files to a running kg-decoder serve, which decodes them: "
@@ -169,7 +175,8 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
 
         result = decode(path, store=store, options=options, worker=worker,
                         record_failure=not args.no_record_failures,
-                        partition_cache=not args.no_partition_cache, progress=show, retry_partial=args.retry_partial)
+                        partition_cache=not args.no_partition_cache, progress=show, retry_partial=args.retry_partial,
+                        source_id=args.source_id)
         if chunking is not None:
             for document in result.documents():
                 chunks_made[document] = chunk_document(document, store=store, options=chunking,

@@ -64,6 +64,11 @@ def decoded_row(path: Path, result: DecodeResult, chunks: Optional[dict[str, int
     parts = [_count(result.pages, "page"), _count(result.sections, "section")]
     layout = ", ".join(part for part in parts if part)
     status = status_with_problems(str(result.status), [problem.code for problem in result.problems])
+    version = result.version
+    if version is not None and version.number > 1 and version.previous is not None and result.status != "unchanged":
+        status += f", version {version.number}"
+        if version.facts:
+            status += " (" + ", ".join(f"{n} facts {name}" for name, n in version.facts.items() if n) + ")"
     made = str(chunks.get(result.document, 0)) if chunks is not None else "-"
     return [str(path), result.format, layout, str(result.elements), str(result.tables), str(result.images), made,
             status]
@@ -172,7 +177,22 @@ def describe_sources(sources: list[TraceSource]) -> str:
             lines.append(f"  element   {element.category} {element.char_offset}+{element.char_length} {element.iri}")
             for cell in element.cells:
                 lines.append(f"    cell    {cell.label}: {cell.text!r}")
-        for box in source.boxes:
-            lines.append(f"  box       page {box.page_number} [{box.left:.1f}, {box.top:.1f}, {box.right:.1f}, "
-                         f"{box.bottom:.1f}] {box.coordinate_system or ''} ({box.source}, {box.verification})")
+        lines.extend(_boxes(source.boxes))
+        for step in source.verdicts:
+            place = f"page {step.page_number}" if step.page_number is not None else ""
+            if step.previous_page_number is not None and step.previous_page_number != step.page_number:
+                place = f"page {step.previous_page_number} -> {step.page_number}"
+            change = f" {step.previous_text!r} -> {step.text!r}" if step.verdict == "changed" else ""
+            since = " (no longer in the source since this version)" if step.verdict == "removed" else ""
+            lines.append(f"  version   {step.version} of {step.source} ({step.generated[:10]}): {step.verdict} {place}"
+                         f"{change}{since}".rstrip())
+        if source.latest is not None:
+            lines.append(f"  now at    {source.latest.segment} {source.latest.start}..{source.latest.end}"
+                         + (f" page {source.latest.page_number}" if source.latest.page_number is not None else ""))
+            lines.extend(_boxes(source.latest.boxes))
     return "\n".join(lines)
+
+
+def _boxes(boxes) -> list[str]:
+    return [f"  box       page {box.page_number} [{box.left:.1f}, {box.top:.1f}, {box.right:.1f}, "
+            f"{box.bottom:.1f}] {box.coordinate_system or ''} ({box.source}, {box.verification})" for box in boxes]

@@ -85,6 +85,7 @@ def decode(
     progress: Optional[ProgressCallback] = None,
     fetched: Optional[WebFetch] = None,
     retry_partial: bool = False,
+    source_id: Optional[str] = None,
     **option_values,
 ) -> DecodeResult:
     """Decode a document (path, bytes or binary file object) into ``store``.
@@ -101,6 +102,11 @@ def decode(
     store holds a partial decode of (a reading failed: LibreOffice missing, OCR out of memory), which
     would otherwise answer "unchanged".
 
+    The document is a version of a *source*: ``source_id``, else the file's absolute path, else the URL
+    it was fetched from (bytes without a ``source_id`` are no source's version). New bytes of a source
+    make its next version (``result.version``), with a diff of the version before and a verdict for
+    every fact cited to it (:mod:`kg_decoder.cite.versions`); earlier versions stay.
+
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
     ...     result = decode(b"Hello, provenance.", store=store, file_name="hello.txt")
@@ -108,6 +114,8 @@ def decode(
     ('decoded', 'text', 'Hello, provenance.')
     """
     settings = options_from(DecodeOptions, options, option_values)
+    if source_id is not None and (not isinstance(source_id, str) or not source_id.strip() or len(source_id) > 4096):
+        raise InvalidOption("a source id is non-empty text of at most 4096 characters")
     data, found_name = read_source(source, settings.max_bytes)
     file_name = file_name or found_name
     report(progress, "read", 1, 1, f"read {len(data)} bytes")
@@ -132,11 +140,30 @@ def decode(
             except StoreError:
                 pass  # the decode's own error is the one to report
         raise
+    source_key = source_id or path_source_id(source) or (fetched.url if fetched is not None else None)
+    if source_key is not None and _version_recorders:
+        result.version = _version_recorders[0](store, source_key, result.document)
     if settings.embedded_depth > 0:
         parent = _Parent(result.document, activity_iri(sha256, settings, decode_versions()), 1)
         result.embedded = _decode_embedded(parent, plain, fmt, settings, store, worker, partition_cache,
                                            [settings.max_embedded_bytes], progress)
     return result
+
+
+_version_recorders: list = []  # cite.versions.record_version: decode stays below cite, cite hooks in
+
+
+def on_new_version(recorder) -> None:
+    """Have ``recorder(store, source_id, document)`` record each decode of a source as its version."""
+    _version_recorders[:] = [recorder]
+
+
+def path_source_id(source: Source) -> Optional[str]:
+    """The source a file is a version of: its absolute path (the same source from any folder); None for
+    bytes and file objects."""
+    if isinstance(source, (str, os.PathLike)):
+        return str(Path(source).resolve())
+    return None
 
 
 @dataclass
@@ -374,4 +401,5 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
     )
 
 
-__all__ = ["DecodeResult", "EmbeddedResult", "decode", "holds_decode", "read_source", "render_files_ahead", "stored_result"]
+__all__ = ["DecodeResult", "EmbeddedResult", "decode", "holds_decode", "on_new_version", "path_source_id", "read_source",
+           "render_files_ahead", "stored_result"]

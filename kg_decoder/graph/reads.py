@@ -15,6 +15,7 @@ from pyoxigraph import Literal
 
 from ..model import BBox, ImageInfo, Problem, Rows
 from .terms import is_iri
+from .version_reads import VersionReads
 
 Row = TypeVar("Row")
 
@@ -324,7 +325,7 @@ class EntityCount:
 _IMAGE_FIELDS = {"image": "iri", "pixel_width": "width", "pixel_height": "height"}
 
 
-class GraphReads:
+class GraphReads(VersionReads):
     """The typed reads of a store; mixed into :class:`~kg_decoder.graph.store.KgStore`.
 
     A backend provides ``_rows(name, **bindings) -> list[dict]`` (snake_case keys, Python values).

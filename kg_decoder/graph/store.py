@@ -394,6 +394,22 @@ class KgStore(GraphReads, TextIndexing):
         """Where a stored document came from (its parent, or a fetch replacing the last one when ``new_fetch``)."""
         self._write(as_nquads(quads), {}, ("delete_fetch", {"document": document}) if new_fetch else None)
 
+    def write_version(self, source: str, quads: list[Quad]) -> None:
+        """A source's new version, the revision that made it and its fact verdicts in one transaction,
+        the source's earlier latest version unmarked in it."""
+        self._write(as_nquads(quads), {}, ("delete_latest_version", {"source": source}))
+
+    def remove_versions(self, versions: list[str], documents: list[str]) -> None:
+        """Prune: versions of sources and the documents only they were, in one transaction. Blobs stay
+        until :meth:`collect_garbage`."""
+        deletes = [("delete_version", {"version": v}) for v in versions]
+        deletes += [("delete_chunks", {"document": d}) for d in documents]
+        deletes += [("delete_document", {"document": d}) for d in documents]
+        if deletes:
+            self._write(b"", {}, deletes)
+        for document in documents:
+            self.index_removed(document)
+
     def write_quads(self, quads: list[Quad]) -> None:
         """Add quads (facts and their provenance) in one transaction."""
         self._write(as_nquads(quads), {}, None)
@@ -402,7 +418,8 @@ class KgStore(GraphReads, TextIndexing):
         """Add N-Quads as they are, in one transaction (``kg-decoder import``)."""
         self._write(nquads, {}, None)
 
-    def _write(self, nquads: bytes, blobs: dict[str, bytes], delete: Optional[tuple[str, dict]]) -> None:
+    def _write(self, nquads: bytes, blobs: dict[str, bytes],
+               delete: Union[tuple[str, dict], list[tuple[str, dict]], None]) -> None:
         """Library blobs first, then one graph transaction; the blobs go again if it fails.
 
         Without a ``delete`` the N-Quads are loaded as they are (embedded: Oxigraph parses and
@@ -411,12 +428,12 @@ class KgStore(GraphReads, TextIndexing):
         """
         self._writable()
         if delete is not None:
-            name, values = delete
+            deletes = [delete] if isinstance(delete, tuple) else delete
             try:
                 quads = list(parse(nquads, format=RdfFormat.N_QUADS))
             except SyntaxError as exc:
                 raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
-            update = query_file(name).bound(values) + " ;\n" + insert_data(quads)
+            update = _one_update([query_file(name).bound(values) for name, values in deletes] + [insert_data(quads)])
             commit = lambda: self._update(update)  # noqa: E731
         else:
             commit = lambda: self._load(nquads)  # noqa: E731
@@ -476,6 +493,18 @@ class KgStore(GraphReads, TextIndexing):
             output.write(f"{quad} .\n".encode("utf-8"))
             count += 1
         return count
+
+
+def _one_update(operations: list[str]) -> str:
+    """Updates joined into one (one transaction), their PREFIX lines once at the top: Oxigraph reads a
+    prologue only at the start of a request."""
+    prefixes: dict[str, None] = {}
+    bodies = []
+    for operation in operations:
+        lines = operation.splitlines()
+        prefixes.update((line.strip(), None) for line in lines if line.lstrip().upper().startswith("PREFIX "))
+        bodies.append("\n".join(line for line in lines if not line.lstrip().upper().startswith("PREFIX ")))
+    return "\n".join(prefixes) + "\n" + " ;\n".join(bodies)
 
 
 __all__ = ["KgStore", "StorePath"]

@@ -22,4 +22,6 @@ from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkVi
                       SearchHit, SearchResults,
                       TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Verification, Violation,
                       cell_label, to_jsonable)
+from .revisions import (DiffCounts, DiffEntry, DiffOp, DiffSide, FactVerdictRecord, Verdict, VerdictStep,
+                        VersionDiff, VersionInfo)
 from .versions import software_versions

@@ -154,6 +154,8 @@ class DecodeResult(JsonResult):
     warnings: list[str] = field(default_factory=list)
     # What could not be read without failing the decode (status partial; tg:Problem on the decode activity).
     problems: list[Problem] = field(default_factory=list)
+    # The version of its source this decode is (model.revisions.VersionInfo), when it names a source.
+    version: Optional[Any] = None
 
     def documents(self) -> list[str]:
         """This document and every embedded document decoded with it, parents first."""
@@ -364,6 +366,10 @@ class TraceSource(JsonResult):
     rendered_by: Optional[str] = None
     # For a quote from the text OCR read in a picture (segment kind "image"): the picture.
     image: Optional[str] = None
+    # For a fact whose source has later versions: what each says of it (model.revisions.VerdictStep),
+    # and where the latest that still holds it has it (traced, with its boxes).
+    verdicts: list = field(default_factory=list)
+    latest: Optional["TraceSource"] = None
 
 
 @dataclass

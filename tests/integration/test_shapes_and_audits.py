@@ -196,11 +196,11 @@ def test_every_audit_has_a_header_and_the_kinds_are_right():
         "audit-orphan-entities", "audit-failed-or-fallback", "audit-document-integrity",
         "audit-images-text-not-chunked", "audit-images-low-ocr-confidence", "audit-pages-low-ocr-confidence",
         "audit-chunk-anchors-not-verified", "audit-documents-without-text", "audit-form-fields",
-        "audit-partial-decodes", "audit-decoded-otherwise", "audit-documents-by-format", "audit-boxes-by-format",
-        "audit-ocr-confidence"}
+        "audit-partial-decodes", "audit-decoded-otherwise", "audit-facts-stale", "audit-sources-changed",
+        "audit-documents-by-format", "audit-boxes-by-format", "audit-ocr-confidence"}
     assert {n for n, a in audits.items() if a.kind == "report"} == {
-        "audit-document-counts", "audit-chunk-coverage", "audit-form-fields", "audit-documents-by-format",
-        "audit-boxes-by-format", "audit-ocr-confidence"}
+        "audit-document-counts", "audit-chunk-coverage", "audit-form-fields", "audit-sources-changed",
+        "audit-documents-by-format", "audit-boxes-by-format", "audit-ocr-confidence"}
     assert all(a.title and a.finds for a in audits.values())
 
 

@@ -1,0 +1,134 @@
+"""Typed reads of sources, versions and fact verdicts (mixed into :class:`~kg_decoder.graph.reads.GraphReads`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass
+class SourceVersionRow:
+    """``source_versions``: one version of a source, with the counts of the revision that made it."""
+
+    source: str
+    source_id: str
+    version: str
+    number: int
+    document: str
+    generated: object
+    latest: bool = False
+    previous: Optional[str] = None
+    revision: Optional[str] = None
+    kept: Optional[int] = None
+    moved: Optional[int] = None
+    changed: Optional[int] = None
+    removed: Optional[int] = None
+    added: Optional[int] = None
+    facts_current: Optional[int] = None
+    facts_moved: Optional[int] = None
+    facts_changed: Optional[int] = None
+    facts_removed: Optional[int] = None
+
+
+@dataclass
+class SourceRow:
+    """``all_sources``: a source and its latest version."""
+
+    source: str
+    source_id: str
+    latest_version: str
+    number: int
+    document: str
+
+
+@dataclass
+class DocumentVersionRow:
+    """``document_versions``: a version whose bytes a document is."""
+
+    document: str
+    version: str
+    source: str
+    source_id: str
+    number: int
+    generated: object
+
+
+@dataclass
+class FactSpanRow:
+    """``document_fact_spans``: a fact subgraph on a chunk of a document, and where the chunk sits."""
+
+    document: str
+    subgraph: str
+    chunk: str
+    segment: str
+    chunk_offset: int
+    chunk_length: int
+    prefix_length: Optional[int] = None
+    char_offset: Optional[int] = None
+    char_length: Optional[int] = None
+    text: Optional[str] = None
+
+
+@dataclass
+class VersionVerdictRow:
+    """``version_verdicts``: the verdict a version gave one fact, and where it found the fact's text."""
+
+    version: str
+    verdict_entity: str
+    subgraph: str
+    verdict: str
+    segment: Optional[str] = None
+    char_offset: Optional[int] = None
+    char_length: Optional[int] = None
+    page_number: Optional[int] = None
+    text: Optional[str] = None
+
+
+@dataclass
+class FactVerdictRow:
+    """``fact_verdicts``: one version's verdict on a fact subgraph."""
+
+    subgraph: str
+    verdict_entity: str
+    verdict: str
+    version: str
+    source_id: str
+    number: int
+    generated: object
+    document: str
+    segment: Optional[str] = None
+    char_offset: Optional[int] = None
+    char_length: Optional[int] = None
+    page_number: Optional[int] = None
+    previous_page_number: Optional[int] = None
+    text: Optional[str] = None
+    previous_text: Optional[str] = None
+
+
+class VersionReads:
+    """Reads of sources and versions; the class it is mixed into gives ``_read``."""
+
+    def source_versions(self, source: str) -> list[SourceVersionRow]:
+        """A source's versions (by the source's IRI), oldest first."""
+        return self._read("source_versions", SourceVersionRow, source=source)
+
+    def all_sources(self) -> list[SourceRow]:
+        return self._read("all_sources", SourceRow)
+
+    def document_versions(self, document: str) -> list[DocumentVersionRow]:
+        return self._read("document_versions", DocumentVersionRow, document=document)
+
+    def document_fact_spans(self, document: str) -> list[FactSpanRow]:
+        """The fact subgraphs cited to a document's chunks, with the chunk's place in its page or section."""
+        return self._read("document_fact_spans", FactSpanRow, document=document)
+
+    def version_verdicts(self, version: str) -> list[VersionVerdictRow]:
+        return self._read("version_verdicts", VersionVerdictRow, version=version)
+
+    def fact_verdicts(self, subgraph: str) -> list[FactVerdictRow]:
+        """What each later version of its source says of a fact subgraph, oldest first."""
+        return self._read("fact_verdicts", FactVerdictRow, subgraph=subgraph)
+
+
+__all__ = ["DocumentVersionRow", "FactSpanRow", "FactVerdictRow", "SourceRow", "SourceVersionRow", "VersionReads",
+           "VersionVerdictRow"]
