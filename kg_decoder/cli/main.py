@@ -23,7 +23,7 @@ from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.search import search
 from ..cite.trace import trace
-from ..decode.pipeline import decode, holds_decode, render_files_ahead, stored_result
+from ..decode.pipeline import decode, needs_worker, render_files_ahead, stored_result
 from ..decode.parallel import WorkerPool, available_cpus, in_input_order
 from ..decode.images import limit_image_pixels
 from ..decode.worker import shared_worker
@@ -143,11 +143,13 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
         from .distributed import decode_on_ray
 
         store, outcomes = decode_on_ray(files, args, options, chunking)
+        stack.enter_context(store)
     else:
-        store = _store(args)
-        # Files whose decode the store holds answer from it: workers start only for the others (a re-run
-        # of unchanged files starts none).
-        new = [path for path in files if not holds_decode(path, store, options, args.retry_partial)] \
+        # Closed when the job ends, not when the last reference goes (an error kept from a decode holds one).
+        store = stack.enter_context(_store(args))
+        # Files whose decode (or refusal) the store holds answer from it: workers start only for the others
+        # (a re-run of unchanged files starts none).
+        new = [path for path in files if needs_worker(path, store, options, args.retry_partial)] \
             if store.holds_documents() else files
         if new:
             # The workers warm up while LibreOffice renders the Office files ahead (many to one run).

@@ -17,14 +17,14 @@ from typing import BinaryIO, Optional, Union
 
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
-from ..graph.quads import activity_iri
+from ..graph.quads import activity_iri, agent_iri
 from ..graph.run_mapping import EmbeddingLink, FailureRecord, WebFetch, failure_quads, origin_quads
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ProgressCallback,
                      TextDocument, options_from, report)
 from ..model.errors import (CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption,
-                            KgDecoderError, StoreError)
+                            KgDecoderError, StoreError, error_class, refuses_input)
 from .backends import FORMATS, Format, embedded_files
 from .backends.office import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
@@ -300,6 +300,9 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
     iri = document_iri(sha256)
     versions = decode_versions()
     states = store.document_states(iri)
+    refusal = _held_refusal(store, iri, options, versions, file_name) if not states else None
+    if refusal is not None:
+        raise refusal
     if _held(store, iri, activity_iri(sha256, options, versions), file_name, states, retry_partial):
         if origin is not None:  # a later fetch replaces the earlier one's time, status and validators
             store.write_origin(iri, origin_quads(iri, origin), new_fetch=isinstance(origin, WebFetch))
@@ -323,17 +326,23 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
     return built.result
 
 
-def holds_decode(path: Path, store: KgStore, options: DecodeOptions, retry_partial: bool = False) -> bool:
-    """Whether ``store`` holds the decode of the file at ``path`` with these settings and versions (its
-    decode would answer "unchanged"); False for a file that cannot be read (its decode says why)."""
+def needs_worker(path: Path, store: KgStore, options: DecodeOptions, retry_partial: bool = False) -> bool:
+    """Whether decoding the file at ``path`` needs a decoding worker: not when ``store`` holds its decode
+    with these settings and versions (it answers "unchanged"), nor when the file is refused before it is
+    read (it cannot be read or identified) or was refused as it is now (a recorded refusal of the same
+    bytes, name, settings and versions: an encrypted PDF, a damaged file)."""
     try:
         data, file_name = read_source(path, options.max_bytes)
+        _detect(data, file_name, options.mime_type)
     except KgDecoderError:
         return False
     sha256 = sha256_hex(data)
     iri = document_iri(sha256)
-    return _held(store, iri, activity_iri(sha256, options, decode_versions()), file_name, store.document_states(iri),
-                 retry_partial)
+    versions = decode_versions()
+    states = store.document_states(iri)
+    if not states:
+        return _held_refusal(store, iri, options, versions, file_name) is None
+    return not _held(store, iri, activity_iri(sha256, options, versions), file_name, states, retry_partial)
 
 
 def _held(store: KgStore, iri: str, activity: str, file_name: Optional[str], states: list,
@@ -343,6 +352,19 @@ def _held(store: KgStore, iri: str, activity: str, file_name: Optional[str], sta
     if not any(state.activity == activity and state.file_name == file_name for state in states):
         return False
     return not (retry_partial and store.decode_problems(iri))
+
+
+def _held_refusal(store: KgStore, iri: str, options: DecodeOptions, versions: dict[str, str],
+                  file_name: Optional[str]) -> Optional[DecodeError]:
+    """The error a recorded refusal of these bytes gave under this name with these settings and software
+    versions, to give again without reading them (None: read them). A password given now is tried."""
+    failure = store.document_failure(iri)
+    if failure is None or options.password or not refuses_input(failure.code):
+        return None
+    if (failure.agent, failure.settings_key, failure.file_name) != (agent_iri(versions), options.settings_key(),
+                                                                  file_name):
+        return None
+    return error_class(failure.code)(failure.message)
 
 
 def render_files_ahead(paths: list[Path], store: KgStore, options: DecodeOptions,
@@ -401,5 +423,5 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
     )
 
 
-__all__ = ["DecodeResult", "EmbeddedResult", "decode", "holds_decode", "on_new_version", "path_source_id", "read_source",
+__all__ = ["DecodeResult", "EmbeddedResult", "decode", "needs_worker", "on_new_version", "path_source_id", "read_source",
            "render_files_ahead", "stored_result"]

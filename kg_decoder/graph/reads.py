@@ -97,6 +97,9 @@ class DocumentFailure:
     failure: str
     code: str
     message: str
+    agent: str  # the software versions that failed
+    settings_key: Optional[str] = None  # the settings it failed with
+    file_name: Optional[str] = None
 
 
 @dataclass

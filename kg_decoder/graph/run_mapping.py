@@ -190,6 +190,7 @@ def failure_quads(record: FailureRecord, document: str) -> list[Quad]:
     out.add(node, tg("byteSize"), int_literal(record.byte_size))
     out.add_optional(node, tg("fileName"), record.file_name, text_literal)
     out.add(node, tg("requestedStrategy"), text_literal(record.options.strategy))
+    out.add(node, tg("settingsKey"), text_literal(record.options.settings_key()))
     out.add(node, tg("errorCode"), text_literal(record.code))
     out.add(node, tg("errorMessage"), text_literal(record.message))
     out.add(node, prov("startedAtTime"), time_literal(record.started))

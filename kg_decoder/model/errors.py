@@ -287,16 +287,26 @@ class WorkerUnavailable(KgDecoderError):
     http_status = 503
 
 
+def error_class(code: str) -> Optional[type[KgDecoderError]]:
+    """The error class with this code (as a server answers it, as a failed decoding records it).
+
+    >>> error_class("encrypted-document").__name__, error_class("nonsense")
+    ('EncryptedDocument', None)
+    """
+    pending = [KgDecoderError]
+    while pending:
+        error = pending.pop()
+        if error.code == code:
+            return error
+        pending.extend(error.__subclasses__())
+    return None
+
+
 def refuses_input(code: str) -> bool:
     """Whether the error with this code (as a server answers it) refuses an input.
 
     >>> refuses_input("encrypted-document"), refuses_input("model-unavailable"), refuses_input("nonsense")
     (True, False, False)
     """
-    pending = [KgDecoderError]
-    while pending:
-        error = pending.pop()
-        if error.code == code:
-            return error.refuses_input
-        pending.extend(error.__subclasses__())
-    return False
+    error = error_class(code)
+    return error is not None and error.refuses_input

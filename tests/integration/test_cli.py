@@ -113,7 +113,7 @@ def test_query_runs_a_shipped_audit_query(generated, tmp_path):
     assert [(r["fileName"], r["pageNumber"]) for r in rows] == [("generated.pdf", "2")]
 
 
-def test_a_rerun_on_unchanged_files_answers_from_the_store_without_starting_workers(generated, tmp_path,
+def test_a_rerun_on_unchanged_files_answers_from_the_store_without_starting_workers(generated, corpus_dir, tmp_path,
                                                                                     monkeypatch, capsys):
     from kg_decoder.cli.main import main
     from kg_decoder.decode.worker import PartitionWorker
@@ -122,17 +122,31 @@ def test_a_rerun_on_unchanged_files_answers_from_the_store_without_starting_work
     folder.mkdir()
     for name in ("generated.md", "generated.csv"):
         shutil.copy(generated[name].path, folder / name)
+    for name in ("password.pdf", "empty.txt"):  # refused: one by its reading in a worker, one before
+        shutil.copy(corpus_dir / name, folder / name)
     started = []
     start = PartitionWorker.start
     monkeypatch.setattr(PartitionWorker, "start", lambda worker: started.append(worker) or start(worker))
     command = ["decode", str(folder), "--store", str(tmp_path / "store"), "--chunk", "--no-progress"]
+
+    def rows() -> dict[str, str]:
+        return {line.split()[0]: line.rstrip() for line in capsys.readouterr().out.splitlines()
+                if line.startswith(str(folder))}
+
     assert main(command) == 0 and started
+    first = rows()
+    assert first[str(folder / "password.pdf")].endswith("refused: EncryptedDocument")
     started.clear()
-    capsys.readouterr()
     assert main(command) == 0
-    assert started == []  # every file answered from the store
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(folder))]
-    assert len(rows) == 2 and all(row.rstrip().endswith("unchanged") for row in rows)
-    assert all(int(row.split()[-2]) >= 1 for row in rows)  # the chunks the store holds, counted
+    assert started == []  # every file answered from the store, the refusals too
+    again = rows()
+    assert {name: row for name, row in again.items() if row.endswith("refused: EncryptedDocument") or
+            row.endswith("refused: EmptyDocument")} == {name: first[name] for name in
+                                                       (str(folder / "password.pdf"), str(folder / "empty.txt"))}
+    decoded = [row for row in again.values() if "refused" not in row]
+    assert len(decoded) == 2 and all(row.endswith("unchanged") for row in decoded)
+    assert all(int(row.split()[-2]) >= 1 for row in decoded)  # the chunks the store holds, counted
+    assert main(command + ["--password", "not-this-one"]) == 0 and len(started) == 1  # a password given is tried
+    started.clear()
     (folder / "generated.csv").write_text("name,city\nChanged,Braga\n")
     assert main(command) == 0 and len(started) == 1  # one worker, for the one file that changed
