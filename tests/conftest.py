@@ -28,6 +28,7 @@ atexit.register(shutil.rmtree, os.environ["KG_DECODER_CACHE"], True)
 import fixtures  # noqa: E402
 
 import kg_decoder  # noqa: E402
+from servers import oxigraph_server  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -128,3 +129,14 @@ def web_app():
     from kg_decoder.cli import load_web_app
 
     return load_web_app()
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory):
+    """The Oxigraph server scripts/test.sh started, else one of the module's own."""
+    shared = os.environ.get("KG_DECODER_TEST_SPARQL_SERVER")
+    if shared:
+        yield shared
+        return
+    with oxigraph_server(tmp_path_factory.mktemp("oxigraph")) as server:
+        yield server.url

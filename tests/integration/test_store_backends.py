@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import socket
 import threading
 import tracemalloc
@@ -33,17 +32,6 @@ DOCUMENTS = ["layout-parser-paper-fast.pdf", "handbook-1p.docx", "stanley-cups.x
 def timeless(quads) -> set:
     """Quads without the decode's clock readings (the only thing two decodes of a file differ in)."""
     return {q for q in quads if not q.predicate.value.endswith(("startedAtTime", "endedAtTime"))}
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory):
-    """The Oxigraph server scripts/test.sh started, else one of this module's own."""
-    shared = os.environ.get("KG_DECODER_TEST_SPARQL_SERVER")
-    if shared:
-        yield shared
-        return
-    with oxigraph_server(tmp_path_factory.mktemp("oxigraph")) as server:
-        yield server.url
 
 
 @pytest.fixture

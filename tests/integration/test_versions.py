@@ -5,10 +5,8 @@ versions stay until pruned; SHACL stays clean and no entity is orphaned."""
 from __future__ import annotations
 
 import io
-import os
 
 import pytest
-from servers import oxigraph_server
 
 import kg_decoder
 from kg_decoder.cite.versions import diff_documents, prune_versions, source_versions, verdict_chain
@@ -41,16 +39,6 @@ def cite(store, document: str, quotes) -> dict[str, str]:
                                      spans=[{"quote": quote}], store=store)
         subgraphs[quote] = added.subgraphs[0]
     return subgraphs
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory):
-    shared = os.environ.get("KG_DECODER_TEST_SPARQL_SERVER")
-    if shared:
-        yield shared
-        return
-    with oxigraph_server(tmp_path_factory.mktemp("oxigraph")) as server:
-        yield server.url
 
 
 @pytest.fixture(params=["embedded", "remote"])
