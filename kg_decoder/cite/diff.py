@@ -40,8 +40,9 @@ def align(old: Sequence[DiffSide], new: Sequence[DiffSide]) -> list[DiffEntry]:
         matched_old[i] = (j, _place_op(old[i], new[j]))
     # Same text elsewhere: moved (each text paired in order of appearance).
     unmatched_new: dict[str, list[int]] = {}
+    kept_new = {m for m, _ in matched_old.values()}
     for j, key in enumerate(new_keys):
-        if key and j not in {m for m, _ in matched_old.values()}:
+        if key and j not in kept_new:
             unmatched_new.setdefault(key, []).append(j)
     for i, key in enumerate(old_keys):
         if i not in matched_old and unmatched_new.get(key):

@@ -27,7 +27,7 @@ from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece
 from ..model.errors import InvalidSpan, UnknownEntity
 from .glyphs import DrawnDocument, aligned_characters, line_boxes, page_characters, quotes_in_layer
 from .quotes import as_written, find_quote, holds_words
-from .search import Place, check_quote, ranked_places
+from .search import Place, check_page, check_quote, ranked_places
 from .verification import checked_lines, spells
 from .versions import verdict_steps
 
@@ -44,7 +44,7 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
     writes it (ligatures, hyphenation, quotes and whitespace folded: see
     :mod:`kg_decoder.cite.quotes`); places that hold it as written come first. A fact no
     subgraph contains and a quote found nowhere give an empty list. ``limit`` and ``offset`` page a
-    quote's places (in one document, the search stops at ``offset + limit`` places, in document order).
+    quote's places (within ``check_page``'s bounds when given: every place is ranked, one page traced).
     Without a document, the text index names the texts to look in (:mod:`kg_decoder.cite.search`: a
     quote of three letters or more, bounded, within ``seconds``) and the places are ranked first. Reads only.
 
@@ -123,24 +123,29 @@ class _Tracer:
     def quote(self, quote: str, document: Optional[str], limit: Optional[int] = None, offset: int = 0,
               seconds: Optional[float] = None) -> list[TraceSource]:
         check_quote(quote)
+        if limit is not None or offset:
+            check_page(1 if limit is None else limit, offset)
         if document is not None and not self.store.has_document(document):
             raise UnknownEntity(f"no document {str(document):.200} in the store")
         if document is None:
             places = ranked_places(self.store, quote, seconds)
             if places is not None:
                 return self._places(places, limit, offset)
-        sources = []
-        wanted = None if limit is None else limit + offset
+        # Every place ranked first (cheap), then only the page asked for traced (boxes, verification).
+        texts: dict[str, str] = {}
+        places: list[tuple[str, int, int]] = []
         for segment in self.store.text_segments(document):
-            if wanted is not None and len(sources) >= wanted:
-                break
             text = self.store.text(segment.sha256, segment.segment)
-            for start, end in find_quote(text, quote)[:None if wanted is None else wanted - len(sources)]:
-                sources.append(self._segment_span(segment.segment, start, end, text=text))
-        sources.sort(key=lambda source: not as_written(source.quote, quote))  # stable: then in document order
-        if not sources and document is not None:
-            sources = self._quote_as_laid_out(quote, document)
-        return sources[offset:]
+            found = find_quote(text, quote)
+            if found:
+                texts[segment.segment] = text
+                places.extend((segment.segment, start, end) for start, end in found)
+        places.sort(key=lambda place: not as_written(texts[place[0]][place[1]:place[2]], quote))  # stable
+        end_of_page = None if limit is None else offset + limit
+        if not places and document is not None:
+            return self._quote_as_laid_out(quote, document)[offset:end_of_page]
+        return [self._segment_span(segment, start, end, text=texts[segment])
+                for segment, start, end in places[offset:end_of_page]]
 
     def _places(self, places: list[Place], limit: Optional[int], offset: int) -> list[TraceSource]:
         """The places the index led to, traced from ``offset`` on, ``limit`` of them; a place whose

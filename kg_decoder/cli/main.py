@@ -125,6 +125,8 @@ def _decode(args: argparse.Namespace) -> int:
         raise UsageError("no files to decode")
     if args.source_id is not None and len(files) > 1:
         raise UsageError("--source-id names the source of one file: give one file")
+    if args.source_id and (args.server or args.ray):  # neither sends it yet: refused, not dropped
+        raise UsageError("--source-id is for a decode on this machine: --server and --ray do not record versions")
     if args.server:
         if args.workers is not None or args.ray:
             raise UsageError("--server sends the files to a running kg-decoder serve, which decodes them: "

@@ -53,7 +53,7 @@ def upload(files: list[Path], server: str, token: Optional[str], options: Decode
         layout = ", ".join(part for part in (f"{pages} pages" if pages else "", f"{sections} sections"
                                              if sections else "") if part)
         rows.append([str(path), answer.get("format", ""), layout, str(answer.get("elements", "")),
-                     str(answer.get("tables", "")), str(answer.get("images", "")), str(answer.get("chunks", "-")),
+                     str(answer.get("tables", "")), str(answer.get("images", "")), str("-" if answer.get("chunks") is None else answer["chunks"]),
                      status_with_problems(answer.get("status", ""),
                                           [problem.get("code", "") for problem in answer.get("problems") or []])])
         if emit == "jsonl":

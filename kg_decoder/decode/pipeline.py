@@ -23,8 +23,8 @@ from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ProgressCallback,
                      TextDocument, options_from, report)
-from ..model.errors import (CorruptDocument, DecodeError, DocumentTooLarge, EncryptedDocument, InvalidOption,
-                            KgDecoderError, StoreError, error_class, refuses_input)
+from ..model.errors import (CorruptDocument, DecodeError, DocumentTooLarge, EmptyDocument, EncryptedDocument,
+                            InvalidOption, KgDecoderError, StoreError, UnsupportedFormat, error_class)
 from .backends import FORMATS, Format, embedded_files
 from .backends.office import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
@@ -334,6 +334,8 @@ def needs_worker(path: Path, store: KgStore, options: DecodeOptions, retry_parti
     try:
         data, file_name = read_source(path, options.max_bytes)
         _detect(data, file_name, options.mime_type)
+    except EncryptedDocument:
+        return bool(options.password)  # an encrypted Office file is decrypted and read with the password
     except KgDecoderError:
         return False
     sha256 = sha256_hex(data)
@@ -354,12 +356,16 @@ def _held(store: KgStore, iri: str, activity: str, file_name: Optional[str], sta
     return not (retry_partial and store.decode_problems(iri))
 
 
+# Refusals the bytes decide whatever the limits (a time or size limit may pass another time).
+_REPLAYED_REFUSALS = {error.code for error in (EmptyDocument, EncryptedDocument, CorruptDocument, UnsupportedFormat)}
+
+
 def _held_refusal(store: KgStore, iri: str, options: DecodeOptions, versions: dict[str, str],
                   file_name: Optional[str]) -> Optional[DecodeError]:
     """The error a recorded refusal of these bytes gave under this name with these settings and software
     versions, to give again without reading them (None: read them). A password given now is tried."""
     failure = store.document_failure(iri)
-    if failure is None or options.password or not refuses_input(failure.code):
+    if failure is None or options.password or failure.code not in _REPLAYED_REFUSALS:
         return None
     if (failure.agent, failure.settings_key, failure.file_name) != (agent_iri(versions), options.settings_key(),
                                                                   file_name):

@@ -28,7 +28,7 @@ from typing import Iterable, Optional
 from pyoxigraph import Literal
 
 from ..model import Audit, Rows
-from ..model.errors import KgDecoderError, StoreError
+from ..model.errors import BlobMissing, KgDecoderError, StoreError
 from .queries import query_file
 from .text_index import INDEX_FILE, HeldDecode, IndexedText, TextIndex
 from .vocabulary import XSD_DATETIME
@@ -115,7 +115,11 @@ class TextIndexing:
         """The documents' texts as the graph holds them into the index, ``batch`` documents a transaction."""
         indexed, pending = 0, []
         for decode in decodes:
-            pending.append((decode, self._texts_of(decode.document)))
+            try:
+                texts = self._texts_of(decode.document)
+            except BlobMissing:  # the library lost a text's bytes (its audit names them): the others go on
+                continue
+            pending.append((decode, texts))
             if len(pending) == batch:
                 indexed += self._text_index.put_many(pending)
                 pending = []

@@ -16,6 +16,7 @@ from urllib.error import HTTPError
 from urllib.parse import parse_qsl, urldefrag, urljoin, urlsplit
 
 import pytest
+from selenium.webdriver.common.keys import Keys
 from browser import headless_chromium
 
 import kg_decoder
@@ -252,6 +253,16 @@ def test_a_browser_clicks_everything_and_meets_no_error(site, tmp_path_factory):
             crawl.settle()
             crawl.check(f"/trace {form}")
             assert browser.find_elements("css selector", "section.source .page-image"), (form, browser.current_url)
+        # The search box in every page's header: a quote and Enter, then the results page explored as any.
+        browser.find_element("css selector", "nav .nav-search input[name=q]").send_keys(
+            chunk.text[chunk.prefix_length:][:30], Keys.ENTER)
+        crawl.settle()
+        found = crawl.here()
+        assert found.startswith("/search?q="), found
+        assert browser.find_elements("css selector", "section.hit .page-image"), found  # a hit with its page
+        crawl.pages.add(found)
+        crawl.check(found)
+        crawl.explore(found)
         out = tmp_path_factory.mktemp("crawl-screenshots")
         screenshots(browser, site, crawl, out)
         keyboard(browser, site)
@@ -262,7 +273,7 @@ def test_a_browser_clicks_everything_and_meets_no_error(site, tmp_path_factory):
           f"in {time.time() - started:.0f} s")
     assert not crawl.problems, "\n".join(crawl.problems[:40])
     kinds = {urlsplit(page).path.split("/")[1] for page in crawl.pages}
-    assert {"", "documents", "query", "trace", "dashboard"} <= kinds, kinds
+    assert {"", "documents", "query", "trace", "dashboard", "search"} <= kinds, kinds
     assert any(page.startswith("/trace?s=") for page in crawl.pages)  # a fact's page, from its document
     assert any(resource.endswith("/image.png") for resource in crawl.resources)
     assert len([p for p in crawl.pages if p.startswith("/documents/")]) >= len(site["documents"])

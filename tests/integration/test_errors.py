@@ -10,6 +10,8 @@ import pytest
 import kg_decoder
 from fixtures import zip_bytes
 from kg_decoder.decode.worker import PartitionWorker
+from kg_decoder.graph.identifiers import document_iri
+from kg_decoder.graph.library import sha256_hex
 
 
 def _snapshot(store):
@@ -105,6 +107,22 @@ def test_a_slow_document_times_out_and_the_next_one_decodes(populated, generated
         assert _snapshot(populated) == before
         result = kg_decoder.decode(generated["generated.csv"].path, store=populated, worker=worker)
         assert result.status == "decoded"
+    finally:
+        worker.close()
+
+
+def test_a_recorded_time_limit_is_tried_again_not_answered_from_the_store(tmp_path, corpus_dir):
+    worker = PartitionWorker()
+    try:
+        with kg_decoder.open_store(tmp_path / "store") as store:
+            with pytest.raises(kg_decoder.DecodeTimeout):
+                kg_decoder.decode(corpus_dir / "loremipsum-flat.pdf", store=store, worker=worker, timeout_seconds=0.2,
+                                  strategy="ocr_only", record_failure=True)
+            attempted = document_iri(sha256_hex((corpus_dir / "loremipsum-flat.pdf").read_bytes()))
+            assert store.document_failure(attempted).code == "decode-timeout"  # recorded; the limit may pass
+            result = kg_decoder.decode(corpus_dir / "loremipsum-flat.pdf", store=store, worker=worker,
+                                       strategy="ocr_only", record_failure=True)
+            assert result.status == "decoded"
     finally:
         worker.close()
 
