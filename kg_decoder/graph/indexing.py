@@ -29,7 +29,6 @@ from pyoxigraph import Literal
 
 from ..model import Audit, Rows
 from ..model.errors import BlobMissing, KgDecoderError, StoreError
-from .queries import query_file
 from .text_index import INDEX_FILE, HeldDecode, IndexedText, TextIndex
 from .vocabulary import XSD_DATETIME
 
