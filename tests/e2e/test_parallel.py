@@ -10,6 +10,7 @@ import shutil
 import threading
 
 import pytest
+from invariants import timeless
 
 import kg_decoder
 from kg_decoder.decode.parallel import WorkerPool, in_input_order
@@ -17,9 +18,6 @@ from kg_decoder.model.errors import CorruptDocument
 
 pytestmark = pytest.mark.slow
 
-
-def timeless(quads) -> set:
-    return {q for q in quads if not q.predicate.value.endswith(("startedAtTime", "endedAtTime"))}
 
 
 def _table(stdout: str) -> list[str]:

@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 import requests
+from invariants import timeless
 from servers import handler_server, oxigraph_server
 
 import kg_decoder
@@ -28,11 +29,6 @@ from kg_decoder.model.errors import MalformedQuery, MalformedUpdate, StoreError,
 DOCUMENTS = ["layout-parser-paper-fast.pdf", "handbook-1p.docx", "stanley-cups.xlsx", "example-10k-1p.html",
              "fake-email-attachment.eml"]
 
-
-def timeless(quads) -> set:
-    """Quads without the clock readings of the decode and of a version (the only thing two decodes of a file
-    differ in)."""
-    return {q for q in quads if not q.predicate.value.endswith(("startedAtTime", "endedAtTime", "generatedAtTime"))}
 
 
 @pytest.fixture

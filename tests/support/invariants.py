@@ -108,3 +108,11 @@ def check_chunks(store, document: str, chunk_size: int) -> list:
         assert not missed.strip(), f"text of {segment} reached no chunk: {missed[:80]!r}"
     assert orphans(store) == []
     return chunks
+
+
+CLOCK_READINGS = ("startedAtTime", "endedAtTime", "generatedAtTime")
+
+
+def timeless(quads) -> set:
+    """Quads without the clock readings of runs and versions: the only thing two decodes of a file differ in."""
+    return {q for q in quads if not q.predicate.value.endswith(CLOCK_READINGS)}
