@@ -26,7 +26,7 @@ def audit_definitions() -> list[Audit]:
     """The shipped audits, in name order, with their headers (no rows).
 
     >>> [a.name for a in audit_definitions()][:2]
-    ['audit-chunk-anchors-not-verified', 'audit-chunk-coverage']
+    ['audit-boxes-by-format', 'audit-chunk-anchors-not-verified']
     """
     audits = []
     for query in shipped_queries():
