@@ -23,6 +23,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
@@ -66,6 +67,18 @@ class HeldDecode:
     activity: str
     ended: str
     file_name: Optional[str] = None
+
+
+def sortable_time(value: str) -> str:
+    """An xsd:dateTime as text that sorts as the time does: in UTC, with six digits of a second
+    (Oxigraph writes ``10:00:00.5Z`` and ``10:00:00Z``, which sort after ``10:00:00.51Z`` as text)."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def search_key(text: str) -> str:
@@ -172,7 +185,7 @@ class TextIndex:
         with self._transaction() as db:
             for held, texts in documents:
                 before = db.execute("SELECT ended FROM documents WHERE document = ?", (held.document,)).fetchone()
-                if before is not None and before[0] > held.ended:
+                if before is not None and sortable_time(before[0]) > sortable_time(held.ended):
                     continue
                 self._delete(db, held.document)
                 db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)",
@@ -183,8 +196,9 @@ class TextIndex:
                                                                       text.position, text.page_number, text.text))
                     db.execute("INSERT INTO segment_keys (rowid, key) VALUES (?, ?)",
                                (cursor.lastrowid, search_key(text.text)))
-                db.execute("INSERT INTO meta VALUES ('watermark', ?) ON CONFLICT (name) DO UPDATE "
-                           "SET value = max(value, excluded.value)", (held.ended,))
+                watermark = db.execute("SELECT value FROM meta WHERE name = 'watermark'").fetchone()
+                if watermark is None or sortable_time(held.ended) > sortable_time(watermark[0]):
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('watermark', ?)", (held.ended,))
                 put += 1
         return put
 
