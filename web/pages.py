@@ -17,7 +17,7 @@ pages = Blueprint("pages", __name__)
 
 @pages.get("/")
 def home():
-    return render_template("home.html", overview=settings().read("overview"))
+    return render_template("home.html", overview=settings().read("store_overview"))
 
 
 @pages.get("/favicon.ico")
@@ -43,7 +43,7 @@ def documents_page():
 
 @pages.get("/dashboard")
 def dashboard_page():
-    return render_template("dashboard.html", charts=settings().read("charts"))
+    return render_template("dashboard.html", charts=settings().read("dashboard"))
 
 
 @pages.get("/dashboard/rows/<name>")

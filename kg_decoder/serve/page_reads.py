@@ -13,14 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..cite.chunks import ChunkView, document_chunks
+from ..cite.chunks import document_chunks
 from ..cite.versions import diff_documents
-from ..graph.reads import DocumentSummary
 from ..graph.store import KgStore
 from ..model import Rows
 from ..model.revisions import VersionDiff
-from .dashboard import Chart, audit_rows, dashboard
-from .views import DocumentView, FactView, StoreOverview, document_facts, document_view, store_overview
+from .dashboard import audit_rows, dashboard
+from .views import DocumentView, document_facts, document_view, store_overview
 
 PAGE_ROWS = 1000  # the most rows a page lists; the rest are counted and reached by SPARQL or ?offset=
 
@@ -52,12 +51,12 @@ def _page(items: list, offset: int = 0, limit: int = PAGE_ROWS) -> Listed:
     return Listed(items=items[offset:offset + limit], total=len(items), offset=offset, limit=limit)
 
 
-def documents_page(store: KgStore, format: Optional[str] = None, offset: int = 0,
+def documents_page(store: KgStore, wanted_format: Optional[str] = None, offset: int = 0,
                    limit: int = PAGE_ROWS) -> Listed:
-    """The documents (of one ``format``), by file name, from ``offset``."""
+    """The documents (of one format), by file name, from ``offset``."""
     documents = store.document_summaries()
-    if format:
-        documents = [document for document in documents if document.format == format]
+    if wanted_format:
+        documents = [document for document in documents if document.format == wanted_format]
     return _page(documents, offset, limit)
 
 
@@ -91,20 +90,12 @@ def document_page(store: KgStore, iri: str) -> DocumentPage:
                         facts=_page(document_facts(store, iri)))
 
 
-def overview(store: KgStore) -> StoreOverview:
-    return store_overview(store)
-
-
-def charts(store: KgStore) -> list[Chart]:
-    return dashboard(store)
-
-
 def diff(store: KgStore, old: str, new: str) -> VersionDiff:
     return diff_documents(old, new, store=store)
 
 
 READS: dict[str, Callable] = {read.__name__: read for read in (
-    overview, documents_page, charts, audit_page, document_page, document_view, diff)}
+    store_overview, documents_page, dashboard, audit_page, document_page, document_view, diff)}
 
-__all__ = ["AuditPage", "ChunkView", "DocumentPage", "FactView", "Listed", "PAGE_ROWS", "READS", "DocumentSummary",
-           "audit_page", "charts", "diff", "document_page", "documents_page", "overview"]
+__all__ = ["PAGE_ROWS", "READS", "AuditPage", "DocumentPage", "Listed", "audit_page", "diff", "document_page",
+           "documents_page"]
