@@ -26,7 +26,8 @@ from werkzeug.exceptions import HTTPException
 
 import kg_decoder
 from kg_decoder import Forbidden, KgDecoderError, KgStore
-from kg_decoder.serve import Bounds, Jobs, RequestCancelled, WorkerPool, allowed_endpoints, worker_pool
+from kg_decoder.serve import (Bounds, Jobs, RequestCancelled, WorkerPool, allowed_endpoints, bounded_read,
+                              worker_pool)
 
 HERE = Path(__file__).resolve().parent
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -71,6 +72,11 @@ class WebSettings:
     def cancelled(self) -> Optional[Callable[[], bool]]:
         """Whether the client went away (waitress tells, when it reads ahead on the connection)."""
         return request.environ.get("waitress.client_disconnected")
+
+    def read(self, name: str, *args):
+        """A page's read (``kg_decoder.serve.page_reads``) in a worker, within the request's limits."""
+        return bounded_read(self.store, name, *args, bounds=self.bounds, workers=self.workers, client=self.client(),
+                            cancelled=self.cancelled())
 
 
 def _from_another_site() -> bool:

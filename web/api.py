@@ -10,7 +10,7 @@ from flask import Blueprint, Response, jsonify, request, send_file
 
 import kg_decoder
 from kg_decoder import ChunkOptions, DecodeOptions, RequestError, ServerBusy, UnknownEntity
-from kg_decoder.serve import (bounded_search, bounded_trace, decoded_json, document_iri, document_view, fact_object,
+from kg_decoder.serve import (PAGE_ROWS, bounded_search, bounded_trace, decoded_json, document_iri, fact_object,
                               form_options)
 
 from . import HERE, settings
@@ -68,7 +68,11 @@ def job_status(job: str):
 
 @api.get("/documents")
 def documents():
-    return jsonify(documents=[kg_decoder.to_jsonable(d) for d in settings().store.document_summaries()])
+    limit = min(whole_number(request.args, "limit", PAGE_ROWS), PAGE_ROWS)
+    listed = settings().read("documents_page", request.args.get("format") or None,
+                             whole_number(request.args, "offset", 0), limit)
+    return jsonify(documents=[kg_decoder.to_jsonable(d) for d in listed.items], total=listed.total,
+                   offset=listed.offset, left_out=listed.left_out)
 
 
 @api.get("/documents/<path:identifier>/content")
@@ -82,8 +86,8 @@ def content(identifier: str):
 
 @api.get("/documents/<path:identifier>")
 def document(identifier: str):
-    store = settings().store
-    return jsonify(document_view(store, document_iri(store, identifier)).to_json())
+    config = settings()
+    return jsonify(config.read("document_view", document_iri(config.store, identifier)).to_json())
 
 
 @api.get("/images/<path:identifier>/content")
@@ -151,9 +155,9 @@ def trace_request(args) -> list:
     elif args.get("quote"):
         named = (args.get("document") or "").strip()
         wanted = {"quote": args["quote"], "document": document_iri(config.store, named) if named else None,
-                  "offset": _whole_number(args, "offset", 0)}
+                  "offset": whole_number(args, "offset", 0)}
         if args.get("limit"):
-            wanted["limit"] = _whole_number(args, "limit", None)
+            wanted["limit"] = whole_number(args, "limit", None)
     else:
         raise RequestError("give s, p and o; or segment, start and end; or quote")
     return bounded_trace(config.store, wanted, config.bounds, config.workers, config.client(), config.cancelled())
@@ -165,11 +169,11 @@ def search_request(args, boxes: bool = False):
     if not query.strip():
         raise RequestError("give q, the quote to search for", code="bad-query")
     config = settings()
-    return bounded_search(config.store, query, _whole_number(args, "limit", 10), _whole_number(args, "offset", 0),
+    return bounded_search(config.store, query, whole_number(args, "limit", 10), whole_number(args, "offset", 0),
                           boxes, config.bounds, config.workers, config.client(), config.cancelled())
 
 
-def _whole_number(args, name: str, default):
+def whole_number(args, name: str, default):
     value = args.get(name)
     if value is None or value == "":
         return default

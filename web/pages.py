@@ -7,19 +7,17 @@ from urllib.parse import quote
 
 from flask import Blueprint, Response, render_template, request
 
-import kg_decoder
-from kg_decoder.serve import (audit_rows, bounded_page_image, bounded_rendered_page_image, dashboard, document_facts,
-                              document_iri, document_view, query_examples, store_overview, trace_view)
+from kg_decoder.serve import bounded_page_image, bounded_rendered_page_image, document_iri, query_examples, trace_view
 
 from . import settings
-from .api import trace_request
+from .api import trace_request, whole_number
 
 pages = Blueprint("pages", __name__)
 
 
 @pages.get("/")
 def home():
-    return render_template("home.html", overview=store_overview(settings().store))
+    return render_template("home.html", overview=settings().read("store_overview"))
 
 
 @pages.get("/favicon.ico")
@@ -38,32 +36,27 @@ def query_page():
 
 @pages.get("/documents")
 def documents_page():
-    documents = settings().store.document_summaries()
-    wanted = request.args.get("format")
-    if wanted:
-        documents = [d for d in documents if d.format == wanted]
-    return render_template("documents.html", documents=documents, format=wanted)
+    wanted = request.args.get("format") or None
+    listed = settings().read("documents_page", wanted, whole_number(request.args, "offset", 0))
+    return render_template("documents.html", listed=listed, format=wanted)
 
 
 @pages.get("/dashboard")
 def dashboard_page():
-    return render_template("dashboard.html", charts=dashboard(settings().store))
+    return render_template("dashboard.html", charts=settings().read("dashboard"))
 
 
 @pages.get("/dashboard/rows/<name>")
 def audit_rows_page(name: str):
-    store = settings().store
-    rows = audit_rows(store, name)
-    held = {summary.document for summary in store.document_summaries()}  # a failed file's IRI names no page
-    return render_template("rows.html", name=name, rows=rows, held=held, quote=quote)
+    audit = settings().read("audit_page", name)
+    return render_template("rows.html", name=name, rows=audit.rows, total=audit.total, held=audit.held, quote=quote)
 
 
 @pages.get("/documents/<path:identifier>")
 def document_page(identifier: str):
-    store = settings().store
-    iri = document_iri(store, identifier)
-    return render_template("document.html", doc=document_view(store, iri), quote=quote,
-                           chunks=kg_decoder.document_chunks(iri, store=store), facts=document_facts(store, iri))
+    config = settings()
+    page = config.read("document_page", document_iri(config.store, identifier))
+    return render_template("document.html", doc=page.document, quote=quote, chunks=page.chunks, facts=page.facts)
 
 
 @pages.get("/pages/<path:identifier>/image.png")

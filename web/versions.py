@@ -28,8 +28,7 @@ def versions_json():
 
 @versions.get("/api/diff")
 def diff_json():
-    diff = kg_decoder.diff_documents(_argument("old"), _argument("new"), store=settings().store)
-    return jsonify(diff.to_json())
+    return jsonify(settings().read("diff", _argument("old"), _argument("new")).to_json())
 
 
 @versions.get("/versions")
@@ -41,5 +40,4 @@ def versions_page():
 
 @versions.get("/diff")
 def diff_page():
-    diff = kg_decoder.diff_documents(_argument("old"), _argument("new"), store=settings().store)
-    return render_template("diff.html", diff=diff)
+    return render_template("diff.html", diff=settings().read("diff", _argument("old"), _argument("new")))

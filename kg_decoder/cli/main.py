@@ -125,13 +125,14 @@ def _decode(args: argparse.Namespace) -> int:
         raise UsageError("no files to decode")
     if args.source_id is not None and len(files) > 1:
         raise UsageError("--source-id names the source of one file: give one file")
-    if args.source_id and (args.server or args.ray):  # neither sends it yet: refused, not dropped
-        raise UsageError("--source-id is for a decode on this machine: --server and --ray do not record versions")
+    if args.source_id and args.ray:  # not sent to the tasks yet: refused, not dropped
+        raise UsageError("--source-id is for a decode on this machine or --server: --ray does not record versions")
     if args.server:
         if args.workers is not None or args.ray:
             raise UsageError("--server sends the files to a running kg-decoder serve, which decodes them: "
                              "--workers and --ray do not apply")
-        return remote.upload(files, args.server, args.token, options, chunking, args.emit, args.fail_on_error)
+        return remote.upload(files, args.server, args.token, options, chunking, args.emit, args.fail_on_error,
+                             args.source_id)
     with contextlib.ExitStack() as stack:
         return _decode_files(files, args, options, chunking, stack)
 

@@ -13,6 +13,7 @@ from urllib import error as url_error
 from urllib import request as url_request
 from urllib.parse import urlsplit
 
+from ..decode.pipeline import path_source_id
 from ..model import ChunkOptions, DecodeOptions
 from ..model.errors import FetchFailed, Forbidden, RequestError, refuses_input
 from .output import DECODE_COLUMNS, emit_jsonl, failed_row, status_with_problems, table
@@ -23,9 +24,12 @@ _SENT_OPTIONS = ("strategy", "ocr_languages", "section_strategy", "section_eleme
 
 
 def upload(files: list[Path], server: str, token: Optional[str], options: DecodeOptions,
-           chunking: Optional[ChunkOptions], emit: Optional[str], fail_on_error: bool = False) -> int:
+           chunking: Optional[ChunkOptions], emit: Optional[str], fail_on_error: bool = False,
+           source_id: Optional[str] = None) -> int:
     """Upload each file (one request each), print the summary table; 1 when any file failed (or, with
-    ``fail_on_error``, was refused as an input), as a local decode does."""
+    ``fail_on_error``, was refused as an input), as a local decode does. Each upload names its source
+    as a local decode would: ``source_id``, else the file's absolute path, so that new bytes of a file
+    are its next version on the server too."""
     if not token:
         raise Forbidden("uploading to a server needs its write token: --token or $KG_DECODER_WRITE_TOKEN")
     if urlsplit(server).scheme not in ("http", "https"):
@@ -39,7 +43,7 @@ def upload(files: list[Path], server: str, token: Optional[str], options: Decode
     rows, failures, refused = [], 0, 0
     for path in files:
         try:
-            answer = _post_file(endpoint, token, path, fields_sent)
+            answer = _post_file(endpoint, token, path, fields_sent | {"source_id": source_id or path_source_id(path)})
         except (RequestError, FetchFailed) as exc:
             if isinstance(exc, Forbidden):
                 raise

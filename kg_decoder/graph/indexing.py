@@ -143,6 +143,8 @@ class TextIndexing:
     def index_committed(self, document: str) -> None:
         """After a document's commit: its texts into the index. A failure here leaves the graph as
         committed and is repaired when the index is next opened (a warning says so)."""
+        if self.keeps_own_index and self._text_index is None:
+            return  # a remote store's index is a searcher's cache, caught up when it searches: a writer keeps none
         try:
             with self._index_lock:
                 if self.text_index() is not None:

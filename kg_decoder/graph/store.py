@@ -29,6 +29,7 @@ from .indexing import TextIndexing
 from .library import Library, MemoryLibrary
 from .priority import BackgroundCommitter, lower_storage_threads
 from .quads import as_nquads
+from .version_mapping import latest_version_quads
 from .queries import query_file
 from .reads import GraphReads, snake
 from .sparql_guard import check_services
@@ -372,14 +373,22 @@ class KgStore(GraphReads, TextIndexing):
     def remove_document(self, document: str) -> None:
         """Remove a document and everything derived from it (``queries/delete_document.rq``: facts and
         the documents embedded in it stay) in one transaction, then from the text index. Its library
-        bytes stay until ``gc``. UnknownEntity for a document the store does not hold."""
+        bytes stay until ``gc``. The versions of sources it was go with it: a source's latest version is
+        then the latest one left, and a source with none left goes too. UnknownEntity for a document
+        the store does not hold."""
         self._writable()
         if not self.has_document(document):
             raise UnknownEntity(f"no document {document:.200} in the store")
-        update = query_file("delete_document").bound({"document": document})
-        with self._commit_lock:
-            self._run_commit(lambda: self._update(update))
-        self._committed()
+        its_versions = self.document_versions(document)
+        versions = {row.version for row in its_versions}
+        deletes, latest = [("delete_version", {"version": version}) for version in sorted(versions)], []
+        for source in sorted({row.source for row in its_versions}):
+            left = [row.version for row in self.source_versions(source) if row.version not in versions]
+            deletes.append(("delete_latest_version", {"source": source}) if left else
+                           ("delete_source", {"source": source}))
+            latest += latest_version_quads(source, left[-1]) if left else []
+        deletes.append(("delete_document", {"document": document}))
+        self._write(as_nquads(latest), {}, deletes)
         self.index_removed(document)
 
     def write_chunks(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:

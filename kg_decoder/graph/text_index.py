@@ -23,6 +23,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
@@ -66,6 +67,18 @@ class HeldDecode:
     activity: str
     ended: str
     file_name: Optional[str] = None
+
+
+def sortable_time(value: str) -> str:
+    """An xsd:dateTime as text that sorts as the time does: in UTC, with six digits of a second
+    (Oxigraph writes ``10:00:00.5Z`` and ``10:00:00Z``, which sort after ``10:00:00.51Z`` as text)."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def search_key(text: str) -> str:
@@ -114,7 +127,7 @@ class TextIndex:
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         if self.read_only:
             raise StoreError(f"the text index at {self.path} is open read-only")
-        with self._lock:
+        with self._lock, self._sqlite_errors():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
@@ -123,38 +136,51 @@ class TextIndex:
                 raise
             self._db.execute("COMMIT")
 
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        with self._lock, self._sqlite_errors():
+            yield
+
+    @contextmanager
+    def _sqlite_errors(self) -> Iterator[None]:
+        """SQLite's errors (a full disk, a lock held past its timeout, a damaged file) as StoreError."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"the text index at {self.path} failed: {exc} (`kg-decoder reindex` rebuilds it)") from None
+
     # ------------------------------------------------------------ what it holds
 
     def held(self, document: str) -> Optional[HeldDecode]:
-        with self._lock:
+        with self._reading():
             row = self._db.execute("SELECT document, activity, ended, file_name FROM documents WHERE document = ?",
                                    (document,)).fetchone()
         return HeldDecode(*row) if row else None
 
     def held_decodes(self) -> dict[str, HeldDecode]:
         """Every document the index holds, with its decode."""
-        with self._lock:
+        with self._reading():
             rows = self._db.execute("SELECT document, activity, ended, file_name FROM documents").fetchall()
         return {row[0]: HeldDecode(*row) for row in rows}
 
     def watermark(self) -> Optional[str]:
         """When the latest decode the index holds ended (None: it holds none)."""
-        with self._lock:
+        with self._reading():
             row = self._db.execute("SELECT value FROM meta WHERE name = 'watermark'").fetchone()
         return row[0] if row else None
 
     def document_count(self) -> int:
-        with self._lock:
+        with self._reading():
             return self._db.execute("SELECT count(*) FROM documents").fetchone()[0]
 
     def segment_count(self, document: Optional[str] = None) -> int:
-        with self._lock:
+        with self._reading():
             if document is None:
                 return self._db.execute("SELECT count(*) FROM segments").fetchone()[0]
             return self._db.execute("SELECT count(*) FROM segments WHERE document = ?", (document,)).fetchone()[0]
 
     def texts(self, document: str) -> list[IndexedText]:
-        with self._lock:
+        with self._reading():
             rows = self._db.execute("SELECT document, segment, kind, position, text, page_number FROM segments "
                                     "WHERE document = ? ORDER BY position", (document,)).fetchall()
         return [IndexedText(*row) for row in rows]
@@ -172,7 +198,7 @@ class TextIndex:
         with self._transaction() as db:
             for held, texts in documents:
                 before = db.execute("SELECT ended FROM documents WHERE document = ?", (held.document,)).fetchone()
-                if before is not None and before[0] > held.ended:
+                if before is not None and sortable_time(before[0]) > sortable_time(held.ended):
                     continue
                 self._delete(db, held.document)
                 db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)",
@@ -183,8 +209,9 @@ class TextIndex:
                                                                       text.position, text.page_number, text.text))
                     db.execute("INSERT INTO segment_keys (rowid, key) VALUES (?, ?)",
                                (cursor.lastrowid, search_key(text.text)))
-                db.execute("INSERT INTO meta VALUES ('watermark', ?) ON CONFLICT (name) DO UPDATE "
-                           "SET value = max(value, excluded.value)", (held.ended,))
+                watermark = db.execute("SELECT value FROM meta WHERE name = 'watermark'").fetchone()
+                if watermark is None or sortable_time(held.ended) > sortable_time(watermark[0]):
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('watermark', ?)", (held.ended,))
                 put += 1
         return put
 
@@ -207,7 +234,7 @@ class TextIndex:
         document with FTS5's default merging)."""
         with self._transaction() as db:
             db.execute("INSERT INTO segment_keys (segment_keys) VALUES ('optimize')")
-        with self._lock:
+        with self._reading():
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     @staticmethod
@@ -265,7 +292,7 @@ class TextIndex:
 
     def size_bytes(self) -> int:
         """The index's size on disk (pages in use)."""
-        with self._lock:
+        with self._reading():
             pages = self._db.execute("PRAGMA page_count").fetchone()[0]
             free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
             size = self._db.execute("PRAGMA page_size").fetchone()[0]

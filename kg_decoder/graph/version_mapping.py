@@ -57,6 +57,13 @@ class VersionRecord:
         return derived_iri("revision", self.previous, self.iri)
 
 
+def latest_version_quads(source: str, version: str) -> list[Quad]:
+    """A source's latest version named again (after the one that was latest went with its document)."""
+    out = QuadWriter()
+    out.add(NamedNode(source), tg("latestVersion"), NamedNode(version))
+    return out.quads
+
+
 def version_quads(record: VersionRecord) -> list[Quad]:
     """The source (its id and latest version), the version, and its revision with counts and verdicts.
 

@@ -4,9 +4,11 @@ show. The Flask app in ``web/`` uses these and the names of ``kg_decoder`` only.
 
 from ..graph.sparql_guard import allowed_endpoints
 from ..model.errors import RequestCancelled
-from .bounded import Bounds, bounded_page_image, bounded_rendered_page_image, bounded_search, bounded_trace
+from .bounded import (Bounds, bounded_page_image, bounded_read, bounded_rendered_page_image, bounded_search,
+                      bounded_trace)
 from .dashboard import Chart, audit_rows, dashboard
 from .jobs import Jobs, JobState, JobStatus
+from .page_reads import PAGE_ROWS, AuditPage, DocumentPage, Listed
 from .pages import page_image, rendered_page_image
 from .sparql import Answer, run_query, run_update
 from .views import (BoxView, DocumentView, ElementView, FactView, QueryExample, StoreOverview, TraceView,
@@ -14,10 +16,10 @@ from .views import (BoxView, DocumentView, ElementView, FactView, QueryExample, 
                     form_options, query_examples, store_overview, trace_view)
 from .workers import WorkerPool, worker_pool
 
-__all__ = ["Answer", "Bounds", "BoxView", "Chart", "DocumentView", "ElementView", "FactView", "JobState",
-           "JobStatus", "Jobs", "QueryExample", "RequestCancelled", "StoreOverview", "TraceView", "WorkerPool",
-           "allowed_endpoints", "audit_rows", "bounded_page_image", "bounded_rendered_page_image", "bounded_search",
-           "bounded_trace",
+__all__ = ["PAGE_ROWS", "Answer", "AuditPage", "Bounds", "BoxView", "Chart", "DocumentPage", "DocumentView",
+           "ElementView", "FactView", "JobState", "JobStatus", "Jobs", "Listed", "QueryExample", "RequestCancelled",
+           "StoreOverview", "TraceView", "WorkerPool", "allowed_endpoints", "audit_rows", "bounded_page_image",
+           "bounded_read", "bounded_rendered_page_image", "bounded_search", "bounded_trace",
            "dashboard", "decoded_json", "document_facts", "document_iri", "document_view", "fact_object",
            "fact_trace_url", "form_options", "page_image", "query_examples", "rendered_page_image", "run_query",
            "run_update", "store_overview", "trace_view", "worker_pool"]

@@ -1,4 +1,4 @@
-"""A trace or a page drawing for a request, bounded: in one of the server's workers where the store
+"""A trace, a page drawing or a page's rows for a request, bounded: in one of the server's workers where the store
 allows (:mod:`kg_decoder.serve.workers`), within a time limit, and for a quote, within a length
 and a number of places.
 
@@ -18,6 +18,7 @@ from ..cite.trace import trace
 from ..graph.store import KgStore
 from ..model import SearchResults, TraceSource
 from ..model.errors import TimeLimit
+from .page_reads import READS
 from .pages import page_image, rendered_page_image
 
 if TYPE_CHECKING:
@@ -89,6 +90,18 @@ def bounded_rendered_page_image(store: KgStore, document: str, number: int, boun
     return workers.run("draw_rendered_page", store, document, number, client=client,
                        timeout=bounds.page_seconds, cancelled=cancelled, crash="drawing the page crashed its worker",
                        timed_out=_drawing_timeout)
+
+
+def bounded_read(store: KgStore, name: str, *args, bounds: Bounds = Bounds(), workers: Optional[WorkerPool] = None,
+                 client: str = "", cancelled: Optional[Callable[[], bool]] = None):
+    """The page read ``name`` of :data:`~kg_decoder.serve.page_reads.READS` over ``store`` with ``args``:
+    in a worker (where the store allows), within ``bounds.seconds``."""
+    if workers is None or store.reader_location() is None:
+        return READS[name](store, *args)
+    return workers.run("page_read", store, name, args, client=client, timeout=bounds.seconds, cancelled=cancelled,
+                       crash="reading the page crashed its worker",
+                       timed_out=lambda limit: TimeLimit(f"reading this page ran past the time limit of {limit:g} s "
+                                                         f"and was stopped; ask SPARQL for less (/query)"))
 
 
 def _drawing_timeout(limit: float) -> TimeLimit:

@@ -1,5 +1,5 @@
 """What the web server's workers run (:mod:`kg_decoder.serve.workers`), in their own processes:
-a user's SPARQL query or update, a trace, a search, a page drawn as a picture.
+a user's SPARQL query or update, a trace, a search, a page drawn as a picture, a page's rows.
 
 Each task names where to read the store (an embedded store's latest snapshot, see
 :mod:`kg_decoder.graph.snapshots`, or a remote store). A worker keeps the store
@@ -19,6 +19,7 @@ from ..graph.embedded_store import EmbeddedStore
 from ..graph.opening import open_reader
 from ..graph.store import KgStore
 from ..model import SearchResults, TraceSource
+from .page_reads import READS
 from .pages import page_image, rendered_page_image
 from .sparql import Answer, answer_query
 
@@ -83,3 +84,8 @@ def draw_page(location: tuple, page: str) -> bytes:
 
 def draw_rendered_page(location: tuple, document: str, number: int) -> bytes:
     return rendered_page_image(_store(location), document, number)
+
+
+def page_read(location: tuple, name: str, args: tuple):
+    """One of :data:`~kg_decoder.serve.page_reads.READS` (by name: no function is taken from a request)."""
+    return READS[name](_store(location), *args)

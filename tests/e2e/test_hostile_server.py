@@ -19,6 +19,7 @@ import requests
 
 import kg_decoder
 from conftest import serve_process
+from kg_decoder.serve import PAGE_ROWS
 from hostile import (another_client_get, huge_page_pdf, lying_zip_bomb, png_bomb, rss, small_png, tree_cpu,
                      tree_rss)
 
@@ -35,6 +36,7 @@ class Server:
     process: object
     pid: int
     pages: dict
+    document: str = ""
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +49,8 @@ def server(tmp_path_factory, corpus_dir):
         kg_decoder.chunk_document(decoded.document, store=store)
         chunk = kg_decoder.document_chunks(decoded.document, store=store)[0]
         kg_decoder.add_facts(chunk.iri, [(EX + "s", EX + "p", "o")], store=store)
+        kg_decoder.add_facts(chunk.iri, [(EX + f"s{n}", EX + "p", f"o{n}") for n in range(PAGE_ROWS + 200)],
+                             store=store)
         (folder / "small.png").write_bytes(small_png())
         for name, path in (("huge", huge_page_pdf(folder / "huge-page.pdf")), ("picture", folder / "small.png")):
             result = kg_decoder.decode(path, store=store, pdf_tables=False)
@@ -64,7 +68,7 @@ def server(tmp_path_factory, corpus_dir):
         time.sleep(1.0)
         if tree_cpu(process.pid) - spent < 0.1:
             break
-    yield Server(base, process, process.pid, pages)
+    yield Server(base, process, process.pid, pages, decoded.document)
     process.terminate()
     process.wait(timeout=60)
 
@@ -288,4 +292,31 @@ def test_no_redirect_from_the_host_header_and_writes_need_the_right_token_from_t
     assert own.status_code == 204, own.text
     assert json.loads(requests.get(server.base + "/sparql", timeout=30, params={
         "query": f"ASK {{ <{EX}form> <{EX}p> 1 }}"}).text)["boolean"] is True
+    healthy(server)
+
+
+@pytest.mark.slow
+def test_pages_that_read_the_whole_store_run_in_the_workers_a_page_of_rows_at_a_time(server):
+    """The store at a glance, the documents, the dashboard, an audit's rows and a document's page
+    read as much as the store (or the document) holds: they take a worker each, within one client's
+    share, and list at most a page of rows."""
+    document = f"/documents/{quote(server.document, safe='')}"
+    paths = ["/", "/documents", "/dashboard", "/dashboard/rows/audit-document-counts", document,
+             "/api/documents", f"/api{document}"]
+    answers = during(server, [lambda path=path: requests.get(server.base + path, timeout=120)
+                              for path in paths * 2], settle=0.2)
+    statuses = [answer.status_code for answer in answers]
+    assert set(statuses) <= {200, 503} and 200 in statuses, statuses
+    assert 503 in statuses, statuses  # past the client's share of the workers: "busy", not a thread of the server
+    assert all(answer.json()["error"] == "busy" for answer in answers
+               if answer.status_code == 503 and answer.headers["Content-Type"].startswith("application/json"))
+
+    page = requests.get(server.base + document, timeout=120)
+    assert page.status_code == 200
+    assert f"Facts ({PAGE_ROWS + 201})" in page.text and "201 more are in the store" in page.text
+    assert page.text.count('class="fact-trace"') == PAGE_ROWS
+    listed = requests.get(server.base + "/api/documents", params={"limit": 1, "offset": 1}, timeout=60).json()
+    assert len(listed["documents"]) == 1 and listed["total"] == 4 and listed["left_out"] == 2, listed
+    rows = requests.get(server.base + "/dashboard/rows/audit-document-counts", timeout=60)
+    assert rows.status_code == 200 and f'href="/documents/{quote(server.document, safe="")}"' in rows.text
     healthy(server)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -52,6 +53,25 @@ def test_a_writing_command_says_what_to_do_and_decode_server_sends_the_files(ser
     assert refused.returncode == 2 and "token" in refused.stderr
     listed = json.loads(urllib.request.urlopen(serving["base"] + "/api/documents", timeout=30).read())
     assert {d["file_name"] for d in listed["documents"]} == {"generated.md", "generated.csv", "generated.json"}
+
+
+def test_decode_server_sends_the_files_source_so_new_bytes_are_its_next_version(serving, tmp_path):
+    edited = tmp_path / "notes.md"
+    edited.write_text("# Notes\n\nThe first wording of the notes.\n", encoding="utf-8")
+    for text in ("# Notes\n\nThe second wording of the notes.\n", None):
+        sent = run_cli("decode", edited, "--server", serving["base"], "--token", TOKEN)
+        assert sent.returncode == 0, sent.stderr
+        if text:
+            edited.write_text(text, encoding="utf-8")
+    named = run_cli("decode", edited, "--server", serving["base"], "--token", TOKEN, "--source-id", "notes-by-id")
+    assert named.returncode == 0, named.stderr
+
+    def versions(source: str) -> list[int]:
+        url = serving["base"] + "/api/versions?" + urllib.parse.urlencode({"source": source})
+        return [v["number"] for v in json.loads(urllib.request.urlopen(url, timeout=30).read())["versions"]]
+
+    assert versions(str(edited.resolve())) == [1, 2]
+    assert versions("notes-by-id") == [1]
 
 
 def test_gc_beside_a_server_that_writes_removes_only_orphans(serving, generated):

@@ -135,6 +135,7 @@ def test_a_remote_store_keeps_an_index_in_each_front_ends_cache(tmp_path, monkey
         config = StoreConfig.at(server.url).with_library(str(tmp_path / "library"))
         with kg_decoder.open_store(replace(config, cache=str(tmp_path / "one"))) as one:
             first = kg_decoder.decode(LIGATURES.encode(), store=one).document
+            assert not (tmp_path / "one" / INDEX_FILE).exists()  # a writer that never searched keeps no index
             assert [h.document for h in kg_decoder.search("document reader", store=one).hits] == [first]
             with kg_decoder.open_store(replace(config, cache=str(tmp_path / "two"))) as two:
                 # another front end catches up from the graph's decode activities
