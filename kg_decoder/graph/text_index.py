@@ -221,10 +221,13 @@ class TextIndex:
 
     # ------------------------------------------------------------ looking up
 
-    def candidates(self, quote: str, cap: int, seconds: Optional[float] = None) -> list[IndexedText]:
-        """The texts whose folded form holds ``quote`` folded, by document and position: a superset
-        of where the exact match finds it. RequestError ``quote-too-short`` for a quote of fewer
-        than three letters folded, ``quote-too-common`` past ``cap`` texts; TimeLimit past ``seconds``."""
+    def candidates(self, quote: str, after: int = 0, count: int = 100,
+                   seconds: Optional[float] = None) -> tuple[list[IndexedText], Optional[int]]:
+        """The next ``count`` texts whose folded form holds ``quote`` folded, in the order the index
+        holds them, from after the index's key ``after`` (0: the first): a superset of where the exact
+        match finds it; with where the next window starts (None: no text is left). Only a window is
+        read, so its cost does not grow with the texts that hold the quote. RequestError
+        ``quote-too-short`` for a quote of fewer than three letters folded; TimeLimit past ``seconds``."""
         key = search_key(quote)
         if len(key) < MIN_KEY_LETTERS:
             raise RequestError(f"a quote searched in every document needs {MIN_KEY_LETTERS} letters or more "
@@ -233,18 +236,13 @@ class TextIndex:
         phrase = '"' + key.replace('"', '""') + '"'
         with self._lock, self._time_budget(seconds):
             ids = [row[0] for row in self._db.execute(
-                "SELECT rowid FROM segment_keys WHERE segment_keys MATCH ? LIMIT ?", (phrase, cap + 1))]
-            if len(ids) > cap:
-                raise RequestError(f"the quote is in more than {cap} texts: give more of it, or a document",
-                                   code="quote-too-common")
-            rows = []
-            for start in range(0, len(ids), 500):
-                part = ids[start:start + 500]
-                rows += self._db.execute(
-                    "SELECT s.document, s.segment, s.kind, s.position, s.text, s.page_number, d.file_name "
-                    "FROM segments s LEFT JOIN documents d ON d.document = s.document "
-                    f"WHERE s.id IN ({','.join('?' * len(part))})", part).fetchall()
-        return sorted((IndexedText(*row) for row in rows), key=lambda text: (text.document, text.position))
+                "SELECT rowid FROM segment_keys WHERE segment_keys MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                (phrase, after, count))]
+            rows = self._db.execute(
+                "SELECT s.document, s.segment, s.kind, s.position, s.text, s.page_number, d.file_name "
+                "FROM segments s LEFT JOIN documents d ON d.document = s.document "
+                f"WHERE s.id IN ({','.join('?' * len(ids))}) ORDER BY s.id", ids).fetchall() if ids else []
+        return [IndexedText(*row) for row in rows], (ids[-1] if len(ids) == count else None)
 
     @contextmanager
     def _time_budget(self, seconds: Optional[float]) -> Iterator[None]:

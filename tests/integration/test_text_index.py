@@ -67,11 +67,39 @@ def test_bounds_refuse_too_short_too_long_and_too_slow(store, monkeypatch):
         kg_decoder.search("plain", store=store, limit=1000)
     monkeypatch.setattr("kg_decoder.cite.search.MAX_CANDIDATE_TEXTS", 0)
     with pytest.raises(RequestError) as common:
-        kg_decoder.search("plain", store=store)
+        kg_decoder.trace(quote="plain", store=store)  # every place at once
     assert common.value.code == "quote-too-common"
+    assert len(kg_decoder.search("plain", store=store).hits) == 1  # a page is read in windows: not capped
+    assert len(kg_decoder.trace(quote="plain", store=store, limit=5)) == 1
     monkeypatch.undo()
     with pytest.raises(TimeLimit):
         kg_decoder.search("plain", store=store, seconds=-1)
+
+
+def test_a_quote_in_more_texts_than_a_window_pages_to_every_place(store, monkeypatch):
+    monkeypatch.setattr("kg_decoder.cite.search.FIRST_WINDOW", 2)
+    monkeypatch.setattr("kg_decoder.cite.search.LARGEST_WINDOW", 4)
+    parts = [f"Part {n}: {'the common phrase' if n % 3 else 'The  Common PHRASE'} ends." for n in range(13)]
+    kg_decoder.decode("\n\n".join(parts).encode(), store=store, section_strategy="size", section_max_size=40)
+    every = kg_decoder.trace(quote="the common phrase", store=store)  # no limit: every place, one read
+    assert len(every) == 13 and len({s.segment for s in every}) == 13
+    first = kg_decoder.search("the common phrase", store=store, limit=3)
+    assert len(first.hits) == 3 and not first.total_exact and 3 <= first.total < 13  # a window or two read
+    paged, offset = [], 0
+    while True:
+        page = kg_decoder.search("the common phrase", store=store, limit=3, offset=offset)
+        paged += [(hit.segment, hit.start, hit.as_written) for hit in page.hits]
+        if page.total_exact and offset + 3 >= page.total:
+            break
+        offset += 3
+    assert page.total == 13 and len(paged) == 13  # every place once, none twice
+    assert sorted(paged) == sorted((s.segment, s.start, s.quote == "the common phrase") for s in every)
+    assert [(s.segment, s.start) for s in kg_decoder.trace(quote="the common phrase", store=store, limit=3, offset=6)] \
+        == [place[:2] for place in paged[6:9]]  # the trace pages the same places
+    assert paged[0][2] and not paged[1][2]  # as written first within the first window of two texts
+    absent = kg_decoder.search("the common phrase is absent", store=store)
+    assert (absent.total, absent.total_exact, absent.hits) == (0, True, [])
+    assert kg_decoder.trace(quote="the common phrase is absent", store=store, limit=3) == []
 
 
 def test_removed_and_redecoded_documents_leave_the_index(tmp_path):
