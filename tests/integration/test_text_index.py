@@ -79,27 +79,28 @@ def test_bounds_refuse_too_short_too_long_and_too_slow(store, monkeypatch):
 def test_a_quote_in_more_texts_than_a_window_pages_to_every_place(store, monkeypatch):
     monkeypatch.setattr("kg_decoder.cite.search.FIRST_WINDOW", 2)
     monkeypatch.setattr("kg_decoder.cite.search.LARGEST_WINDOW", 4)
-    parts = [f"Part {n}: {'the common phrase' if n % 3 else 'The  Common PHRASE'} ends." for n in range(13)]
+    written, folded = "the final phrase", "the \ufb01nal  phrase"  # the second found, not as written
+    parts = [f"Part {n}: {written if n % 3 else folded} ends." for n in range(13)]
     kg_decoder.decode("\n\n".join(parts).encode(), store=store, section_strategy="size", section_max_size=40)
-    every = kg_decoder.trace(quote="the common phrase", store=store)  # no limit: every place, one read
+    every = kg_decoder.trace(quote="the final phrase", store=store)  # no limit: every place, one read
     assert len(every) == 13 and len({s.segment for s in every}) == 13
-    first = kg_decoder.search("the common phrase", store=store, limit=3)
+    first = kg_decoder.search("the final phrase", store=store, limit=3)
     assert len(first.hits) == 3 and not first.total_exact and 3 <= first.total < 13  # a window or two read
     paged, offset = [], 0
     while True:
-        page = kg_decoder.search("the common phrase", store=store, limit=3, offset=offset)
+        page = kg_decoder.search("the final phrase", store=store, limit=3, offset=offset)
         paged += [(hit.segment, hit.start, hit.as_written) for hit in page.hits]
         if page.total_exact and offset + 3 >= page.total:
             break
         offset += 3
     assert page.total == 13 and len(paged) == 13  # every place once, none twice
-    assert sorted(paged) == sorted((s.segment, s.start, s.quote == "the common phrase") for s in every)
-    assert [(s.segment, s.start) for s in kg_decoder.trace(quote="the common phrase", store=store, limit=3, offset=6)] \
+    assert sorted(paged) == sorted((s.segment, s.start, s.quote == "the final phrase") for s in every)
+    assert [(s.segment, s.start) for s in kg_decoder.trace(quote="the final phrase", store=store, limit=3, offset=6)] \
         == [place[:2] for place in paged[6:9]]  # the trace pages the same places
     assert paged[0][2] and not paged[1][2]  # as written first within the first window of two texts
-    absent = kg_decoder.search("the common phrase is absent", store=store)
+    absent = kg_decoder.search("the final phrase is absent", store=store)
     assert (absent.total, absent.total_exact, absent.hits) == (0, True, [])
-    assert kg_decoder.trace(quote="the common phrase is absent", store=store, limit=3) == []
+    assert kg_decoder.trace(quote="the final phrase is absent", store=store, limit=3) == []
 
 
 def test_removed_and_redecoded_documents_leave_the_index(tmp_path):
