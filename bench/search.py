@@ -8,8 +8,8 @@
    replicated with every fourth word changed (same length, so every offset holds) under new IRIs,
    with its document, decode activity and texts (pages and sections: not their elements). The
    originals stay whole, so a quote traced to them has its elements and boxes.
-3. 100 quotes of 3 to 12 words (half taken from texts of the store, half changed so that no text
-   holds them) are searched at each size (``kg_decoder.search``, a page of 10 with snippets);
+3. 100 quotes of 3 to 12 words (half as texts of the store hold them, a quarter misquoted with a word
+   of the same text swapped in, a quarter with an invented word: :func:`quotes_from`) are searched at each size (``kg_decoder.search``, a page of 10 with snippets);
    at the largest size, ``trace(quote=...)`` without a document is timed as well (report only).
 4. The index's size per text and its rebuild rate (``reindex``) are printed for SCALING.md.
 
@@ -31,6 +31,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from kg_decoder.graph.text_index import search_key  # noqa: E402
 SHARED = REPO.parent / "shared"
 SKIP = {"password.pdf", "empty.txt", "SOURCES.tsv", "README.md"}
 
@@ -136,13 +138,19 @@ def replicate(base, target, texts_wanted: int) -> None:
         target.write_quads(quads)
 
 
-def quotes(store, count: int, seed: int = 7) -> list[tuple[str, bool]]:
-    """``count`` quotes of 3 to 12 words from the store's texts, every other one changed so that no
-    text holds it: (quote, present)."""
+KINDS = ("present", "misquoted", "invented")
+
+
+def quotes(store, count: int, seed: int = 7) -> list[tuple[str, str]]:
+    """``count`` quotes of 3 to 12 words from the store's texts: (quote, kind); see :func:`quotes_from`."""
     return quotes_from(store.text_index(), count, seed)
 
 
-def quotes_from(index, count: int, seed: int = 7) -> list[tuple[str, bool]]:
+def quotes_from(index, count: int, seed: int = 7) -> list[tuple[str, str]]:
+    """Half ``present`` (a run of 3 to 12 words as a text holds it, punctuation and all), a quarter
+    ``misquoted`` (the words alone, one swapped for another word of the same text: common letters
+    that no text holds in that order, the costly case for a trigram index), a quarter ``invented``
+    (one word replaced by letters no text holds, the cheap case)."""
     rng = random.Random(seed)
     with index._lock:
         db = index._db
@@ -150,17 +158,30 @@ def quotes_from(index, count: int, seed: int = 7) -> list[tuple[str, bool]]:
         found = []
         while len(found) < count:
             row = db.execute("SELECT text FROM segments WHERE id = ?", (rng.randint(1, total),)).fetchone()
-            words = re.findall(r"[A-Za-z][A-Za-z'-]+", row[0]) if row else []
+            words = list(re.finditer(r"[A-Za-z][A-Za-z'-]+", row[0])) if row else []
             length = rng.randint(3, 12)
             if len(words) < length + 1:
                 continue
             start = rng.randrange(len(words) - length)
-            picked = words[start:start + length]
-            present = len(found) % 2 == 0
-            if not present:
-                picked[rng.randrange(length)] = "zqxv" + "".join(rng.choice("jkwy") for _ in range(4))
-            found.append((" ".join(picked), present))
+            kind = KINDS[0] if len(found) % 2 == 0 else KINDS[1 + len(found) // 2 % 2]
+            if kind == "present":
+                found.append((row[0][words[start].start():words[start + length - 1].end()], kind))
+                continue
+            picked = [word.group() for word in words[start:start + length]]
+            replaced = rng.randrange(length)
+            picked[replaced] = rng.choice(words).group() if kind == "misquoted" else \
+                "zqxv" + "".join(rng.choice("jkwy") for _ in range(4))
+            quote = " ".join(picked)
+            if search_key(quote) in search_key(row[0]):
+                continue  # the swap left it as the text has it
+            found.append((quote, kind))
     return found
+
+
+def medians(seconds: list[float], wanted: list[tuple[str, str]]) -> str:
+    """p50 of each kind of quote, in ms."""
+    return ", ".join(f"{kind} {1000 * statistics.median(t for t, (_, k) in zip(seconds, wanted) if k == kind):.2f}"
+                     for kind in KINDS)
 
 
 def timings(call, wanted) -> list[float]:
@@ -219,10 +240,8 @@ def index_only(base, sizes: list[int], count: int, work: Path) -> None:
         for name, call in rounds.items():
             seconds = timings(call, wanted)
             p50s.setdefault(name, {})[size] = statistics.median(seconds)
-            present = statistics.median(t for t, (_, there) in zip(seconds, wanted) if there)
-            absent = statistics.median(t for t, (_, there) in zip(seconds, wanted) if not there)
             print(f"index only, {index.segment_count():>7} texts, {name:>6}: a first page of 10, p50 "
-                  f"{1000 * p50s[name][size]:.2f} ms (present {1000 * present:.2f}, absent {1000 * absent:.2f}), "
+                  f"{1000 * p50s[name][size]:.2f} ms ({medians(seconds, wanted)}), "
                   f"p90 {1000 * statistics.quantiles(seconds, n=10)[-1]:.2f} ms", flush=True)
         print(f"index only, {index.segment_count():>7} texts: {index.size_bytes() / size:,.0f} B/text; built in "
               f"{built:.0f} s ({size / max(built, 1e-9):,.0f} texts/s{', reused' if reused else ''})", flush=True)
@@ -259,7 +278,6 @@ def main() -> int:
     parser.add_argument("--index-only", action="store_true", help="time the index alone (no graph) at each size")
     parser.add_argument("--indexes", type=Path, help="with --index-only: keep the indexes built here (reused)")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
     import kg_decoder
 
     work = Path(tempfile.mkdtemp(prefix="bench-search-"))
@@ -296,11 +314,9 @@ def main() -> int:
                     text_bytes = sum(len(t.encode()) for (t,) in index._db.execute("SELECT text FROM segments"))
                     wanted = quotes(store, args.queries)
                     search = timings(lambda q: kg_decoder.search(q, store=store, limit=10), wanted)
-                    present = statistics.median(t for t, (_, there) in zip(search, wanted) if there)
-                    absent = statistics.median(t for t, (_, there) in zip(search, wanted) if not there)
                     p50s[size] = statistics.median(search)
                     line = (f"{texts:>7} texts, {documents:>6} documents: search p50 {1000 * p50s[size]:6.1f} ms "
-                            f"(present {1000 * present:.1f}, absent {1000 * absent:.1f}), "
+                            f"({medians(search, wanted)}), "
                             f"p90 {1000 * statistics.quantiles(search, n=10)[-1]:7.1f} ms; "
                             f"index {size_bytes / texts:,.0f} B/text (texts {text_bytes / texts:,.0f} B/text); "
                             f"reindex {rebuild:.1f} s ({texts / rebuild:,.0f} texts/s, {documents / rebuild:,.0f} "
