@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,13 +189,13 @@ class TextIndex:
 
     def put_many(self, documents: list[tuple[HeldDecode, list[IndexedText]]]) -> int:
         """:meth:`put` for several documents in one transaction (a rebuild's batches); how many it put."""
-        put = 0
+        put, counts = 0, Counter()
         with self._transaction() as db:
             for held, texts in documents:
                 before = db.execute("SELECT ended FROM documents WHERE document = ?", (held.document,)).fetchone()
                 if before is not None and before[0] > held.ended:
                     continue
-                self._delete(db, held.document)
+                self._delete(db, held.document, counts)
                 db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)",
                            (held.document, held.activity, held.ended, held.file_name))
                 for text in texts:
@@ -203,16 +204,19 @@ class TextIndex:
                                                                       text.position, text.page_number, text.text))
                     key = search_key(text.text)
                     db.execute("INSERT INTO segment_keys (rowid, key) VALUES (?, ?)", (cursor.lastrowid, key))
-                    self._count(db, key, 1)
+                    counts.update(trigrams(key))
                 db.execute("INSERT INTO meta VALUES ('watermark', ?) ON CONFLICT (name) DO UPDATE "
                            "SET value = max(value, excluded.value)", (held.ended,))
                 put += 1
+            self._count(db, counts)
         return put
 
     def remove(self, document: str) -> None:
         """Forget a document's texts; one transaction."""
         with self._transaction() as db:
-            self._delete(db, document)
+            counts = Counter()
+            self._delete(db, document, counts)
+            self._count(db, counts)
 
     def clear(self) -> None:
         """Forget everything (before a rebuild); one transaction."""
@@ -242,17 +246,19 @@ class TextIndex:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('trigram_counts', '1')")
 
     @staticmethod
-    def _count(db: sqlite3.Connection, key: str, change: int) -> None:
+    def _count(db: sqlite3.Connection, counts: Counter) -> None:
+        """Add ``counts`` (texts more or fewer holding each trigram) to the counts; once a transaction,
+        trigrams shared by its texts written once."""
         db.executemany("INSERT INTO trigram_counts VALUES (?, ?) ON CONFLICT (trigram) DO UPDATE "
-                       "SET texts = texts + excluded.texts", ((trigram, change) for trigram in trigrams(key)))
+                       "SET texts = texts + excluded.texts", ((t, n) for t, n in counts.items() if n))
 
-    @classmethod
-    def _delete(cls, db: sqlite3.Connection, document: str) -> None:
+    @staticmethod
+    def _delete(db: sqlite3.Connection, document: str, counts: Counter) -> None:
         # A contentless FTS5 table forgets a row when told the values it was given.
         for rowid, text in db.execute("SELECT id, text FROM segments WHERE document = ?", (document,)).fetchall():
             key = search_key(text)
             db.execute("INSERT INTO segment_keys (segment_keys, rowid, key) VALUES ('delete', ?, ?)", (rowid, key))
-            cls._count(db, key, -1)
+            counts.subtract(trigrams(key))
         db.execute("DELETE FROM segments WHERE document = ?", (document,))
         db.execute("DELETE FROM documents WHERE document = ?", (document,))
 
