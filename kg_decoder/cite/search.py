@@ -10,7 +10,7 @@ the windows being the same for every page, paging from offset 0 on meets every p
 The total is then what the windows read held: "at least" (``total_exact`` false) where texts were
 left unread. The cost is bounded for anyone: a quote at most :data:`MAX_QUOTE_CHARACTERS` long, a
 page at most :data:`MAX_RESULTS` places from an offset of at most :data:`MAX_OFFSET`, a time budget;
-every place at once (a trace without ``limit``) only for a quote held by at most
+every place at once (a trace without ``limit``) only where the index names at most
 :data:`MAX_CANDIDATE_TEXTS` texts.
 """
 
@@ -61,8 +61,8 @@ def ranked_places(store: KgStore, quote: str, seconds: Optional[float] = None,
     """The places ``quote`` is found in the store's texts, ranked, read window by window until at
     least ``wanted`` are found (None: every place); None where the store has no index (one opened
     read-only before its writer made one). RequestError past the bounds (a quote longer than
-    :data:`MAX_QUOTE_CHARACTERS`: ``quote-too-long``, 413; every place asked of a quote held by more
-    than :data:`MAX_CANDIDATE_TEXTS` texts: ``quote-too-common``), TimeLimit past ``seconds``."""
+    :data:`MAX_QUOTE_CHARACTERS`: ``quote-too-long``, 413; every place asked where the index names
+    more than :data:`MAX_CANDIDATE_TEXTS` texts: ``quote-too-common``), TimeLimit past ``seconds``."""
     check_quote(quote)
     check_quote_length(quote)
     deadline = None if seconds is None else time.monotonic() + seconds

@@ -47,8 +47,8 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
     quote's places (within ``check_page``'s bounds when given: every place is ranked, one page traced).
     Without a document, the text index names the texts to look in (:mod:`kg_decoder.cite.search`: a
     quote of three letters or more, bounded, within ``seconds``), read only until the page is full
-    (ranked as written first within each window read); without ``limit``, every place, for a quote
-    held by at most :data:`~kg_decoder.cite.search.MAX_CANDIDATE_TEXTS` texts. Reads only.
+    (ranked as written first within each window read); without ``limit``, every place, where the
+    index names at most :data:`~kg_decoder.cite.search.MAX_CANDIDATE_TEXTS` texts. Reads only.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
