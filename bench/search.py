@@ -8,8 +8,8 @@
    replicated with every fourth word changed (same length, so every offset holds) under new IRIs,
    with its document, decode activity and texts (pages and sections: not their elements). The
    originals stay whole, so a quote traced to them has its elements and boxes.
-3. 100 quotes of 3 to 12 words (half taken from texts of the store, half changed so that no text
-   holds them) are searched at each size (``kg_decoder.search``, a page of 10 with snippets);
+3. 100 quotes of 3 to 12 words (half as texts of the store hold them, a quarter misquoted with a word
+   of the same text swapped in, a quarter with an invented word: :func:`quotes_from`) are searched at each size (``kg_decoder.search``, a page of 10 with snippets);
    at the largest size, ``trace(quote=...)`` without a document is timed as well (report only).
 4. The index's size per text and its rebuild rate (``reindex``) are printed for SCALING.md.
 
@@ -28,8 +28,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from kg_decoder.graph.text_index import search_key  # noqa: E402
 SHARED = REPO.parent / "shared"
 SKIP = {"password.pdf", "empty.txt", "SOURCES.tsv", "README.md"}
 
@@ -135,13 +138,19 @@ def replicate(base, target, texts_wanted: int) -> None:
         target.write_quads(quads)
 
 
-def quotes(store, count: int, seed: int = 7) -> list[tuple[str, bool]]:
-    """``count`` quotes of 3 to 12 words from the store's texts, every other one changed so that no
-    text holds it: (quote, present)."""
+KINDS = ("present", "misquoted", "invented")
+
+
+def quotes(store, count: int, seed: int = 7) -> list[tuple[str, str]]:
+    """``count`` quotes of 3 to 12 words from the store's texts: (quote, kind); see :func:`quotes_from`."""
     return quotes_from(store.text_index(), count, seed)
 
 
-def quotes_from(index, count: int, seed: int = 7) -> list[tuple[str, bool]]:
+def quotes_from(index, count: int, seed: int = 7) -> list[tuple[str, str]]:
+    """Half ``present`` (a run of 3 to 12 words as a text holds it, punctuation and all), a quarter
+    ``misquoted`` (the words alone, one swapped for another word of the same text: common letters
+    that no text holds in that order, the costly case for a trigram index), a quarter ``invented``
+    (one word replaced by letters no text holds, the cheap case)."""
     rng = random.Random(seed)
     with index._lock:
         db = index._db
@@ -149,17 +158,30 @@ def quotes_from(index, count: int, seed: int = 7) -> list[tuple[str, bool]]:
         found = []
         while len(found) < count:
             row = db.execute("SELECT text FROM segments WHERE id = ?", (rng.randint(1, total),)).fetchone()
-            words = re.findall(r"[A-Za-z][A-Za-z'-]+", row[0]) if row else []
+            words = list(re.finditer(r"[A-Za-z][A-Za-z'-]+", row[0])) if row else []
             length = rng.randint(3, 12)
             if len(words) < length + 1:
                 continue
             start = rng.randrange(len(words) - length)
-            picked = words[start:start + length]
-            present = len(found) % 2 == 0
-            if not present:
-                picked[rng.randrange(length)] = "zqxv" + "".join(rng.choice("jkwy") for _ in range(4))
-            found.append((" ".join(picked), present))
+            kind = KINDS[0] if len(found) % 2 == 0 else KINDS[1 + len(found) // 2 % 2]
+            if kind == "present":
+                found.append((row[0][words[start].start():words[start + length - 1].end()], kind))
+                continue
+            picked = [word.group() for word in words[start:start + length]]
+            replaced = rng.randrange(length)
+            picked[replaced] = rng.choice(words).group() if kind == "misquoted" else \
+                "zqxv" + "".join(rng.choice("jkwy") for _ in range(4))
+            quote = " ".join(picked)
+            if search_key(quote) in search_key(row[0]):
+                continue  # the swap left it as the text has it
+            found.append((quote, kind))
     return found
+
+
+def medians(seconds: list[float], wanted: list[tuple[str, str]]) -> str:
+    """p50 of each kind of quote, in ms."""
+    return ", ".join(f"{kind} {1000 * statistics.median(t for t, (_, k) in zip(seconds, wanted) if k == kind):.2f}"
+                     for kind in KINDS)
 
 
 def timings(call, wanted) -> list[float]:
@@ -177,16 +199,21 @@ def timings(call, wanted) -> list[float]:
 
 def index_only(base, sizes: list[int], count: int, work: Path) -> None:
     """The index alone (no graph) at each size, from the base store's texts replicated as above: the
-    lookup and the exact match, which is what grows with the store (a page's tracing does not)."""
-    from kg_decoder.cite.quotes import find_quote
+    lookup and the exact match, which is what grows with the store (a page's tracing does not). An
+    index already in ``work`` with the texts wanted is reused (``--indexes``)."""
+    from kg_decoder.cite.search import ranked_places
     from kg_decoder.graph.text_index import HeldDecode, IndexedText, TextIndex
 
     texts = [(s.document, s.segment, s.kind, s.index, s.page_number, base.text(s.sha256, s.segment))
              for s in base.text_segments()]
-    p50s = {}
+    p50s: dict[str, dict[int, float]] = {}
     for size in sizes:
         index = TextIndex(work / f"index-{size}.sqlite3")
-        started, batch, made, replica = time.perf_counter(), [], 0, 0
+        started, batch, made, replica = time.perf_counter(), [], index.segment_count(), 0
+        if made and made != size:
+            index.clear()
+            made = 0
+        reused = bool(made)
         while made < size:
             by_document: dict[str, list] = {}
             for document, segment, kind, position, page, text in texts:
@@ -202,20 +229,44 @@ def index_only(base, sizes: list[int], count: int, work: Path) -> None:
                 index.put_many(batch)
                 batch = []
             replica += 1
-        index.put_many(batch)
-        index.optimize()
+        if not reused:
+            index.put_many(batch)
+            index.optimize()
         built = time.perf_counter() - started
         wanted = quotes_from(index, count)
-        seconds = timings(lambda q: [find_quote(t.text, q) for t in index.candidates(q, 20_000)], wanted)
-        p50s[size] = statistics.median(seconds)
-        present = statistics.median(t for t, (_, there) in zip(seconds, wanted) if there)
-        absent = statistics.median(t for t, (_, there) in zip(seconds, wanted) if not there)
-        print(f"index only, {index.segment_count():>7} texts: lookup and exact match p50 {1000 * p50s[size]:.2f} ms "
-              f"(present {1000 * present:.2f}, absent {1000 * absent:.2f}), p90 "
-              f"{1000 * statistics.quantiles(seconds, n=10)[-1]:.2f} ms; {index.size_bytes() / size:,.0f} B/text; "
-              f"built in {built:.0f} s ({size / built:,.0f} texts/s)", flush=True)
+        pager = SimpleNamespace(search_texts=index.candidates)  # ranked_places reads the index alone
+        rounds = {"before": lambda q: every_place(index, q),
+                  "after": lambda q: ranked_places(pager, q, wanted=10)}
+        for name, call in rounds.items():
+            seconds = timings(call, wanted)
+            p50s.setdefault(name, {})[size] = statistics.median(seconds)
+            print(f"index only, {index.segment_count():>7} texts, {name:>6}: a first page of 10, p50 "
+                  f"{1000 * p50s[name][size]:.2f} ms ({medians(seconds, wanted)}), "
+                  f"p90 {1000 * statistics.quantiles(seconds, n=10)[-1]:.2f} ms", flush=True)
+        print(f"index only, {index.segment_count():>7} texts: {index.size_bytes() / size:,.0f} B/text; built in "
+              f"{built:.0f} s ({size / max(built, 1e-9):,.0f} texts/s{', reused' if reused else ''})", flush=True)
         index.close()
-    print(f"index only: p50 at {sizes[-1]} / p50 at {sizes[0]}: {p50s[sizes[-1]] / p50s[sizes[0]]:.2f} (target <= 2)")
+    for name, by_size in p50s.items():
+        print(f"index only, {name}: p50 at {sizes[-1]} / p50 at {sizes[0]}: {by_size[sizes[-1]] / by_size[sizes[0]]:.2f} "
+              f"(target <= 2)")
+
+
+def every_place(index, quote: str) -> list:
+    """The search as it was before windows (for the comparison): every text the index names (at most
+    20 000) read and matched, every place ranked as written first, then a page cut."""
+    from kg_decoder.cite.quotes import as_written, find_quote
+    from kg_decoder.graph.text_index import search_key
+
+    phrase = '"' + search_key(quote).replace('"', '""') + '"'
+    ids = [row[0] for row in index._db.execute("SELECT rowid FROM segment_keys WHERE segment_keys MATCH ? LIMIT 20001",
+                                               (phrase,))]
+    places = []
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        for (text,) in index._db.execute(f"SELECT text FROM segments WHERE id IN ({','.join('?' * len(part))})", part):
+            places += [(not as_written(text[a:b], quote), text, a, b) for a, b in find_quote(text, quote)]
+    places.sort(key=lambda place: place[0])
+    return places[:10]
 
 
 def main() -> int:
@@ -225,8 +276,8 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--base", type=Path, help="keep the decoded base store here (reused when it exists)")
     parser.add_argument("--index-only", action="store_true", help="time the index alone (no graph) at each size")
+    parser.add_argument("--indexes", type=Path, help="with --index-only: keep the indexes built here (reused)")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
     import kg_decoder
 
     work = Path(tempfile.mkdtemp(prefix="bench-search-"))
@@ -243,7 +294,7 @@ def main() -> int:
                       f"= {100 * indexing_time / decoding:.2f} % of it (target <= 5 %)")
             print(f"base store: {len(base.document_summaries())} documents, {base.text_index().segment_count()} texts")
             if args.index_only:
-                index_only(base, args.sizes, args.queries, work)
+                index_only(base, args.sizes, args.queries, args.indexes or work)
                 return 0
             p50s = {}
             for size in args.sizes:
@@ -263,11 +314,9 @@ def main() -> int:
                     text_bytes = sum(len(t.encode()) for (t,) in index._db.execute("SELECT text FROM segments"))
                     wanted = quotes(store, args.queries)
                     search = timings(lambda q: kg_decoder.search(q, store=store, limit=10), wanted)
-                    present = statistics.median(t for t, (_, there) in zip(search, wanted) if there)
-                    absent = statistics.median(t for t, (_, there) in zip(search, wanted) if not there)
                     p50s[size] = statistics.median(search)
                     line = (f"{texts:>7} texts, {documents:>6} documents: search p50 {1000 * p50s[size]:6.1f} ms "
-                            f"(present {1000 * present:.1f}, absent {1000 * absent:.1f}), "
+                            f"({medians(search, wanted)}), "
                             f"p90 {1000 * statistics.quantiles(search, n=10)[-1]:7.1f} ms; "
                             f"index {size_bytes / texts:,.0f} B/text (texts {text_bytes / texts:,.0f} B/text); "
                             f"reindex {rebuild:.1f} s ({texts / rebuild:,.0f} texts/s, {documents / rebuild:,.0f} "

@@ -1,9 +1,17 @@
 """A quote searched in every document: the text index (:mod:`kg_decoder.graph.text_index`) names the
 texts that may hold it, the exact match of :mod:`kg_decoder.cite.quotes` finds it in them (the same
-folding as a trace in one document), and the places are ranked: as written first (whitespace aside),
-then by document and place. The cost is bounded for anyone: a quote at most
-:data:`MAX_QUOTE_CHARACTERS` long, at most :data:`MAX_CANDIDATE_TEXTS` texts looked at, at most
-:data:`MAX_RESULTS` places a page, and a time budget.
+folding as a trace in one document), and the places are ranked.
+
+The texts are read in windows, in the order the index holds them (:data:`FIRST_WINDOW` texts, then
+twice as many each time, at most :data:`LARGEST_WINDOW`), only until the page asked for is full: a
+first page costs the same in a small and a large store, however many texts hold the quote. The
+places are ranked as written first (whitespace aside) within each window, then in the index's order;
+the windows being the same for every page, paging from offset 0 on meets every place exactly once.
+The total is then what the windows read held: "at least" (``total_exact`` false) where texts were
+left unread. The cost is bounded for anyone: a quote at most :data:`MAX_QUOTE_CHARACTERS` long, a
+page at most :data:`MAX_RESULTS` places from an offset of at most :data:`MAX_OFFSET`, a time budget;
+every place at once (a trace without ``limit``) only where the index names at most
+:data:`MAX_CANDIDATE_TEXTS` texts.
 """
 
 from __future__ import annotations
@@ -22,8 +30,11 @@ from .quotes import as_written, find_quote
 
 MAX_QUOTE_CHARACTERS = 2000
 MAX_CANDIDATE_TEXTS = 20_000
+MAX_OFFSET = 20_000
 MAX_RESULTS = 100
 SNIPPET_CHARACTERS = 80
+FIRST_WINDOW = 16  # the exact match costs about a millisecond a text of a few thousand characters
+LARGEST_WINDOW = 1024
 
 
 @dataclass(frozen=True)
@@ -36,25 +47,48 @@ class Place:
     as_written: bool
 
 
-def ranked_places(store: KgStore, quote: str, seconds: Optional[float] = None) -> Optional[list[Place]]:
-    """Every place ``quote`` is found in the store's texts, ranked; None where the store has no index
-    (one opened read-only before its writer made one). RequestError past the bounds (a quote longer
-    than :data:`MAX_QUOTE_CHARACTERS`: ``quote-too-long``, 413), TimeLimit past ``seconds``."""
+@dataclass(frozen=True)
+class RankedPlaces:
+    """The places read for a page: ``places`` ranked from the first on; ``exact`` when every text the
+    index named was read (``len(places)`` is then the total, else a lower bound)."""
+
+    places: list[Place]
+    exact: bool
+
+
+def ranked_places(store: KgStore, quote: str, seconds: Optional[float] = None,
+                  wanted: Optional[int] = None) -> Optional[RankedPlaces]:
+    """The places ``quote`` is found in the store's texts, ranked, read window by window until at
+    least ``wanted`` are found (None: every place); None where the store has no index (one opened
+    read-only before its writer made one). RequestError past the bounds (a quote longer than
+    :data:`MAX_QUOTE_CHARACTERS`: ``quote-too-long``, 413; every place asked where the index names
+    more than :data:`MAX_CANDIDATE_TEXTS` texts: ``quote-too-common``), TimeLimit past ``seconds``."""
     check_quote(quote)
     check_quote_length(quote)
     deadline = None if seconds is None else time.monotonic() + seconds
-    texts = store.search_texts(quote, MAX_CANDIDATE_TEXTS, seconds)
-    if texts is None:
-        return None
-    places = []
-    for text in texts:
-        if deadline is not None and time.monotonic() > deadline:
-            raise TimeLimit(f"the search ran past its time limit of {seconds:g} s: give more of the quote, "
-                            f"or a document")
-        for start, end in find_quote(text.text, quote):
-            places.append(Place(text, start, end, as_written(text.text[start:end], quote)))
-    places.sort(key=lambda place: not place.as_written)  # stable: then by document and place
-    return places
+    places: list[Place] = []
+    after: Optional[int] = 0
+    window, read = FIRST_WINDOW, 0
+    while after is not None and (wanted is None or len(places) < wanted):
+        if wanted is None and read >= MAX_CANDIDATE_TEXTS:
+            raise RequestError(f"the quote is in more than {MAX_CANDIDATE_TEXTS} texts: give more of it, a document, "
+                               f"or a page (limit)", code="quote-too-common")
+        found = store.search_texts(quote, after, window, None if deadline is None else deadline - time.monotonic())
+        if found is None:
+            return None
+        texts, after = found
+        read += len(texts)
+        in_window = []
+        for text in texts:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeLimit(f"the search ran past its time limit of {seconds:g} s: give more of the quote, "
+                                f"or a document")
+            for start, end in find_quote(text.text, quote):
+                in_window.append(Place(text, start, end, as_written(text.text[start:end], quote)))
+        in_window.sort(key=lambda place: not place.as_written)  # stable: then in the index's order
+        places += in_window
+        window = min(2 * window, LARGEST_WINDOW)
+    return RankedPlaces(places, exact=after is None)
 
 
 def check_quote(quote) -> None:
@@ -70,7 +104,7 @@ def check_quote_length(quote) -> None:
 
 
 def check_page(limit: int, offset: int) -> None:
-    for name, value, low, high in (("limit", limit, 1, MAX_RESULTS), ("offset", offset, 0, MAX_CANDIDATE_TEXTS)):
+    for name, value, low, high in (("limit", limit, 1, MAX_RESULTS), ("offset", offset, 0, MAX_OFFSET)):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise RequestError(f"{name} must be a whole number from {low} to {high}", code=f"bad-{name}")
 
@@ -80,22 +114,23 @@ def search(query: str, *, store: Union[KgStore, StorePath], limit: int = 10, off
            seconds: Optional[float] = 30.0, boxes: bool = False) -> SearchResults:
     """The places ``query`` (a quote, folded as :func:`kg_decoder.trace` folds it) is found in every
     document, ranked, ``limit`` of them from ``offset``, each with the text around it; with ``boxes``,
-    each traced (page, elements, the boxes on the words). Reads only.
+    each traced (page, elements, the boxes on the words). ``total`` counts the places in the texts
+    read for the page: the total where ``total_exact``, else a lower bound. Reads only.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
     ...     decoded = kg_decoder.decode(b"Acme had a revenue of 12 M.", store=store)
     ...     found = search("revenue of 12", store=store)
-    ...     (found.total, found.hits[0].before, found.hits[0].quote, found.hits[0].after)
-    (1, 'Acme had a ', 'revenue of 12', ' M.')
+    ...     (found.total, found.total_exact, found.hits[0].before, found.hits[0].quote, found.hits[0].after)
+    (1, True, 'Acme had a ', 'revenue of 12', ' M.')
     """
     check_page(limit, offset)
-    places = ranked_places(store, query, seconds)
-    if places is None:
+    ranked = ranked_places(store, query, seconds, wanted=offset + limit)
+    if ranked is None:
         raise RequestError("the store has no text index yet: open it for writing once, or run kg-decoder reindex",
                            code="no-text-index", http_status=503)
     hits = []
-    for place in places[offset:]:
+    for place in ranked.places[offset:]:
         if len(hits) == limit:
             break
         if place.text.document not in {hit.document for hit in hits} and not store.has_document(place.text.document):
@@ -107,7 +142,8 @@ def search(query: str, *, store: Union[KgStore, StorePath], limit: int = 10, off
 
             hit.source = trace(span=(place.text.segment, place.start, place.end), store=store)[0]
         hits.append(hit)
-    return SearchResults(query=query, total=len(places), offset=offset, limit=limit, hits=hits)
+    return SearchResults(query=query, total=len(ranked.places), total_exact=ranked.exact, offset=offset, limit=limit,
+                         hits=hits)
 
 
 def _hit(place: Place) -> SearchHit:
@@ -123,5 +159,5 @@ def _hit(place: Place) -> SearchHit:
                      page_number=place.text.page_number, file_name=place.text.file_name)
 
 
-__all__ = ["MAX_CANDIDATE_TEXTS", "MAX_QUOTE_CHARACTERS", "MAX_RESULTS", "Place", "check_page", "check_quote",
-           "check_quote_length", "ranked_places", "search"]
+__all__ = ["MAX_CANDIDATE_TEXTS", "MAX_OFFSET", "MAX_QUOTE_CHARACTERS", "MAX_RESULTS", "Place", "RankedPlaces",
+           "check_page", "check_quote", "check_quote_length", "ranked_places", "search"]

@@ -46,7 +46,9 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
     subgraph contains and a quote found nowhere give an empty list. ``limit`` and ``offset`` page a
     quote's places (within ``check_page``'s bounds when given: every place is ranked, one page traced).
     Without a document, the text index names the texts to look in (:mod:`kg_decoder.cite.search`: a
-    quote of three letters or more, bounded, within ``seconds``) and the places are ranked first. Reads only.
+    quote of three letters or more, bounded, within ``seconds``), read only until the page is full
+    (ranked as written first within each window read); without ``limit``, every place, where the
+    index names at most :data:`~kg_decoder.cite.search.MAX_CANDIDATE_TEXTS` texts. Reads only.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -128,9 +130,9 @@ class _Tracer:
         if document is not None and not self.store.has_document(document):
             raise UnknownEntity(f"no document {str(document):.200} in the store")
         if document is None:
-            places = ranked_places(self.store, quote, seconds)
-            if places is not None:
-                return self._places(places, limit, offset)
+            ranked = ranked_places(self.store, quote, seconds, wanted=None if limit is None else offset + limit)
+            if ranked is not None:
+                return self._places(ranked.places, limit, offset)
         # Every place ranked first (cheap), then only the page asked for traced (boxes, verification).
         texts: dict[str, str] = {}
         places: list[tuple[str, int, int]] = []

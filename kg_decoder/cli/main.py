@@ -332,7 +332,7 @@ def _search(args: argparse.Namespace) -> int:
             print(f"{hit.file_name or hit.document}  {where}  {hit.segment} {hit.start}..{hit.end}")
             print(f"    ...{hit.before}[{' '.join(hit.quote.split())}]{hit.after}...")
         shown = f"{found.offset + 1}-{found.offset + len(found.hits)} of " if found.hits else ""
-        print(f"{shown}{found.total} places", file=sys.stderr)
+        print(f"{shown}{'' if found.total_exact else 'at least '}{found.total} places", file=sys.stderr)
     return 0 if found.hits else 1
 
 

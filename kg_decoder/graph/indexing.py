@@ -159,10 +159,11 @@ class TextIndexing:
             if index is not None and self._index_writable:
                 index.remove(document)
 
-    def search_texts(self, quote: str, cap: int, seconds: Optional[float] = None) -> Optional[list[IndexedText]]:
-        """The texts that may hold ``quote`` (see :meth:`TextIndex.candidates`); None without an index."""
+    def search_texts(self, quote: str, after: int, count: int,
+                     seconds: Optional[float] = None) -> Optional[tuple[list[IndexedText], Optional[int]]]:
+        """A window of the texts that may hold ``quote`` (see :meth:`TextIndex.candidates`); None without an index."""
         index = self.text_index()
-        return None if index is None else index.candidates(quote, cap, seconds)
+        return None if index is None else index.candidates(quote, after, count, seconds)
 
     def forget_removed(self, document: str) -> None:
         """A document a search met in the index that the graph no longer holds (removed by a user's

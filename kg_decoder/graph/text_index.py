@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -43,7 +44,16 @@ CREATE TABLE IF NOT EXISTS segments (
   position INTEGER NOT NULL, page_number INTEGER, text TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS segments_by_document ON segments (document, position);
 CREATE VIRTUAL TABLE IF NOT EXISTS segment_keys USING fts5(key, content='', tokenize='trigram case_sensitive 1');
+CREATE TABLE IF NOT EXISTS trigram_counts (trigram TEXT PRIMARY KEY, texts INTEGER NOT NULL) WITHOUT ROWID;
 """
+# A quote is looked up by its RAREST_TRIGRAMS rarest trigrams (an AND, positions left to the exact
+# match): FTS5 reads every listed trigram's whole list of texts, for a phrase as for an AND, so the cost
+# is that of the lists read; a phrase lists every trigram of the quote. Where the rarest are so common
+# that more than AS_PHRASE_PAST texts are expected to hold them all by chance (as if held
+# independently), the phrase is cheaper: FTS5 checks the positions, the exact match in Python would
+# cost about a millisecond a text.
+RAREST_TRIGRAMS = 6
+AS_PHRASE_PAST = 50
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,15 @@ def search_key(text: str) -> str:
     return folded_letters(text)
 
 
+def trigrams(key: str) -> list[str]:
+    """The distinct trigrams of a folded text, as FTS5's ``trigram`` tokenizer cuts them.
+
+    >>> trigrams("abcab")
+    ['abc', 'bca', 'cab']
+    """
+    return sorted({key[i:i + 3] for i in range(len(key) - 2)})
+
+
 class TextIndex:
     """The SQLite file at ``path`` (``None``: in memory, for a store in memory)."""
 
@@ -116,6 +135,8 @@ class TextIndex:
                 # writing time, itself under 1 % of a decode's).
                 self._db.execute("INSERT INTO segment_keys (segment_keys, rank) VALUES ('automerge', 2)")
                 self._db.execute("INSERT INTO segment_keys (segment_keys, rank) VALUES ('crisismerge', 4)")
+                if self._db.execute("SELECT 1 FROM meta WHERE name = 'trigram_counts'").fetchone() is None:
+                    self._count_trigrams()  # an index made before the counts were kept
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the text index at {path}: {exc}") from None
 
@@ -194,31 +215,35 @@ class TextIndex:
 
     def put_many(self, documents: list[tuple[HeldDecode, list[IndexedText]]]) -> int:
         """:meth:`put` for several documents in one transaction (a rebuild's batches); how many it put."""
-        put = 0
+        put, counts = 0, Counter()
         with self._transaction() as db:
             for held, texts in documents:
                 before = db.execute("SELECT ended FROM documents WHERE document = ?", (held.document,)).fetchone()
                 if before is not None and sortable_time(before[0]) > sortable_time(held.ended):
                     continue
-                self._delete(db, held.document)
+                self._delete(db, held.document, counts)
                 db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)",
                            (held.document, held.activity, held.ended, held.file_name))
                 for text in texts:
                     cursor = db.execute("INSERT INTO segments (document, segment, kind, position, page_number, text) "
                                         "VALUES (?, ?, ?, ?, ?, ?)", (text.document, text.segment, text.kind,
                                                                       text.position, text.page_number, text.text))
-                    db.execute("INSERT INTO segment_keys (rowid, key) VALUES (?, ?)",
-                               (cursor.lastrowid, search_key(text.text)))
+                    key = search_key(text.text)
+                    db.execute("INSERT INTO segment_keys (rowid, key) VALUES (?, ?)", (cursor.lastrowid, key))
+                    counts.update(trigrams(key))
                 watermark = db.execute("SELECT value FROM meta WHERE name = 'watermark'").fetchone()
                 if watermark is None or sortable_time(held.ended) > sortable_time(watermark[0]):
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('watermark', ?)", (held.ended,))
                 put += 1
+            self._count(db, counts)
         return put
 
     def remove(self, document: str) -> None:
         """Forget a document's texts; one transaction."""
         with self._transaction() as db:
-            self._delete(db, document)
+            counts = Counter()
+            self._delete(db, document, counts)
+            self._count(db, counts)
 
     def clear(self) -> None:
         """Forget everything (before a rebuild); one transaction."""
@@ -227,6 +252,7 @@ class TextIndex:
             db.execute("DELETE FROM documents")
             db.execute("DELETE FROM meta WHERE name = 'watermark'")
             db.execute("INSERT INTO segment_keys (segment_keys) VALUES ('delete-all')")
+            db.execute("DELETE FROM trigram_counts")
 
     def optimize(self) -> None:
         """Merge the full-text index into one b-tree (after a rebuild: a lookup then reads each trigram's
@@ -237,41 +263,72 @@ class TextIndex:
         with self._reading():
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    def _count_trigrams(self) -> None:
+        """The number of texts holding each trigram, from the full-text index itself (one pass)."""
+        with self._transaction() as db:
+            db.execute("CREATE VIRTUAL TABLE temp.trigram_vocabulary USING fts5vocab(main, segment_keys, 'row')")
+            db.execute("DELETE FROM trigram_counts")
+            db.execute("INSERT INTO trigram_counts SELECT term, doc FROM temp.trigram_vocabulary")
+            db.execute("DROP TABLE temp.trigram_vocabulary")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('trigram_counts', '1')")
+
     @staticmethod
-    def _delete(db: sqlite3.Connection, document: str) -> None:
+    def _count(db: sqlite3.Connection, counts: Counter) -> None:
+        """Add ``counts`` (texts more or fewer holding each trigram) to the counts; once a transaction,
+        trigrams shared by its texts written once."""
+        db.executemany("INSERT INTO trigram_counts VALUES (?, ?) ON CONFLICT (trigram) DO UPDATE "
+                       "SET texts = texts + excluded.texts", ((t, n) for t, n in counts.items() if n))
+
+    @staticmethod
+    def _delete(db: sqlite3.Connection, document: str, counts: Counter) -> None:
         # A contentless FTS5 table forgets a row when told the values it was given.
         for rowid, text in db.execute("SELECT id, text FROM segments WHERE document = ?", (document,)).fetchall():
-            db.execute("INSERT INTO segment_keys (segment_keys, rowid, key) VALUES ('delete', ?, ?)",
-                       (rowid, search_key(text)))
+            key = search_key(text)
+            db.execute("INSERT INTO segment_keys (segment_keys, rowid, key) VALUES ('delete', ?, ?)", (rowid, key))
+            counts.subtract(trigrams(key))
         db.execute("DELETE FROM segments WHERE document = ?", (document,))
         db.execute("DELETE FROM documents WHERE document = ?", (document,))
 
     # ------------------------------------------------------------ looking up
 
-    def candidates(self, quote: str, cap: int, seconds: Optional[float] = None) -> list[IndexedText]:
-        """The texts whose folded form holds ``quote`` folded, by document and position: a superset
-        of where the exact match finds it. RequestError ``quote-too-short`` for a quote of fewer
-        than three letters folded, ``quote-too-common`` past ``cap`` texts; TimeLimit past ``seconds``."""
+    def candidates(self, quote: str, after: int = 0, count: int = 100,
+                   seconds: Optional[float] = None) -> tuple[list[IndexedText], Optional[int]]:
+        """The next ``count`` texts whose folded form holds ``quote`` folded, in the order the index
+        holds them, from after the index's key ``after`` (0: the first): a superset of where the exact
+        match finds it; with where the next window starts (None: no text is left). Only a window is
+        read, so its cost does not grow with the texts that hold the quote. RequestError
+        ``quote-too-short`` for a quote of fewer than three letters folded; TimeLimit past ``seconds``."""
         key = search_key(quote)
         if len(key) < MIN_KEY_LETTERS:
             raise RequestError(f"a quote searched in every document needs {MIN_KEY_LETTERS} letters or more "
                                f"(spaces and hyphens aside): give a longer quote or a document",
                                code="quote-too-short")
-        phrase = '"' + key.replace('"', '""') + '"'
         with self._lock, self._time_budget(seconds):
             ids = [row[0] for row in self._db.execute(
-                "SELECT rowid FROM segment_keys WHERE segment_keys MATCH ? LIMIT ?", (phrase, cap + 1))]
-            if len(ids) > cap:
-                raise RequestError(f"the quote is in more than {cap} texts: give more of it, or a document",
-                                   code="quote-too-common")
-            rows = []
-            for start in range(0, len(ids), 500):
-                part = ids[start:start + 500]
-                rows += self._db.execute(
-                    "SELECT s.document, s.segment, s.kind, s.position, s.text, s.page_number, d.file_name "
-                    "FROM segments s LEFT JOIN documents d ON d.document = s.document "
-                    f"WHERE s.id IN ({','.join('?' * len(part))})", part).fetchall()
-        return sorted((IndexedText(*row) for row in rows), key=lambda text: (text.document, text.position))
+                "SELECT rowid FROM segment_keys WHERE segment_keys MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                (self._lookup(key), after, count))]
+            rows = self._db.execute(
+                "SELECT s.document, s.segment, s.kind, s.position, s.text, s.page_number, d.file_name "
+                "FROM segments s LEFT JOIN documents d ON d.document = s.document "
+                f"WHERE s.id IN ({','.join('?' * len(ids))}) ORDER BY s.id", ids).fetchall() if ids else []
+        return [IndexedText(*row) for row in rows], (ids[-1] if len(ids) == count else None)
+
+    def _lookup(self, key: str) -> str:
+        """The FTS5 query for a folded quote: its rarest trigrams (see RAREST_TRIGRAMS), or the phrase.
+        Either finds every text that holds ``key``; the exact match drops the others."""
+        held = trigrams(key)
+        texts = self._db.execute("SELECT max(id) FROM segments").fetchone()[0] or 1
+        try:
+            counts = dict(self._db.execute(f"SELECT trigram, texts FROM trigram_counts WHERE trigram IN "
+                                           f"({','.join('?' * len(held))})", held).fetchall())
+        except sqlite3.OperationalError:  # an index made before the counts, opened read-only
+            return '"' + key.replace('"', '""') + '"'
+        chosen = sorted(held, key=lambda t: (counts.get(t, 0), t))[:RAREST_TRIGRAMS]  # one no text holds: 0
+        expected = float(texts)
+        for trigram in chosen:
+            expected *= counts.get(trigram, 0) / texts
+        terms = [key] if expected > AS_PHRASE_PAST else chosen
+        return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
     @contextmanager
     def _time_budget(self, seconds: Optional[float]) -> Iterator[None]:
@@ -299,4 +356,4 @@ class TextIndex:
         return (pages - free) * size
 
 
-__all__ = ["INDEX_FILE", "HeldDecode", "IndexedText", "TextIndex", "search_key"]
+__all__ = ["INDEX_FILE", "HeldDecode", "IndexedText", "TextIndex", "search_key", "trigrams"]

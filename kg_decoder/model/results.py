@@ -394,14 +394,17 @@ class SearchHit(JsonResult):
 
 @dataclass
 class SearchResults(JsonResult):
-    """One page of the places a quote is found in every document: ``total`` places in all, ranked (as
-    written first, then by document and place), ``hits`` from ``offset``."""
+    """One page of the places a quote is found in every document, ranked (as written first within
+    each window of texts read, then in the index's order: :mod:`kg_decoder.cite.search`), ``hits``
+    from ``offset``. ``total``: the places in the texts read for this page, the total where
+    ``total_exact``, else a lower bound ("at least": texts that may hold more were left unread)."""
 
     query: str
     total: int
     offset: int
     limit: int
     hits: list[SearchHit] = field(default_factory=list)
+    total_exact: bool = True
 
 
 # ---------------------------------------------------------------- images

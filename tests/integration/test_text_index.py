@@ -22,12 +22,22 @@ PLAIN = "Nothing but plain words: an efficient method, indeed, and a unified vie
 
 
 def index_rows(store) -> tuple:
-    """What the index holds, as comparable rows (documents with their decodes, texts)."""
+    """What the index holds, as comparable rows (documents with their decodes, texts, the texts holding
+    each trigram)."""
     path = store.work_folder() / INDEX_FILE
     with sqlite3.connect(path) as db:
         documents = sorted(db.execute("SELECT document, activity, ended, file_name FROM documents"))
         texts = sorted(db.execute("SELECT document, segment, kind, position, page_number, text FROM segments"))
-    return documents, texts
+        counts = sorted(db.execute("SELECT trigram, texts FROM trigram_counts WHERE texts > 0"))
+    return documents, texts, counts
+
+
+def counted_as_the_full_text_index_does(store) -> bool:
+    """Whether the index's trigram counts are those FTS5 itself holds."""
+    with sqlite3.connect(store.work_folder() / INDEX_FILE) as db:
+        db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, segment_keys, 'row')")
+        held = sorted(db.execute("SELECT term, doc FROM temp.v"))
+        return held == sorted(db.execute("SELECT trigram, texts FROM trigram_counts WHERE texts > 0")) and held != []
 
 
 def test_substring_and_phrase_hits_with_ligatures_and_hyphenation(store):
@@ -67,11 +77,40 @@ def test_bounds_refuse_too_short_too_long_and_too_slow(store, monkeypatch):
         kg_decoder.search("plain", store=store, limit=1000)
     monkeypatch.setattr("kg_decoder.cite.search.MAX_CANDIDATE_TEXTS", 0)
     with pytest.raises(RequestError) as common:
-        kg_decoder.search("plain", store=store)
+        kg_decoder.trace(quote="plain", store=store)  # every place at once
     assert common.value.code == "quote-too-common"
+    assert len(kg_decoder.search("plain", store=store).hits) == 1  # a page is read in windows: not capped
+    assert len(kg_decoder.trace(quote="plain", store=store, limit=5)) == 1
     monkeypatch.undo()
     with pytest.raises(TimeLimit):
         kg_decoder.search("plain", store=store, seconds=-1)
+
+
+def test_a_quote_in_more_texts_than_a_window_pages_to_every_place(store, monkeypatch):
+    monkeypatch.setattr("kg_decoder.cite.search.FIRST_WINDOW", 2)
+    monkeypatch.setattr("kg_decoder.cite.search.LARGEST_WINDOW", 4)
+    written, folded = "the final phrase", "the \ufb01nal  phrase"  # the second found, not as written
+    parts = [f"Part {n}: {written if n % 3 else folded} ends." for n in range(13)]
+    kg_decoder.decode("\n\n".join(parts).encode(), store=store, section_strategy="size", section_max_size=40)
+    every = kg_decoder.trace(quote="the final phrase", store=store)  # no limit: every place, one read
+    assert len(every) == 13 and len({s.segment for s in every}) == 13
+    first = kg_decoder.search("the final phrase", store=store, limit=3)
+    assert len(first.hits) == 3 and not first.total_exact and 3 <= first.total < 13  # a window or two read
+    paged, offset = [], 0
+    while True:
+        page = kg_decoder.search("the final phrase", store=store, limit=3, offset=offset)
+        paged += [(hit.segment, hit.start, hit.as_written) for hit in page.hits]
+        if page.total_exact and offset + 3 >= page.total:
+            break
+        offset += 3
+    assert page.total == 13 and len(paged) == 13  # every place once, none twice
+    assert sorted(paged) == sorted((s.segment, s.start, s.quote == written) for s in every)
+    assert [(s.segment, s.start) for s in kg_decoder.trace(quote="the final phrase", store=store, limit=3, offset=6)] \
+        == [place[:2] for place in paged[6:9]]  # the trace pages the same places
+    assert paged[0][2] and not paged[1][2]  # as written first within the first window of two texts
+    absent = kg_decoder.search("the final phrase is absent", store=store)
+    assert (absent.total, absent.total_exact, absent.hits) == (0, True, [])
+    assert kg_decoder.trace(quote="the final phrase is absent", store=store, limit=3) == []
 
 
 def test_removed_and_redecoded_documents_leave_the_index(tmp_path):
@@ -87,6 +126,7 @@ def test_removed_and_redecoded_documents_leave_the_index(tmp_path):
         assert hits[0].segment in {s.segment for s in store.text_segments(first.document)}
         store.remove_document(first.document)
         assert kg_decoder.search("document reader", store=store).total == 0
+        assert counted_as_the_full_text_index_does(store)  # kept in step by re-decodes and removals
         assert [h.document for h in kg_decoder.search("efficient method", store=store).hits] == [kept]
         assert not store.index_audit().has_findings
         # removed by a user's own update, behind the index's back: the audit sees it, a search drops it
@@ -108,6 +148,13 @@ def test_a_crash_between_commit_and_index_is_repaired_at_open(tmp_path, monkeypa
     with kg_decoder.open_store(tmp_path / "store") as store:
         [hit] = kg_decoder.search("document reader", store=store).hits
         assert hit.document == missed and not store.index_audit().has_findings
+        path = store.work_folder() / INDEX_FILE
+    with sqlite3.connect(path) as db:  # as an index made before the trigram counts were kept
+        db.execute("DELETE FROM trigram_counts")
+        db.execute("DELETE FROM meta WHERE name = 'trigram_counts'")
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        assert [hit.document for hit in kg_decoder.search("document reader", store=store).hits] == [missed]
+        assert counted_as_the_full_text_index_does(store)  # counted when the index was opened
 
 
 def test_reindex_equals_the_incremental_index(generated_store, cli):
@@ -148,7 +195,7 @@ def test_a_remote_store_keeps_an_index_in_each_front_ends_cache(tmp_path, monkey
             one.sparql_update("CLEAR ALL")  # behind every index's back
         with kg_decoder.open_store(replace(config, cache=str(tmp_path / "two"))) as two:
             assert kg_decoder.search("efficient method", store=two).total == 0  # the index saw the graph emptied
-            assert not two.index_audit().has_findings and index_rows(two) == ([], [])
+            assert not two.index_audit().has_findings and index_rows(two) == ([], [], [])
 
 
 def test_the_server_searches_and_traces_within_its_bounds(tmp_path, cli):

@@ -15,8 +15,8 @@ def test_a_later_decode_in_the_same_second_replaces_the_earlier_one(tmp_path):
             index.put(HeldDecode("urn:doc", activity, ended, "f.txt"),
                       [IndexedText("urn:doc", "urn:seg", "page", 0, f"the {word} text", 1)])
         assert index.held("urn:doc").activity == "urn:a:2"
-        assert [text.text for text in index.candidates("later text", cap=10)] == ["the later text"]
-        assert index.candidates("earlier text", cap=10) == []
+        assert [text.text for text in index.candidates("later text")[0]] == ["the later text"]
+        assert index.candidates("earlier text") == ([], None)
         assert index.watermark() == "2026-12-01T10:00:00.51Z"
     finally:
         index.close()
