@@ -9,7 +9,8 @@ from flask import Blueprint, Response, render_template, request
 
 import kg_decoder
 from kg_decoder.serve import (audit_rows, bounded_page_image, bounded_rendered_page_image, dashboard, document_facts,
-                              document_iri, document_view, query_examples, store_overview, trace_view)
+                              document_iri, document_source_versions, document_view, query_examples, store_overview,
+                              trace_view, verdict_chain_views)
 
 from . import settings
 from .api import trace_request
@@ -63,7 +64,8 @@ def document_page(identifier: str):
     store = settings().store
     iri = document_iri(store, identifier)
     return render_template("document.html", doc=document_view(store, iri), quote=quote,
-                           chunks=kg_decoder.document_chunks(iri, store=store), facts=document_facts(store, iri))
+                           chunks=kg_decoder.document_chunks(iri, store=store), facts=document_facts(store, iri),
+                           sources=document_source_versions(store, iri))
 
 
 @pages.get("/pages/<path:identifier>/image.png")
@@ -88,4 +90,4 @@ def trace_page():
     store = settings().store
     sources = trace_request(request.args) if request.args else []
     return render_template("trace.html", sources=[trace_view(store, s) for s in sources], args=request.args,
-                           quote=quote)
+                           quote=quote, chains=[verdict_chain_views(store, s) for s in sources])

@@ -7,6 +7,7 @@ from flask import Blueprint, jsonify, render_template, request
 
 import kg_decoder
 from kg_decoder import RequestError
+from kg_decoder.serve import diff_view
 
 from . import settings
 
@@ -42,4 +43,4 @@ def versions_page():
 @versions.get("/diff")
 def diff_page():
     diff = kg_decoder.diff_documents(_argument("old"), _argument("new"), store=settings().store)
-    return render_template("diff.html", diff=diff)
+    return render_template("diff.html", view=diff_view(settings().store, diff))
