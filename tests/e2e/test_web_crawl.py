@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.request
 from urllib.error import HTTPError
-from urllib.parse import parse_qsl, quote, urldefrag, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urldefrag, urlencode, urljoin, urlsplit
 
 import pytest
 from selenium.webdriver.common.keys import Keys
@@ -370,6 +370,21 @@ def test_a_browser_sees_two_versions_their_diff_and_a_fact_verdict_chain(site):
         assert "Orders rose by 8 percent" in browser.find_element("css selector", "mark").text
         assert browser.find_elements("css selector", "section.source .page-image")
         assert browser.find_elements("css selector", ".drawing .box")
+
+        # A typed literal's datatype goes with the object as it was; edited, the object is plain text.
+        typed = {"s": EX + "paper", "p": EX + "pages", "o": "2", "object": "literal",
+                 "datatype": "http://www.w3.org/2001/XMLSchema#integer"}
+        for edit, kept in (("", True), ("3", False)):
+            browser.get(f"{base}/trace?{urlencode(typed)}")
+            if edit:
+                field = browser.find_element("css selector", "#by-fact input[name=o]")
+                field.clear()
+                field.send_keys(edit)
+            browser.find_element("css selector", "#by-fact button").click()
+            deadline = time.time() + 30
+            while time.time() < deadline and "&o=" + (edit or "2") not in browser.current_url:
+                time.sleep(0.05)
+            assert ("datatype=" in browser.current_url) == kept, browser.current_url
     finally:
         browser.quit()
 
