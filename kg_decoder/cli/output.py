@@ -189,7 +189,8 @@ def describe_sources(sources: list[TraceSource], chains: Optional[list[list[Verd
                 change = f" {step.previous_text!r} -> {step.text!r}" if step.verdict == "changed" else ""
                 since = " (no longer in the source since this version)" if step.verdict == "removed" else ""
                 said = " ".join(part for part in (step.verdict, place) if part)
-                lines.append(f"  version   {step.number} of {chain.source_id} ({step.generated[:10]}): {said}{change}{since}")
+                lines.append(f"  version   {step.number} of {chain.source_id} ({step.generated[:10]}): "
+                             f"{said}{change}{since}")
         if source.latest is not None:
             lines.append(f"  now at    {source.latest.segment} {source.latest.start}..{source.latest.end}"
                          + (f" page {source.latest.page_number}" if source.latest.page_number is not None else ""))

@@ -92,9 +92,9 @@ def two_versions(store, folder) -> dict[str, str]:
                               file_name="plants.pdf")
     kg_decoder.chunk_document(first.document, store=store)
     chunks = kg_decoder.document_chunks(first.document, store=store)
-    for number, quote in enumerate(VERDICTS):
-        chunk = next(c for c in chunks if quote in c.text)
-        kg_decoder.add_facts(chunk.iri, [(EX + "plants", EX + f"says{number}", quote)], spans=[{"quote": quote}],
+    for number, said in enumerate(VERDICTS):
+        chunk = next(c for c in chunks if said in c.text)
+        kg_decoder.add_facts(chunk.iri, [(EX + "plants", EX + f"says{number}", said)], spans=[{"quote": said}],
                              store=store, extractor="versions-test")
     second = kg_decoder.decode(drawn_pdf(folder / "plants-2.pdf", PLANTS_EDITED), store=store, source_id="plants",
                                file_name="plants.pdf")
