@@ -7,7 +7,8 @@ from urllib.parse import quote
 
 from flask import Blueprint, Response, render_template, request
 
-from kg_decoder.serve import bounded_page_image, bounded_rendered_page_image, document_iri, query_examples, trace_view
+from kg_decoder.serve import (bounded_page_image, bounded_rendered_page_image, document_iri, query_examples,
+                              trace_view, verdict_chain_views)
 
 from . import settings
 from .api import trace_request, whole_number
@@ -56,7 +57,8 @@ def audit_rows_page(name: str):
 def document_page(identifier: str):
     config = settings()
     page = config.read("document_page", document_iri(config.store, identifier))
-    return render_template("document.html", doc=page.document, quote=quote, chunks=page.chunks, facts=page.facts)
+    return render_template("document.html", doc=page.document, quote=quote, chunks=page.chunks, facts=page.facts,
+                           sources=page.sources)
 
 
 @pages.get("/pages/<path:identifier>/image.png")
@@ -81,4 +83,4 @@ def trace_page():
     store = settings().store
     sources = trace_request(request.args) if request.args else []
     return render_template("trace.html", sources=[trace_view(store, s) for s in sources], args=request.args,
-                           quote=quote)
+                           quote=quote, chains=[verdict_chain_views(store, s) for s in sources])

@@ -40,4 +40,4 @@ def versions_page():
 
 @versions.get("/diff")
 def diff_page():
-    return render_template("diff.html", diff=settings().read("diff", _argument("old"), _argument("new")))
+    return render_template("diff.html", view=settings().read("diff_page", _argument("old"), _argument("new")))

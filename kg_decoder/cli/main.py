@@ -37,6 +37,7 @@ from ..model import CrawlOptions, DecodeResult
 from ..model.errors import KgDecoderError, RequestError
 from ..quality.audits import run_audits
 from ..quality.validation import validate
+from ..serve.version_views import verdict_chain_views
 from ..sources.crawl import crawl
 from . import remote
 from .arguments import build_parser, chunk_options, decode_options
@@ -317,7 +318,7 @@ def _trace(args: argparse.Namespace) -> int:
     elif args.format == "json":
         print(json.dumps([source.to_json() for source in sources], ensure_ascii=False, indent=2))
     else:
-        print(describe_sources(sources))
+        print(describe_sources(sources, [verdict_chain_views(store, source) for source in sources]))
     return 0 if sources else 1
 
 

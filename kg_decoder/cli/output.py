@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from ..model import DecodeResult, EmbeddedResult, TraceSource, to_jsonable
+from ..serve.version_views import VerdictChainView
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -155,7 +156,9 @@ def _count(number: int, noun: str) -> str:
     return "" if not number else f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def describe_sources(sources: list[TraceSource]) -> str:
+def describe_sources(sources: list[TraceSource], chains: Optional[list[list[VerdictChainView]]] = None) -> str:
+    """The trace's sources for a person; ``chains``, per source, its fact's verdict chains (the version
+    it was stated in, then what each later version of its source says of it)."""
     if not sources:
         return "no source found"
     lines = []
@@ -178,14 +181,16 @@ def describe_sources(sources: list[TraceSource]) -> str:
             for cell in element.cells:
                 lines.append(f"    cell    {cell.label}: {cell.text!r}")
         lines.extend(_boxes(source.boxes))
-        for step in source.verdicts:
-            place = f"page {step.page_number}" if step.page_number is not None else ""
-            if step.previous_page_number is not None and step.previous_page_number != step.page_number:
-                place = f"page {step.previous_page_number} -> {step.page_number}"
-            change = f" {step.previous_text!r} -> {step.text!r}" if step.verdict == "changed" else ""
-            since = " (no longer in the source since this version)" if step.verdict == "removed" else ""
-            lines.append(f"  version   {step.version} of {step.source} ({step.generated[:10]}): {step.verdict} {place}"
-                         f"{change}{since}".rstrip())
+        for chain in chains[number - 1] if chains else []:
+            for step in chain.steps:
+                place = f"page {step.page_number}" if step.page_number is not None else ""
+                if step.previous_page_number is not None and step.previous_page_number != step.page_number:
+                    place = f"page {step.previous_page_number} -> {step.page_number}"
+                change = f" {step.previous_text!r} -> {step.text!r}" if step.verdict == "changed" else ""
+                since = " (no longer in the source since this version)" if step.verdict == "removed" else ""
+                said = " ".join(part for part in (step.verdict, place) if part)
+                lines.append(f"  version   {step.number} of {chain.source_id} ({step.generated[:10]}): "
+                             f"{said}{change}{since}")
         if source.latest is not None:
             lines.append(f"  now at    {source.latest.segment} {source.latest.start}..{source.latest.end}"
                          + (f" page {source.latest.page_number}" if source.latest.page_number is not None else ""))

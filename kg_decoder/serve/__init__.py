@@ -14,12 +14,14 @@ from .sparql import Answer, run_query, run_update
 from .views import (BoxView, DocumentView, ElementView, FactView, QueryExample, StoreOverview, TraceView,
                     decoded_json, document_facts, document_iri, document_view, fact_object, fact_trace_url,
                     form_options, query_examples, store_overview, trace_view)
+from .version_views import diff_view, document_source_versions, verdict_chain_views
 from .workers import WorkerPool, worker_pool
 
 __all__ = ["PAGE_ROWS", "Answer", "AuditPage", "Bounds", "BoxView", "Chart", "DocumentPage", "DocumentView",
            "ElementView", "FactView", "JobState", "JobStatus", "Jobs", "Listed", "QueryExample", "RequestCancelled",
            "StoreOverview", "TraceView", "WorkerPool", "allowed_endpoints", "audit_rows", "bounded_page_image",
            "bounded_read", "bounded_rendered_page_image", "bounded_search", "bounded_trace",
-           "dashboard", "decoded_json", "document_facts", "document_iri", "document_view", "fact_object",
+           "dashboard", "decoded_json", "diff_view", "document_facts", "document_iri", "document_source_versions",
+           "document_view", "fact_object",
            "fact_trace_url", "form_options", "page_image", "query_examples", "rendered_page_image", "run_query",
-           "run_update", "store_overview", "trace_view", "worker_pool"]
+           "run_update", "store_overview", "trace_view", "verdict_chain_views", "worker_pool"]

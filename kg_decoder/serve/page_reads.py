@@ -19,6 +19,7 @@ from ..graph.store import KgStore
 from ..model import Rows
 from ..model.revisions import VersionDiff
 from .dashboard import audit_rows, dashboard
+from .version_views import DiffView, SourceVersionsView, diff_view, document_source_versions
 from .views import DocumentView, document_facts, document_view, store_overview
 
 PAGE_ROWS = 1000  # the most rows a page lists; the rest are counted and reached by SPARQL or ?offset=
@@ -78,24 +79,31 @@ def audit_page(store: KgStore, name: str) -> AuditPage:
 
 @dataclass
 class DocumentPage:
-    """What a document's page shows: the document, and a page of its chunks and of its facts."""
+    """What a document's page shows: the document, a page of its chunks and of its facts, and the
+    versions of the sources it is a version of."""
 
     document: DocumentView
     chunks: Listed
     facts: Listed
+    sources: list[SourceVersionsView] = field(default_factory=list)
 
 
 def document_page(store: KgStore, iri: str) -> DocumentPage:
     return DocumentPage(document=document_view(store, iri), chunks=_page(document_chunks(iri, store=store)),
-                        facts=_page(document_facts(store, iri)))
+                        facts=_page(document_facts(store, iri)), sources=document_source_versions(store, iri))
 
 
 def diff(store: KgStore, old: str, new: str) -> VersionDiff:
     return diff_documents(old, new, store=store)
 
 
-READS: dict[str, Callable] = {read.__name__: read for read in (
-    store_overview, documents_page, dashboard, audit_page, document_page, document_view, diff)}
+def diff_page(store: KgStore, old: str, new: str) -> DiffView:
+    """The diff with the pages it changed and their boxes, for the side-by-side view."""
+    return diff_view(store, diff_documents(old, new, store=store))
 
-__all__ = ["PAGE_ROWS", "READS", "AuditPage", "DocumentPage", "Listed", "audit_page", "diff", "document_page",
-           "documents_page"]
+
+READS: dict[str, Callable] = {read.__name__: read for read in (
+    store_overview, documents_page, dashboard, audit_page, document_page, document_view, diff, diff_page)}
+
+__all__ = ["PAGE_ROWS", "READS", "AuditPage", "DocumentPage", "Listed", "audit_page", "diff", "diff_page",
+           "document_page", "documents_page"]

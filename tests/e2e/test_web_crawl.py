@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.request
 from urllib.error import HTTPError
-from urllib.parse import parse_qsl, urldefrag, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urldefrag, urlencode, urljoin, urlsplit
 
 import pytest
 from selenium.webdriver.common.keys import Keys
@@ -53,12 +53,54 @@ def site(corpus_dir, tmp_path_factory):
                                      (EX + "paper", EX + "says", chunk.text[span[0]:span[1]]),
                                      (EX + "paper", EX + "pages", 2)], spans=[span] * 3, store=store,
                          extractor="crawl-test")
+    documents.update(two_versions(store, tmp_path_factory.mktemp("versions")))
     store.flush()
     app = load_web_app().create_app(store, workers=2)
     server = create_server(app, host="127.0.0.1", port=0, threads=6)
     threading.Thread(target=server.run, daemon=True).start()
     yield {"base": f"http://127.0.0.1:{server.effective_port}", "store": store, "documents": documents}
     server.close()
+
+
+# A two-page PDF edited between two decodes of one source: a line changed, one moved to the other
+# page, one removed, one added; a fact on each of the first three and on one kept line.
+PLANTS = [["The plant in Lyon makes valves.", "Orders rose by 8 percent in spring."],
+          ["The warehouse in Ghent ships parts.", "Margins held at 21 percent overall.", "The depot in Bonn closed."]]
+PLANTS_EDITED = [["The plant in Paris makes valves."],
+                 ["The warehouse in Ghent ships parts.", "Margins held at 21 percent overall.",
+                  "Orders rose by 8 percent in spring.", "A new office opened in Porto."]]
+VERDICTS = {"The plant in Lyon": "changed", "Orders rose by 8 percent": "moved",
+            "Margins held at 21 percent": "current", "The depot in Bonn closed": "removed"}
+
+
+def drawn_pdf(path, pages: list[list[str]]) -> bytes:
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfgen import canvas
+
+    drawing = canvas.Canvas(str(path), pagesize=letter)
+    for lines in pages:
+        for number, line in enumerate(lines):
+            drawing.drawString(72, 700 - 40 * number, line)
+        drawing.showPage()
+    drawing.save()
+    return path.read_bytes()
+
+
+def two_versions(store, folder) -> dict[str, str]:
+    """Two versions of the source "plants" (both chunked), a fact per quote of VERDICTS on the first."""
+    first = kg_decoder.decode(drawn_pdf(folder / "plants.pdf", PLANTS), store=store, source_id="plants",
+                              file_name="plants.pdf")
+    kg_decoder.chunk_document(first.document, store=store)
+    chunks = kg_decoder.document_chunks(first.document, store=store)
+    for number, said in enumerate(VERDICTS):
+        chunk = next(c for c in chunks if said in c.text)
+        kg_decoder.add_facts(chunk.iri, [(EX + "plants", EX + f"says{number}", said)], spans=[{"quote": said}],
+                             store=store, extractor="versions-test")
+    second = kg_decoder.decode(drawn_pdf(folder / "plants-2.pdf", PLANTS_EDITED), store=store, source_id="plants",
+                               file_name="plants.pdf")
+    assert second.version.number == 2
+    kg_decoder.chunk_document(second.document, store=store)
+    return {"plants.pdf@1": first.document, "plants.pdf@2": second.document}
 
 
 class Crawl:
@@ -82,7 +124,7 @@ class Crawl:
         deadline = time.time() + 60
         while time.time() < deadline and not self.browser.execute_script(
                 "return document.readyState === 'complete' && Array.from(document.images)"
-                ".every(i => i.complete);"):
+                ".every(i => i.complete && !i.dataset.src);"):  # pictures queued (data-src) drawn too
             time.sleep(0.05)
 
     def check(self, where: str) -> None:
@@ -277,6 +319,82 @@ def test_a_browser_clicks_everything_and_meets_no_error(site, tmp_path_factory):
     assert any(page.startswith("/trace?s=") for page in crawl.pages)  # a fact's page, from its document
     assert any(resource.endswith("/image.png") for resource in crawl.resources)
     assert len([p for p in crawl.pages if p.startswith("/documents/")]) >= len(site["documents"])
+    assert {"diff", "versions"} <= kinds, kinds  # the views of a source's versions, reached by links
+
+
+@pytest.mark.slow
+def test_a_browser_sees_two_versions_their_diff_and_a_fact_verdict_chain(site):
+    """The document page of a source's first version lists both versions with their diff counts; its
+    diff opens with the changed elements boxed on both versions' pages; each fact's trace page says
+    where it was stated and what version 2 says of it, with a link to the place that still holds it."""
+    browser = headless_chromium()
+    base, first = site["base"], site["documents"]["plants.pdf@1"]
+    try:
+        browser.get(f"{base}/documents/{quote(first, safe='')}")
+        rows = browser.find_elements("css selector", "table.versions tr.version")
+        assert [r.get_attribute("data-number") for r in rows] == ["1", "2"]
+        assert "this document" in rows[0].text and "latest" in rows[1].text and "latest" not in rows[0].text
+        assert "2 kept, 1 moved, 1 changed, 1 removed, 1 added" in rows[1].text, rows[1].text
+        assert "1 current, 1 moved, 1 changed, 1 removed" in rows[1].text, rows[1].text
+
+        rows[1].find_element("css selector", "a.version-diff").click()
+        assert urlsplit(browser.current_url).path == "/diff"
+        assert "1 changed, 1 removed, 1 added" in browser.find_element("id", "diff-counts").text
+        wait_for_images(browser)
+        old = {b.get_attribute("class") for b in browser.find_elements("css selector", "#old-pages .box")}
+        new = {b.get_attribute("class") for b in browser.find_elements("css selector", "#new-pages .box")}
+        assert old == {"box diff-changed", "box diff-moved", "box diff-removed"}, old
+        assert new == {"box diff-changed", "box diff-moved", "box diff-added"}, new
+        for box in browser.find_elements("css selector", ".diff-side .box"):  # placed on its page (trace.js)
+            assert box.size["width"] > 20 and box.size["height"] > 3, box.get_attribute("outerHTML")
+        assert len(browser.find_elements("css selector", "#new-pages .page-image")) == 2  # a line moved to page 2
+
+        browser.get(f"{base}/documents/{quote(first, safe='')}")
+        traces = [a.get_attribute("href") for a in browser.find_elements("css selector", "a.fact-trace")]
+        seen = {}
+        for url in traces:
+            browser.get(url)
+            [chain] = browser.find_elements("css selector", "section.source .verdict-chain")
+            seen[chain.get_attribute("data-latest")] = chain.text
+            assert chain.text.startswith("Versions of plants: stated in version 1 (") and "→" in chain.text
+        assert set(seen) == set(VERDICTS.values()), seen
+        assert "no longer in the source since version 2" in seen["removed"]
+        assert "still holds in version 2" in seen["current"] and "at page 2 (box)" in seen["current"]
+        assert "from page 1 to page 2 (box)" in seen["moved"]
+        assert "The plant in Lyon → The plant in Paris" in seen["changed"]
+
+        # The moved fact's place in version 2: its trace, the page picture with the box on it.
+        browser.get(next(url for url in traces if "says1" in url))
+        browser.find_element("css selector", ".verdict-chain a.version-place").click()
+        wait_for_images(browser)
+        assert "Orders rose by 8 percent" in browser.find_element("css selector", "mark").text
+        assert browser.find_elements("css selector", "section.source .page-image")
+        assert browser.find_elements("css selector", ".drawing .box")
+
+        # A typed literal's datatype goes with the object as it was; edited, the object is plain text.
+        typed = {"s": EX + "paper", "p": EX + "pages", "o": "2", "object": "literal",
+                 "datatype": "http://www.w3.org/2001/XMLSchema#integer"}
+        for edit, kept in (("", True), ("3", False)):
+            browser.get(f"{base}/trace?{urlencode(typed)}")
+            if edit:
+                field = browser.find_element("css selector", "#by-fact input[name=o]")
+                field.clear()
+                field.send_keys(edit)
+            browser.find_element("css selector", "#by-fact button").click()
+            deadline = time.time() + 30
+            while time.time() < deadline and "&o=" + (edit or "2") not in browser.current_url:
+                time.sleep(0.05)
+            assert ("datatype=" in browser.current_url) == kept, browser.current_url
+    finally:
+        browser.quit()
+
+
+def wait_for_images(browser) -> None:
+    deadline = time.time() + 60
+    while time.time() < deadline and not browser.execute_script(
+            "return Array.from(document.images).every(i => i.complete && !i.dataset.src && i.naturalWidth > 0);"):
+        time.sleep(0.05)
+    assert browser.execute_script("return Array.from(document.images).every(i => i.naturalWidth > 0);")
 
 
 def screenshots(browser, site, crawl, out) -> None:

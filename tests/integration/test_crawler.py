@@ -321,3 +321,74 @@ def test_a_page_decoded_in_part_is_crawled_as_partial_with_its_problems(store, t
     [page] = result.pages
     assert page.status == kg_decoder.CrawlStatus.PARTIAL and [p.code for p in page.problems] == ["forms-not-read"]
     assert "Application form" in text_of(store, page.document)
+
+
+def test_a_page_crawled_again_is_a_new_version_only_when_its_bytes_changed(store):
+    """A crawl of a page, a fact on it; the same page crawled again (answered 304: no new version), then
+    edited on the server: version 2 of the URL's source, with its diff and the fact's verdict."""
+    import hashlib
+
+    state = {"paragraphs": ["KGSENTVERSION prices", "The basic plan costs 10 euros a month.",
+                            "Support answers within two days."]}
+    requests: list[dict] = []
+
+    class Edited(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self):
+            body = ("<html><head><title>Prices</title></head><body>"
+                    + "".join(f"<p>{p}</p>" for p in state["paragraphs"]) + "</body></html>").encode()
+            etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
+            requests.append({"path": self.path, "headers": dict(self.headers)})
+            if self.path != "/prices.html":
+                status, body, headers = 404, b"", {}
+            elif self.headers.get("If-None-Match") == etag:
+                status, body, headers = 304, b"", {"ETag": etag}
+            else:
+                status, headers = 200, {"ETag": etag, "Content-Type": "text/html; charset=utf-8"}
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = serve(Edited)
+    url = f"http://127.0.0.1:{server.server_port}/prices.html"
+    options = CrawlOptions(max_pages=1, **FAST)
+    try:
+        [first] = crawl(url, store=store, options=options).pages
+        assert first.status == "decoded"
+        kg_decoder.chunk_document(first.document, store=store)
+        [chunk] = kg_decoder.document_chunks(first.document, store=store)
+        quote = "costs 10 euros a month"
+        [subgraph] = kg_decoder.add_facts(chunk.iri, [("http://ex.org/basic", "http://ex.org/price", quote)],
+                                          spans=[{"quote": quote}], store=store).subgraphs
+        [version] = kg_decoder.source_versions(url, store=store)
+        assert (version.number, version.document) == (1, first.document)
+
+        # Crawled again, unchanged: asked with its ETag, answered 304, no new version.
+        [again] = crawl(url, store=store, options=options).pages
+        page_requests = [r for r in requests if r["path"] == "/prices.html"]
+        assert page_requests[-1]["headers"].get("If-None-Match") is not None
+        assert (again.status, again.document) == ("not modified", first.document)
+        assert [v.number for v in kg_decoder.source_versions(url, store=store)] == [1]
+
+        # Edited on the server: new bytes, version 2 with its diff, and the fact's verdict.
+        state["paragraphs"][1] = "The basic plan costs 12 euros a month."
+        state["paragraphs"].append("A yearly plan is new.")
+        [edited] = crawl(url, store=store, options=options).pages
+        assert edited.status == "decoded" and edited.document != first.document
+        old, new = kg_decoder.source_versions(url, store=store)
+        assert (old.latest, new.latest, new.number, new.document) == (False, True, 2, edited.document)
+        assert (new.counts.changed, new.counts.added, new.counts.removed) == (1, 1, 0)
+        assert new.facts["changed"] == 1
+        [step] = kg_decoder.verdict_chain(subgraph, store=store)
+        assert (step.version, step.verdict, step.text) == (2, "changed", "costs 12 euros a month")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert validate(store).conforms

@@ -236,4 +236,10 @@ def test_http_upload_with_a_source_id_versions_and_diff(web_app, tmp_path):
     assert page.status_code == 200 and b"(latest)" in page.data and b"/diff?old=" in page.data
     shown = client.get("/diff", query_string={"old": documents[0], "new": documents[1]})
     assert shown.status_code == 200 and b"<del>2</del><ins>4</ins>" in shown.data
+    # Each version's document page lists the source's versions; bytes of no source list none.
+    first_page = client.get(f"/documents/{documents[0]}").get_data(as_text=True)
+    assert "Versions of uploaded-report" in first_page and first_page.count('<tr class="version') == 2
+    assert "3 kept, 1 moved, 1 changed, 1 removed, 1 added" in first_page and "(this document)" in first_page
+    loose = client.post("/api/documents", data={"file": (io.BytesIO(b"No source here."), "loose.txt")}, headers=auth)
+    assert 'id="versions"' not in client.get(f"/documents/{loose.json['document']}").get_data(as_text=True)
     store.close()

@@ -6,3 +6,29 @@ document.querySelectorAll(".page .box").forEach(function (box) {
   box.style.width = box.dataset.width + "%";
   box.style.height = box.dataset.height + "%";
 });
+
+// Page pictures queued in data-src (a diff shows several): drawn one after another, as the server
+// lets one client draw only a few pages at a time.
+(function loadNext() {
+  var image = document.querySelector("img[data-src]");
+  if (!image) { return; }
+  function next() { image.removeAttribute("data-src"); loadNext(); }
+  image.addEventListener("load", next, { once: true });
+  image.addEventListener("error", next, { once: true });
+  image.src = image.dataset.src;
+})();
+
+// The fact form keeps a literal's datatype or language in hidden fields: once the object's text is
+// edited, or the object made an IRI, they no longer belong to it and are not sent.
+(function () {
+  var form = document.getElementById("by-fact");
+  if (!form) { return; }
+  var object = form.querySelector("input[name=o]");
+  var typed = form.querySelectorAll("input[type=hidden][name=datatype], input[type=hidden][name=language]");
+  function untype() {
+    var iri = form.querySelector("input[name=object][value=iri]").checked;
+    typed.forEach(function (field) { field.disabled = iri || object.value !== object.defaultValue; });
+  }
+  form.addEventListener("input", untype);
+  form.addEventListener("change", untype);
+})();
