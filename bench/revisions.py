@@ -15,7 +15,7 @@ the share of re-anchored facts in PDFs whose boxes on the new page are verified 
 and what carrying costs beside decoding (target <= 20 % at 100 facts a document), and, with
 ``--big-pdf``, the diff of a 100-page PDF pair.
 
-    /work/tools/kgpy python bench/revisions.py [--limit N] [--seed S] [--big-pdf]
+    /work/tools/kgpy python bench/revisions.py [--limit N] [--seed S] [--big-pdf | --big-pdf-only] [--shacl]
 """
 
 from __future__ import annotations
