@@ -27,7 +27,7 @@ class Plan:
 
     def text_after(self, unit: int, text: str) -> str:
         """A paragraph's text once the plan's edits of it are made."""
-        for edited, start, end, new in sorted((e for e in self.edits if e[0] == unit), key=lambda e: -e[1]):
+        for _, start, end, new in sorted((e for e in self.edits if e[0] == unit), key=lambda e: -e[1]):
             text = text[:start] + new + text[end:]
         return text
 
