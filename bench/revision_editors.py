@@ -25,6 +25,12 @@ class Plan:
     insert_at: Optional[int] = None
     slide_moves: list[int] = field(default_factory=list)  # slides moved to the end (PPTX)
 
+    def text_after(self, unit: int, text: str) -> str:
+        """A paragraph's text once the plan's edits of it are made."""
+        for _, start, end, new in sorted((e for e in self.edits if e[0] == unit), key=lambda e: -e[1]):
+            text = text[:start] + new + text[end:]
+        return text
+
 
 class TextEditor:
     """Markdown and plain text: paragraphs between blank lines."""

@@ -153,7 +153,7 @@ def _pairs_by_similarity(lone_old: list[int], lone_new: list[int], old_keys: lis
         matcher = SequenceMatcher(None, a, b, autojunk=False)
         if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:
             continue
-        ratio = matcher.ratio()
+        ratio = similarity(a, b)
         if ratio >= SIMILAR:
             scored.append((-ratio, abs(i - j), i, j))
     scored.sort()
@@ -166,8 +166,41 @@ def _pairs_by_similarity(lone_old: list[int], lone_new: list[int], old_keys: lis
     return pairs
 
 
+def _common_ends(a: str, b: str) -> tuple[int, int]:
+    """The lengths of the start and of the end both texts share (not overlapping)."""
+    most = min(len(a), len(b))
+    start = 0
+    while start < most and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < most - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    return start, end
+
+
+def similarity(a: str, b: str) -> float:
+    """difflib's ratio of two texts, the start and end they share taken as matched first (the character
+    matching is quadratic in what is left: a word edited in a long paragraph costs little).
+
+    >>> similarity("Revenue was 12 M.", "Revenue was 14 M.")
+    0.9411764705882353
+    """
+    if not a and not b:
+        return 1.0
+    start, end = _common_ends(a, b)
+    middle = SequenceMatcher(None, a[start:len(a) - end], b[start:len(b) - end], autojunk=False)
+    matched = start + end + sum(block.size for block in middle.get_matching_blocks())
+    return 2.0 * matched / (len(a) + len(b))
+
+
 def character_edits(old: str, new: str, limit: int = 50) -> list[tuple[str, str, str]]:
-    """The edits from ``old`` to ``new``: (operation, old text, new text), at most ``limit``."""
+    """The edits from ``old`` to ``new``: (operation, old text, new text), at most ``limit``.
+
+    >>> character_edits("Revenue was 12 M in 2024.", "Revenue was 14 M in 2025.")
+    [('replace', '2', '4'), ('replace', '4', '5')]
+    """
+    start, end = _common_ends(old, new)
+    old, new = old[start:len(old) - end], new[start:len(new) - end]
     matcher = SequenceMatcher(None, old, new, autojunk=False)
     return [(tag, old[i1:i2], new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"][:limit]
 
@@ -203,4 +236,4 @@ def aligned_new(entries: Sequence[DiffEntry]) -> dict[str, Optional[DiffEntry]]:
     return {entry.old.element: entry for entry in entries if entry.old is not None}
 
 
-__all__ = ["align", "aligned_new", "character_edits", "count", "folded"]
+__all__ = ["align", "aligned_new", "character_edits", "count", "folded", "similarity"]

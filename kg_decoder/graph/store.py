@@ -177,8 +177,8 @@ class KgStore(GraphReads, TextIndexing):
             return []
         try:
             solutions = self._evaluate(query.bound(bindings), {})
-            names = [v.value for v in solutions.variables]
-            return [{snake(n): python_value(row[n]) for n in names if row[n] is not None} for row in solutions]
+            keys = [(v.value, snake(v.value)) for v in solutions.variables]  # once a query, not once a row
+            return [{key: python_value(row[n]) for n, key in keys if row[n] is not None} for row in solutions]
         except OSError as exc:
             raise StoreError(f"reading the store at {self.location} failed: {exc}") from None
 
