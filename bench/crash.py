@@ -96,9 +96,9 @@ def random_settings(rng: random.Random) -> list[str]:
 
 
 # Chosen moments: (stage, words of its message, which such report of the batch): the kill comes the
-# instant the decode reports it. Each phase of a document's decode and of its chunking: partitioning
-# (the parse cache being written), the quads made, the transactions' starts (mid-write) and ends (just
-# committed), a second document's transaction and an e-mail's attachments.
+# instant the decode reports it. Each phase of a document's decode and of its chunking: its partition
+# (read from the parse cache the first decode filled), the quads made, the transactions' starts
+# (mid-write) and ends (just committed), a second document's transaction and an e-mail's attachments.
 MOMENTS = (("partition", "", 1), ("map", "", 1), ("write quads", "in one transaction", 1), ("write quads", "wrote", 1),
            ("chunk", "", 1), ("write quads", "quads of chunks", 1), ("write quads", "in one transaction", 2),
            ("embedded files", "", 1))

@@ -67,6 +67,15 @@ def seed_caches(store_folder: Path, from_store) -> None:
             shutil.copytree(from_store.path / folder, store_folder / folder)
 
 
+@pytest.fixture
+def corpus_cached_store(corpus_store, tmp_path):
+    """A fresh store of its own that partitions no corpus file again (the session corpus store's parse
+    cache and renderings): for tests of what is made of a corpus file, not of its parsing."""
+    seed_caches(tmp_path / "store", corpus_store[0])
+    with kg_decoder.open_store(tmp_path / "store") as opened:
+        yield opened
+
+
 @pytest.fixture(scope="session")
 def generated(tmp_path_factory) -> dict[str, fixtures.Fixture]:
     return {f.name: f for f in fixtures.make_all(tmp_path_factory.mktemp("generated"))}
