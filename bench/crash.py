@@ -173,13 +173,15 @@ def kill_at_moment(store: Path, batch: list[Path], rng: random.Random, number: i
             pending += os.read(process.stderr.fileno(), 65536)
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                if line.startswith(b"{"):
-                    report = json.loads(line)
-                    if report.get("stage") == stage and words in report.get("message", ""):
-                        seen += 1
-                        if seen == nth:
-                            os.killpg(process.pid, signal.SIGKILL)  # at once: before the next line is read
-                            break
+                try:
+                    report = json.loads(line) if line.startswith(b"{") else {}
+                except ValueError:  # a line of something else the process printed
+                    report = {}
+                if report.get("stage") == stage and words in report.get("message", ""):
+                    seen += 1
+                    if seen == nth:
+                        os.killpg(process.pid, signal.SIGKILL)  # at once: before the next line is read
+                        break
         process.wait(timeout=60)
         if seen < nth:
             return Trial(number, settings, -1.0, "finished")
@@ -251,6 +253,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--window", type=float, default=8.0, help="seconds after the decode is at work in which "
                                                                  "the kill falls")
+    parser.add_argument("--moments", action="store_true", help="a kill at each of MOMENTS (as the test suite "
+                                                                  "does) instead of --trials random ones")
     parser.add_argument("--folder", help="work here (default: a temporary folder)")
     parser.add_argument("--scale", type=int, default=2, help="how large the generated documents are")
     args = parser.parse_args()
@@ -258,7 +262,8 @@ def main() -> int:
 
     folder = Path(args.folder or tempfile.mkdtemp(prefix="kg-crash-"))
     started = time.monotonic()
-    summary = run(args.trials, args.seed, folder, args.window, scale=args.scale)
+    summary = run(args.trials, args.seed, folder, args.window, scale=args.scale,
+                  moments=MOMENTS if args.moments else ())
     print(f"\n{summary['killed']} of {summary['trials']} trials killed mid-decode, in stages "
           f"{', '.join(summary['stages'])}; {time.monotonic() - started:.0f} s")
     print(f"after the kills: {summary['problems'] or 'no problem'}; {summary['orphans']} orphaned blobs, "
