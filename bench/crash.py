@@ -10,12 +10,14 @@ again to completion; the blobs a kill orphaned are listed by the library audit a
     .venv/bin/python bench/crash.py --trials 100 [--seed 7]
 
 prints each trial (when the kill came, in which stage) and the checks; exit 1 if one fails.
-The test suite runs the same harness with fewer trials (tests/e2e/test_crash.py).
+The test suite runs the same harness with a kill at each chosen moment of ``MOMENTS`` instead of random
+ones (tests/e2e/test_crash.py): every phase of a decode is hit, in far fewer trials.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import select
@@ -93,6 +95,15 @@ def random_settings(rng: random.Random) -> list[str]:
     return settings
 
 
+# Chosen moments: (stage, words of its message, which such report of the batch): the kill comes the
+# instant the decode reports it. Each phase of a document's decode and of its chunking: its partition
+# (read from the parse cache the first decode filled), the quads made, the transactions' starts
+# (mid-write) and ends (just committed), a second document's transaction and an e-mail's attachments.
+MOMENTS = (("partition", "", 1), ("map", "", 1), ("write quads", "in one transaction", 1), ("write quads", "wrote", 1),
+           ("chunk", "", 1), ("write quads", "quads of chunks", 1), ("write quads", "in one transaction", 2),
+           ("embedded files", "", 1))
+
+
 @dataclass
 class Trial:
     number: int
@@ -141,6 +152,47 @@ def kill_during_a_decode(store: Path, batch: list[Path], rng: random.Random, num
         process.stderr.close()
 
 
+def kill_at_moment(store: Path, batch: list[Path], rng: random.Random, number: int,
+                   moment: tuple[str, str, int]) -> Trial:
+    """Start the batch with new settings (chunks among them), kill its process group the instant its
+    progress reports ``moment`` (stage, words of the message, the how-many-th such report)."""
+    stage, words, nth = moment
+    settings = random_settings(rng)
+    if "--chunk" not in settings:  # the chunking phases are among the moments
+        settings += ["--chunk", "--chunk-size", str(rng.randint(48, 600))]
+    process = subprocess.Popen(decode_command(store, batch, settings), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    pending, seen, started = b"", 0, time.monotonic()
+    try:
+        while process.poll() is None and seen < nth:
+            if time.monotonic() - started > 600:
+                raise RuntimeError(f"the decode did not reach {moment} within 600 s")
+            ready, _, _ = select.select([process.stderr], [], [], 0.5)
+            if not ready:
+                continue
+            pending += os.read(process.stderr.fileno(), 65536)
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                try:
+                    report = json.loads(line) if line.startswith(b"{") else {}
+                except ValueError:  # a line of something else the process printed
+                    report = {}
+                if report.get("stage") == stage and words in report.get("message", ""):
+                    seen += 1
+                    if seen == nth:
+                        os.killpg(process.pid, signal.SIGKILL)  # at once: before the next line is read
+                        break
+        process.wait(timeout=60)
+        if seen < nth:
+            return Trial(number, settings, -1.0, "finished")
+        return Trial(number, settings, time.monotonic() - started, f"{stage} {words}".strip() + f" #{nth}")
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=60)
+        process.stderr.close()
+
+
 def problems(store_path: Path, shapes: bool = True) -> list[str]:
     """What is wrong with the store (empty: nothing); ``shapes`` validates against the SHACL shapes too."""
     import kg_decoder
@@ -158,8 +210,10 @@ def problems(store_path: Path, shapes: bool = True) -> list[str]:
     return found
 
 
-def run(trials: int, seed: int, folder: Path, window: float = 8.0, log=print, scale: int = 1) -> dict:
-    """The whole experiment in ``folder``; a summary of what happened."""
+def run(trials: int, seed: int, folder: Path, window: float = 8.0, log=print, scale: int = 1,
+        moments: tuple = ()) -> dict:
+    """The whole experiment in ``folder``; a summary of what happened. With ``moments``, a trial kills
+    at each of them (``trials`` and ``window`` unused) instead of at random moments."""
     rng = random.Random(seed)
     batch = make_batch(folder / "batch", scale)
     store = folder / "store"
@@ -167,8 +221,10 @@ def run(trials: int, seed: int, folder: Path, window: float = 8.0, log=print, sc
     if first.returncode != 0:
         raise RuntimeError(f"the batch does not decode: {first.stderr[-2000:]}")
     kills = []
-    for number in range(1, trials + 1):
-        trial = kill_during_a_decode(store, batch, rng, number, window)
+    chosen = [lambda number, moment=moment: kill_at_moment(store, batch, rng, number, moment) for moment in moments]
+    random_kills = [lambda number: kill_during_a_decode(store, batch, rng, number, window)] * trials
+    for number, kill in enumerate(chosen or random_kills, 1):
+        trial = kill(number)
         kills.append(trial)
         log(f"trial {number:3}: {'killed %.2f s in' % trial.killed_after if trial.killed_after >= 0 else 'finished'}"
             f" ({trial.stage}) with {' '.join(trial.settings)}")
@@ -197,6 +253,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--window", type=float, default=8.0, help="seconds after the decode is at work in which "
                                                                  "the kill falls")
+    parser.add_argument("--moments", action="store_true", help="a kill at each of MOMENTS (as the test suite "
+                                                                  "does) instead of --trials random ones")
     parser.add_argument("--folder", help="work here (default: a temporary folder)")
     parser.add_argument("--scale", type=int, default=2, help="how large the generated documents are")
     args = parser.parse_args()
@@ -204,7 +262,8 @@ def main() -> int:
 
     folder = Path(args.folder or tempfile.mkdtemp(prefix="kg-crash-"))
     started = time.monotonic()
-    summary = run(args.trials, args.seed, folder, args.window, scale=args.scale)
+    summary = run(args.trials, args.seed, folder, args.window, scale=args.scale,
+                  moments=MOMENTS if args.moments else ())
     print(f"\n{summary['killed']} of {summary['trials']} trials killed mid-decode, in stages "
           f"{', '.join(summary['stages'])}; {time.monotonic() - started:.0f} s")
     print(f"after the kills: {summary['problems'] or 'no problem'}; {summary['orphans']} orphaned blobs, "

@@ -44,6 +44,39 @@ def wild_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def corpus_store(corpus_dir, tmp_path_factory):
+    """Every corpus file decoded (default options) into one store: (store, results by name, the typed
+    errors of the files refused by name). Tests may add chunks; other tests seed their own stores
+    with its parse cache and renderings (``seed_caches``) so as not to partition the corpus again."""
+    store = kg_decoder.open_store(tmp_path_factory.mktemp("corpus-store"))
+    results, errors = {}, {}
+    for path in sorted(corpus_dir.iterdir()):
+        try:
+            results[path.name] = kg_decoder.decode(path, store=store)
+        except kg_decoder.DecodeError as exc:
+            errors[path.name] = exc
+    return store, results, errors
+
+
+def seed_caches(store_folder: Path, from_store) -> None:
+    """``store_folder`` (not yet a store) starts with the parse cache and renderings of ``from_store``:
+    its decodes of the same files and options partition nothing again."""
+    store_folder.mkdir(parents=True, exist_ok=True)
+    for folder in ("partition-cache", "renders"):
+        if (from_store.path / folder).is_dir():
+            shutil.copytree(from_store.path / folder, store_folder / folder)
+
+
+@pytest.fixture
+def corpus_cached_store(corpus_store, tmp_path):
+    """A fresh store of its own that partitions no corpus file again (the session corpus store's parse
+    cache and renderings): for tests of what is made of a corpus file, not of its parsing."""
+    seed_caches(tmp_path / "store", corpus_store[0])
+    with kg_decoder.open_store(tmp_path / "store") as opened:
+        yield opened
+
+
+@pytest.fixture(scope="session")
 def generated(tmp_path_factory) -> dict[str, fixtures.Fixture]:
     return {f.name: f for f in fixtures.make_all(tmp_path_factory.mktemp("generated"))}
 

@@ -41,18 +41,6 @@ EXPECTED = {
 FAILS = {"password.pdf": kg_decoder.EncryptedDocument, "empty.txt": kg_decoder.EmptyDocument}
 
 
-@pytest.fixture(scope="module")
-def corpus_store(corpus_dir, tmp_path_factory):
-    store = kg_decoder.open_store(tmp_path_factory.mktemp("corpus-store"))
-    results, errors = {}, {}
-    for path in sorted(corpus_dir.iterdir()):
-        try:
-            results[path.name] = kg_decoder.decode(path, store=store)
-        except kg_decoder.DecodeError as exc:
-            errors[path.name] = exc
-    return store, results, errors
-
-
 def test_the_corpus_is_what_the_expectations_cover(corpus_dir):
     assert sorted(p.name for p in corpus_dir.iterdir()) == sorted(set(EXPECTED) | set(FAILS))
 

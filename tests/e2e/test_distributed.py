@@ -17,6 +17,7 @@ from invariants import timeless
 from servers import S3_TEST_ENVIRONMENT, create_bucket, moto_s3_server, oxigraph_server, s3_options
 
 import kg_decoder
+from conftest import seed_caches
 from kg_decoder.model.errors import BlobMissing
 
 pytestmark = pytest.mark.slow
@@ -53,8 +54,10 @@ def test_an_s3_library_decodes_traces_and_exports_images(s3, corpus_dir, tmp_pat
             store.content(page)
 
 
-def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, tmp_path, cli):
-    """Six corpus files and a copy of the first (decoded after it, not beside it on the other CPU)."""
+def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, corpus_store, tmp_path, cli):
+    """Six corpus files and a copy of the first (decoded after it, not beside it on the other CPU); the
+    local decode compared with reads the session corpus store's parse cache (the commits are compared,
+    not the parsers' determinism)."""
     copy = tmp_path / "copy.pdf"
     shutil.copy(corpus_dir / FILES[0], copy)
     files = [corpus_dir / FILES[0], copy] + [corpus_dir / name for name in FILES[1:]]
@@ -69,6 +72,7 @@ def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, tmp_path, c
         names = {str(path) for path in files}
         rows = [line.split()[0] for line in done.stdout.splitlines() if line.split() and line.split()[0] in names]
         assert rows == [str(path) for path in files]  # the table in input order
+        seed_caches(tmp_path / "local", corpus_store[0])
         with kg_decoder.open_store(tmp_path / "local") as local:
             for path in files:  # the same bytes and names, no source's version (Ray records none yet)
                 try:

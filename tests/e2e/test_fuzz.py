@@ -1,7 +1,8 @@
 """A fixed, seeded sample of the fuzzer (bench/fuzz.py runs thousands): every mutated document ends
 in a typed error with the store untouched, or in a whole document; never an untyped exception,
-a hang or a partial write. And a minute of its SPARQL grammar against a live server: the server
-never dies and answers nothing 5xx but the typed 503 of a limit."""
+a hang or a partial write. And a fixed, seeded sample of 300 requests of its SPARQL grammar (queries
+and updates) against a live server: the server never dies and answers nothing 5xx but the typed 503
+of a limit."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def test_a_fixed_sample_of_mutated_documents_breaks_no_rule(generated):
 
 
 @pytest.mark.slow
-def test_a_minute_of_random_sparql_never_kills_the_server_nor_gets_an_untyped_5xx(tmp_path):
+def test_random_sparql_never_kills_the_server_nor_gets_an_untyped_5xx(tmp_path):
     import time
 
     import kg_decoder
@@ -41,9 +42,10 @@ def test_a_minute_of_random_sparql_never_kills_the_server_nor_gets_an_untyped_5x
         kg_decoder.decode(b"KGSENT fuzzed words. A second sentence of them.", store=store, file_name="a.txt")
         store.sparql_update(f"INSERT DATA {{ <{fuzz.EX}0> <{fuzz.EX}p> <{fuzz.EX}1> . <{fuzz.EX}1> <{fuzz.EX}p> "
                             f"<{fuzz.EX}2> }}")
-    base, server = serve_process(tmp_path / "store", "--write-token", "fuzz-token", "--query-timeout", "10")
+    # A short query time limit: the sample's heavy queries reach it (the typed 503) sooner.
+    base, server = serve_process(tmp_path / "store", "--write-token", "fuzz-token", "--query-timeout", "3")
     try:
-        counts = fuzz.fuzz_sparql(base, 60.0, seed=20261201, token="fuzz-token")
+        counts = fuzz.fuzz_sparql(base, 0, seed=20261201, token="fuzz-token", count=300)
         assert server.poll() is None  # the same process, alive
         started = time.monotonic()
         assert requests.get(base + "/sparql", params={"query": "ASK {}"}, timeout=30).status_code == 200
@@ -53,5 +55,6 @@ def test_a_minute_of_random_sparql_never_kills_the_server_nor_gets_an_untyped_5x
         server.wait(timeout=60)
     broken = {kind: count for kind, count in counts.items() if kind.startswith("BROKEN")}
     assert broken == {}, broken
-    assert sum(counts.values()) > 200 and counts["200"] > 20 and counts["400 query-too-complex"] > 20, counts
+    assert sum(counts.values()) == 300 and counts["200"] > 20 and counts["400 query-too-complex"] > 20, counts
+    assert counts["204"] > 5 and counts["400 malformed-query"] > 20, counts  # updates and bad text among them
     print(dict(counts.most_common()))

@@ -13,6 +13,7 @@ import pytest
 from invariants import timeless
 
 import kg_decoder
+from conftest import seed_caches
 from kg_decoder.decode.parallel import WorkerPool, in_input_order
 from kg_decoder.model.errors import CorruptDocument
 
@@ -25,12 +26,13 @@ def _table(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.strip() and not line.startswith(("Next", " "))][:-1]
 
 
-def test_two_workers_write_what_one_writes(corpus_dir, tmp_path, cli):
+def test_two_workers_write_what_one_writes(corpus_dir, corpus_store, tmp_path, cli):
     one, two = tmp_path / "one", tmp_path / "two"
+    # Both runs partition from the session's corpus store's cache and renderings: what is compared is
+    # the commits of documents finishing out of order, not the parsers' determinism (tested elsewhere).
+    seed_caches(one, corpus_store[0])
     first = cli("decode", corpus_dir, "--store", one, "--workers", "1", "--no-progress")
     assert first.returncode == 0, first.stderr
-    # The second run partitions from the first's cache and renderings: what is compared is the
-    # commits of documents finishing out of order, not the parsers' determinism (tested elsewhere).
     two.mkdir()
     for folder in ("partition-cache", "renders"):
         shutil.copytree(one / folder, two / folder)

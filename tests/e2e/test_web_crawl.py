@@ -20,6 +20,7 @@ from selenium.webdriver.common.keys import Keys
 from browser import headless_chromium
 
 import kg_decoder
+from conftest import seed_caches
 from kg_decoder.cli import load_web_app
 from kg_decoder.graph.queries import query_file
 
@@ -31,12 +32,15 @@ ESCAPED = ("&lt;", "&gt;", "&amp;", "&#39;", "&quot;")
 
 
 @pytest.fixture(scope="module")
-def site(corpus_dir, tmp_path_factory):
-    """The corpus files decoded (the refused and failed ones recorded), chunked, three facts on the
-    PDF's first chunk (an IRI, a plain and a typed literal as objects), the app under waitress."""
+def site(corpus_dir, corpus_store, tmp_path_factory):
+    """The corpus files decoded (the refused and failed ones recorded; from the session corpus store's
+    parse cache), chunked, three facts on the PDF's first chunk (an IRI, a plain and a typed literal as
+    objects), the app under waitress."""
     from waitress.server import create_server
 
-    store = kg_decoder.open_store(tmp_path_factory.mktemp("crawl") / "store")
+    folder = tmp_path_factory.mktemp("crawl") / "store"
+    seed_caches(folder, corpus_store[0])
+    store = kg_decoder.open_store(folder)
     documents = {}
     for name in CORPUS_FILES:
         try:

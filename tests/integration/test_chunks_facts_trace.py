@@ -142,10 +142,10 @@ def test_web_annotation_jsonld_selects_the_span_and_the_rectangle(placed):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["layout-parser-paper-fast.pdf", "embedded-images-tables.pdf"])
-def test_corpus_pdf_trace_boxes_hold_the_words_poppler_finds(name, corpus_dir, tmp_path):
+def test_corpus_pdf_trace_boxes_hold_the_words_poppler_finds(name, corpus_dir, corpus_cached_store):
     if shutil.which("pdftotext") is None:
         pytest.fail("poppler-utils (pdftotext) is not installed; scripts/setup.sh installs it")
-    store = kg_decoder.open_store(tmp_path / "store")
+    store = corpus_cached_store
     result = kg_decoder.decode(corpus_dir / name, store=store)
     chunk_document(result.document, store=store, chunk_size=128)
     check_chunks(store, result.document, 128)
@@ -338,9 +338,10 @@ def test_table_matrix_is_rectangular_with_spans_and_padding():
     assert grid[(2, 0)].column_span == 3 and (2, 1) not in grid
 
 
-def test_xlsx_table_cell_fact_traces_to_its_row_column_and_address(corpus_dir, store):
+def test_xlsx_table_cell_fact_traces_to_its_row_column_and_address(corpus_dir, corpus_cached_store):
     from openpyxl import load_workbook
 
+    store = corpus_cached_store
     path = corpus_dir / "stanley-cups.xlsx"
     result = kg_decoder.decode(path, store=store)
     chunk_document(result.document, store=store, chunk_size=64, min_chunk_tokens=2)
@@ -360,7 +361,8 @@ def test_xlsx_table_cell_fact_traces_to_its_row_column_and_address(corpus_dir, s
     assert source.page_number == 1
 
 
-def test_docx_tables_become_rectangular_cell_matrices(corpus_dir, store):
+def test_docx_tables_become_rectangular_cell_matrices(corpus_dir, corpus_cached_store):
+    store = corpus_cached_store
     result = kg_decoder.decode(corpus_dir / "docx-tables.docx", store=store)
     tables = [e for e in store.document_elements(result.document) if e.category == "Table"]
     assert tables

@@ -109,7 +109,8 @@ def test_a_stated_title_wins_unless_it_is_a_file_name(store, tmp_path):
     assert store.document_info(named.document).title == "A Title For The Paper"
 
 
-def test_corpus_papers_read_their_stamp_and_title_and_keep_unmapped_characters(store, corpus_dir):
+def test_corpus_papers_read_their_stamp_and_title_and_keep_unmapped_characters(corpus_cached_store, corpus_dir):
+    store = corpus_cached_store
     result = kg_decoder.decode(corpus_dir / "layout-parser-paper-fast.pdf", store=store)
     title = store.document_info(result.document).title
     assert title == "LayoutParser: A Unified Toolkit for Deep Learning Based Document Image Analysis"
