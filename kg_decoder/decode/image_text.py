@@ -13,6 +13,7 @@ import io
 import os
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,25 +43,25 @@ BATCH_PICTURES = 8
 BATCH_PIXELS = 40_000_000
 # Fields of tesseract's TSV output (image_to_data).
 _LINE_KEYS = ("block_num", "par_num", "line_num")
+# A picture's reading: its text, or why it has none, and the problem reading it met.
+_Reading = tuple[Optional[ImageText], Optional[str], Optional[Problem]]
 
 
-def read_image_texts(partitioned: Partitioned, options: DecodeOptions, started: Optional[float] = None) -> None:
+def read_image_texts(partitioned: Partitioned, options: DecodeOptions, started: Optional[float] = None,
+                     ahead: "Optional[PicturesReadAhead]" = None) -> None:
     """Give every picture of the document its OCR text, or the reason it has none (in place).
 
     ``started``: when the document's decode began (``time.monotonic()``), for its time limit. Pictures
     are read a batch at a time by one tesseract run (:func:`read_words_of`); a batch tesseract fails on
-    is read again a picture at a time, so only the odd picture goes without its text.
+    is read again a picture at a time, so only the odd picture goes without its text. ``ahead``: the
+    pictures a thread began reading before the partition (their readings are taken, not made again).
     """
     if options.image_ocr == "off":
         return
     started = time.monotonic() if started is None else started
-    budget = options.timeout_seconds * TIME_SHARE if options.timeout_seconds else None
-
-    def time_left() -> Optional[float]:
-        return None if budget is None else budget - (time.monotonic() - started)
-
+    time_left = _time_left(options, started)
     ocr_pages = {page.number for page in partitioned.pages if page.strategy in ("ocr_only", "hi_res")}
-    read: dict[bytes, tuple[Optional[ImageText], Optional[str]]] = {}  # a logo on every page is read once
+    read = ahead.take() if ahead is not None else {}  # by the picture's bytes: a logo on every page is read once
     batch: list[tuple[bytes, _Prepared]] = []
     waiting: list[Element] = []
     for element in partitioned.elements:
@@ -71,27 +72,63 @@ def read_image_texts(partitioned: Partitioned, options: DecodeOptions, started: 
             element.image_text_skipped = reason
             continue
         waiting.append(element)
-        if element.image_data in read or any(data == element.image_data for data, _ in batch):
-            continue
-        left = time_left()
-        if left is not None and left <= 0:
-            read[element.image_data] = (None, TIME_LIMIT_SKIP)
-            continue
-        try:
-            prepared = _prepare(element.image_data, options.image_ocr, element.page_number)
-        except Exception as exc:  # an odd picture must not cost the document its text
-            read[element.image_data] = _failed(partitioned, element.page_number, exc)
-            continue
-        if isinstance(prepared, str):
-            read[element.image_data] = (None, prepared)
-            continue
-        batch.append((element.image_data, prepared))
+        if element.image_data not in read and not any(data == element.image_data for data, _ in batch):
+            prepared = _prepared_or_reading(element.image_data, options, element.page_number, time_left, read)
+            if prepared is not None:
+                batch.append((element.image_data, prepared))
         if len(batch) == BATCH_PICTURES or sum(p.grey.width * p.grey.height for _, p in batch) > BATCH_PIXELS:
-            _read_batch(batch, read, partitioned, options.ocr_languages, time_left)
+            _read_batch(batch, read, options.ocr_languages, time_left)
             batch = []
-    _read_batch(batch, read, partitioned, options.ocr_languages, time_left)
+    _read_batch(batch, read, options.ocr_languages, time_left)
+    reported: set[bytes] = set()
     for element in waiting:
-        element.image_text, element.image_text_skipped = read[element.image_data]
+        element.image_text, element.image_text_skipped, problem = read[element.image_data]
+        if problem is not None and element.image_data not in reported:
+            partitioned.problems.append(problem)
+            reported.add(element.image_data)
+
+
+class PicturesReadAhead:
+    """Pictures read by OCR in a thread of their own while the document is partitioned (tesseract is a
+    process of its own, and Pillow lets go of the interpreter while it decodes and scales): found
+    before the partition, their words then cost the decode little time beside it. Only the checks
+    that need no partition are made here (size, contrast); :func:`read_image_texts` makes the others
+    and takes the readings of the pictures it keeps."""
+
+    def __init__(self, pictures: list[Element], options: DecodeOptions, started: float) -> None:
+        self._read: dict[bytes, _Reading] = {}
+        self._stop = threading.Event()
+        distinct = {picture.image_data: picture.page_number for picture in pictures
+                    if picture.image_data is not None and options.image_ocr != "off"}
+        self._thread = threading.Thread(target=self._read_all, args=(distinct, options, started),
+                                        name="pictures-ocr", daemon=True)
+        self._thread.start()
+
+    def _read_all(self, pictures: dict[bytes, Optional[int]], options: DecodeOptions, started: float) -> None:
+        time_left = _time_left(options, started)
+        batch: list[tuple[bytes, _Prepared]] = []
+        for data, page_number in pictures.items():
+            if self._stop.is_set():
+                return
+            if _too_small_or_large(data, options) is not None:
+                continue
+            prepared = _prepared_or_reading(data, options, page_number, time_left, self._read)
+            if prepared is not None:
+                batch.append((data, prepared))
+            if len(batch) == BATCH_PICTURES or sum(p.grey.width * p.grey.height for _, p in batch) > BATCH_PIXELS:
+                _read_batch(batch, self._read, options.ocr_languages, time_left)
+                batch = []
+        if not self._stop.is_set():
+            _read_batch(batch, self._read, options.ocr_languages, time_left)
+
+    def take(self) -> dict[bytes, _Reading]:
+        """The readings made, once the thread is done."""
+        self._thread.join()
+        return dict(self._read)
+
+    def stop(self) -> None:
+        """No more pictures started (the partition failed); the batch tesseract is reading ends on its own."""
+        self._stop.set()
 
 
 def _not_worth_reading(element: Element, partitioned: Partitioned, ocr_pages: set[int],
@@ -100,7 +137,11 @@ def _not_worth_reading(element: Element, partitioned: Partitioned, ocr_pages: se
         return "not read apart: this picture is the page, whose text is its OCR"
     if element.page_number in ocr_pages:
         return "not read apart: the page's text is already its OCR"
-    _, width, height = describe_image(element.image_data)  # the bytes' own size: a PDF may state another
+    return _too_small_or_large(element.image_data, options)
+
+
+def _too_small_or_large(data: bytes, options: DecodeOptions) -> Optional[str]:
+    _, width, height = describe_image(data)  # the bytes' own size: a PDF may state another
     if not width or not height:
         return "not read: the picture's pixels cannot be decoded"
     if width * height > min(MAX_PIXELS, options.max_image_pixels):
@@ -135,15 +176,38 @@ def _prepare(data: bytes, mode: str, page_number: Optional[int]) -> "_Prepared |
     return _Prepared(grey, scale, picture.size, page_number)
 
 
-def _read_batch(batch: list[tuple[bytes, _Prepared]], read: dict, partitioned: Partitioned, languages: str,
-                time_left) -> None:
+def _time_left(options: DecodeOptions, started: float):
+    """A function giving the seconds left for reading pictures (None: no limit)."""
+    budget = options.timeout_seconds * TIME_SHARE if options.timeout_seconds else None
+    return lambda: None if budget is None else budget - (time.monotonic() - started)
+
+
+def _prepared_or_reading(data: bytes, options: DecodeOptions, page_number: Optional[int], time_left,
+                         read: dict) -> Optional[_Prepared]:
+    """The picture made ready to read, or None with its reading (why it is not read) put in ``read``."""
+    left = time_left()
+    if left is not None and left <= 0:
+        read[data] = (None, TIME_LIMIT_SKIP, None)
+        return None
+    try:
+        prepared = _prepare(data, options.image_ocr, page_number)
+    except Exception as exc:  # an odd picture must not cost the document its text
+        read[data] = _failed(page_number, exc)
+        return None
+    if isinstance(prepared, str):
+        read[data] = (None, prepared, None)
+        return None
+    return prepared
+
+
+def _read_batch(batch: list[tuple[bytes, _Prepared]], read: dict, languages: str, time_left) -> None:
     """Read the batch's pictures into ``read`` (by their bytes), within the time left."""
     if not batch:
         return
     left = time_left()
     if left is not None and left <= 0:
         for data, _ in batch:
-            read[data] = (None, TIME_LIMIT_SKIP)
+            read[data] = (None, TIME_LIMIT_SKIP, None)
         return
     try:
         words = read_words_of([(p.grey, p.scale) for _, p in batch], languages,
@@ -151,17 +215,17 @@ def _read_batch(batch: list[tuple[bytes, _Prepared]], read: dict, partitioned: P
     except Exception as exc:
         if len(batch) > 1:
             for one in batch:
-                _read_batch([one], read, partitioned, languages, time_left)
+                _read_batch([one], read, languages, time_left)
             return
-        read[batch[0][0]] = _failed(partitioned, batch[0][1].page_number, exc)
+        read[batch[0][0]] = _failed(batch[0][1].page_number, exc)
         return
     for (data, prepared), found in zip(batch, words):
-        read[data] = _image_text(found, languages, prepared.size) if found else (None, "no text found")
+        read[data] = (*_image_text(found, languages, prepared.size), None) if found else (None, "no text found", None)
 
 
-def _failed(partitioned: Partitioned, page_number: Optional[int], exc: Exception) -> tuple[None, str]:
-    partitioned.problems.append(Problem.of("picture-ocr-failed", "OCR of a picture failed", exc, page_number, "Image"))
-    return None, "not read: OCR failed on this picture"
+def _failed(page_number: Optional[int], exc: Exception) -> _Reading:
+    problem = Problem.of("picture-ocr-failed", "OCR of a picture failed", exc, page_number, "Image")
+    return None, "not read: OCR failed on this picture", problem
 
 
 def _image_text(words: list, languages: str, size: tuple[int, int]) -> tuple[ImageText, None]:
@@ -281,4 +345,4 @@ def tesseract_version() -> str:
     return f"tesseract {tesseract.get_tesseract_version()}"
 
 
-__all__ = ["on_white", "read_image_texts", "read_words", "read_words_of", "tesseract_version"]
+__all__ = ["PicturesReadAhead", "on_white", "read_image_texts", "read_words", "read_words_of", "tesseract_version"]
