@@ -235,3 +235,34 @@ def test_the_parse_cache_keeps_the_words_and_a_spent_time_limit_leaves_pictures_
     spent = time.monotonic() - 10 * DecodeOptions.timeout_seconds  # as if the document's time had run out
     image_text.read_image_texts(partitioned, DecodeOptions(), started=spent)
     assert picture.image_text is None and "time limit" in picture.image_text_skipped
+
+
+def test_pictures_read_in_one_tesseract_run_or_ahead_read_as_each_alone(pictured):
+    """Several pictures given to one tesseract run, and pictures read in a thread while the PDF is
+    partitioned, get the very words, boxes and confidences of one run per picture after it."""
+    import importlib
+    import time
+
+    from PIL import Image, ImageOps
+
+    from kg_decoder.model import DecodeOptions
+
+    image_text = importlib.import_module("kg_decoder.decode.image_text")
+    backends = importlib.import_module("kg_decoder.decode.backends")
+    pdf = pictured["pdf"][3]
+    partitioned = backends.partition_document(pdf.read_bytes(), "pdf", DecodeOptions(image_ocr="off"))
+    [picture] = [e for e in partitioned.elements if e.is_image]
+    greys = []
+    for turn in (0, 180):
+        with Image.open(io.BytesIO(picture.image_data)) as opened:
+            greys.append((ImageOps.grayscale(opened.rotate(turn, expand=True)), 1.0))
+    together = image_text.read_words_of(greys, "eng")
+    alone = [image_text.read_words(grey, "eng", scale) for grey, scale in greys]
+    assert together == alone and len(together[0]) >= len(WORDS)
+
+    ahead = image_text.PicturesReadAhead([picture], DecodeOptions(), time.monotonic())
+    image_text.read_image_texts(partitioned, DecodeOptions(), ahead=ahead)
+    read_ahead = picture.image_text
+    picture.image_text = None
+    image_text.read_image_texts(partitioned, DecodeOptions())
+    assert read_ahead is not None and read_ahead == picture.image_text and read_ahead.text.split() == WORDS

@@ -19,8 +19,9 @@ from typing import Optional
 from ...model import NO_TEXT_FOUND, DecodeOptions, Element, PageText, Partitioned, Problem, ProgressCallback
 from ...model.errors import UnsupportedFormat
 from ..embedded import EmbeddedFile
-from ..image_text import read_image_texts
-from .base import Backend, Format, PdfConverter
+from ..image_text import PicturesReadAhead, read_image_texts
+from ..images import merge_by_position
+from .base import Backend, Format, PdfConverter, PicturesAhead
 from .image import ImageBackend
 from .json_structure import JsonBackend
 from .legacy_office import LegacyOfficeBackend
@@ -73,22 +74,41 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
     # The rendering the elements are placed on is made while they are found (LibreOffice is a process
     # of its own): a long document's rendering then costs little more than reading it.
     pending = backend.start_rendering(data, fmt, options) if rendered is None else None
+    found_ahead = _pictures_ahead(backend, data, fmt, options)
+    # Their OCR goes on in a thread while the document is partitioned.
+    ahead = PicturesReadAhead(found_ahead.to_read, options, started) if found_ahead and found_ahead.to_read else None
     try:
         partitioned = backend.partition(data, fmt, options, progress)
         try:
-            merged = backend.images(data, fmt, partitioned.elements, partitioned.pages)
+            merged = (backend.images(data, fmt, partitioned.elements, partitioned.pages) if found_ahead is None
+                      else merge_by_position(partitioned.elements, found_ahead.pictures))
         except Exception as exc:  # format libraries raise anything on odd pictures: keep the text
             partitioned.problems.append(Problem.of("pictures-not-read", "the pictures could not be read", exc))
         else:
             partitioned.elements = [replace(element, index=i) for i, element in enumerate(merged)]
         backend.place(data, fmt, partitioned, options, rendered if rendered is not None else pending)
+    except BaseException:
+        if ahead is not None:
+            ahead.stop()
+        raise
     finally:
         if pending is not None:
             pending.cancel()
-    read_image_texts(partitioned, options, started)
+    read_image_texts(partitioned, options, started, ahead)
     if not any(element.text.strip() for element in partitioned.elements if not element.is_image):
         partitioned.warnings.append(_no_text_warning(partitioned))
     return partitioned
+
+
+def _pictures_ahead(backend: Backend, data: bytes, fmt: Format, options: DecodeOptions) -> Optional[PicturesAhead]:
+    """The pictures the backend finds before the partition, when they are to be read; None: found after
+    it (a failure here is met again, and reported, by :meth:`Backend.images`)."""
+    if options.image_ocr == "off":
+        return None
+    try:
+        return backend.pictures_ahead(data, fmt)
+    except Exception:
+        return None
 
 
 def _no_text_warning(partitioned: Partitioned) -> str:

@@ -34,6 +34,15 @@ def drawing_scale(width: float, height: float, scale: float) -> float:
 PdfConverter = Callable[[bytes, str], Optional[bytes]]
 
 
+@dataclass
+class PicturesAhead:
+    """Pictures found before the partition: every one (``pictures``, placed on their pages), and those
+    worth reading before the partition says which pages are read by OCR whole (``to_read``)."""
+
+    pictures: list[Element]
+    to_read: list[Element]
+
+
 class PendingRendering(Protocol):
     """A rendering of the document under way beside its partition (see :meth:`Backend.start_rendering`)."""
 
@@ -85,6 +94,11 @@ class Backend:
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         """``elements`` with the document's pictures merged in reading order."""
         return elements
+
+    def pictures_ahead(self, data: bytes, fmt: Format) -> Optional[PicturesAhead]:
+        """The document's pictures, found before it is partitioned so that their OCR goes on while it is
+        (then :meth:`images` is not called: they are merged by position); None: found by :meth:`images`."""
+        return None
 
     def start_rendering(self, data: bytes, fmt: Format, options: DecodeOptions) -> Optional[PendingRendering]:
         """Start the rendering :meth:`place` will place elements on, to go on while the document is

@@ -19,7 +19,7 @@ from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partiti
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
 from . import pdf_fonts
-from .base import Backend, Format, PdfConverter, drawing_scale
+from .base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
 from .box_checks import check_pdf_boxes
 from .pdf_geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
@@ -110,32 +110,10 @@ class PdfBackend(Backend):
 
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         """Image objects with their placement on the page (JPEG streams kept byte for byte)."""
-        import pypdfium2 as pdfium
-        import pypdfium2.raw as pdfium_c
+        return merge_by_position(elements, _pictures(data).pictures)
 
-        pdf = pdfium.PdfDocument(readable_pdf(data))
-        found: list[Element] = []
-        try:
-            for number in range(1, len(pdf) + 1):
-                page = pdf[number - 1]
-                geometry = PageGeometry.of(page)
-                for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
-                    box = geometry.clip(geometry.box(obj.get_bounds()))
-                    width, height = obj.get_px_size()
-                    buffer = io.BytesIO()
-                    try:
-                        obj.extract(buffer)
-                        payload: Optional[bytes] = buffer.getvalue()
-                    except Exception:  # an image PDFium cannot extract keeps its place, without bytes
-                        payload = None
-                    mime = describe_image(payload)[0] if payload else None
-                    found.append(Element(0, "Image", "", page_number=number,
-                                         bbox=_rounded(box),
-                                         image_data=payload, image_mime=mime, image_width=width,
-                                         image_height=height, image_turned=_shown_turned(obj, geometry)))
-        finally:
-            pdf.close()
-        return merge_by_position(elements, found)
+    def pictures_ahead(self, data: bytes, fmt: Format) -> Optional[PicturesAhead]:
+        return _pictures(data)
 
     def renders_pages(self, fmt: Format) -> bool:
         return True
@@ -152,6 +130,40 @@ class PdfBackend(Backend):
 
     def warm_up(self) -> None:
         import unstructured.partition.pdf  # noqa: F401
+
+
+def _pictures(data: bytes) -> PicturesAhead:
+    """The PDF's image objects with their placement on the page (JPEG streams kept byte for byte)."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    pdf = pdfium.PdfDocument(readable_pdf(data))
+    found: list[Element] = []
+    to_read: list[Element] = []  # on pages with a text layer (the others are read by OCR whole)
+    try:
+        for number in range(1, len(pdf) + 1):
+            page = pdf[number - 1]
+            with_text = page.get_textpage().count_chars() > 0
+            geometry = PageGeometry.of(page)
+            for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
+                box = geometry.clip(geometry.box(obj.get_bounds()))
+                width, height = obj.get_px_size()
+                buffer = io.BytesIO()
+                try:
+                    obj.extract(buffer)
+                    payload: Optional[bytes] = buffer.getvalue()
+                except Exception:  # an image PDFium cannot extract keeps its place, without bytes
+                    payload = None
+                mime = describe_image(payload)[0] if payload else None
+                found.append(Element(0, "Image", "", page_number=number,
+                                     bbox=_rounded(box),
+                                     image_data=payload, image_mime=mime, image_width=width,
+                                     image_height=height, image_turned=_shown_turned(obj, geometry)))
+                if with_text:
+                    to_read.append(found[-1])
+    finally:
+        pdf.close()
+    return PicturesAhead(found, to_read)
 
 
 def render_pdf_page(data: bytes, page_number: int, scale: float) -> Optional[bytes]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import io
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable, Optional
 
 from ...model import BBox, Element, Problem
@@ -21,6 +22,7 @@ from .table_page import PageMarks, marks_from_layout, marks_from_pdfium, marks_f
 from .table_regions import RENDER_SCALE, LayoutDetector, page_pixels, table_signal
 
 MAX_RENDER_PIXELS = 20_000_000
+MAX_PAGES_WAITING = 3  # pages drawn for the layout model and not yet looked at (each a few MB of pixels)
 INFERRED_CELL = 0.8  # how sure the decoder is of a cell whose row and column it inferred (DESIGN.md)
 _DETECTOR: Optional[LayoutDetector] = None  # loaded once per process (the worker lives long)
 _THREADS: Optional[int] = None
@@ -50,13 +52,20 @@ class TableReadings:
     """What the table finder takes from the document's first reading, page by page as unstructured's
     ``fast`` reads it (see :meth:`read`): each page's pre-signal and, on the pages showing a sign of a
     table, pdfplumber's marks made from the page pdfminer has just laid out, instead of pdfplumber
-    interpreting the page a second time (the same words and rules: ``marks_from_layout``)."""
+    interpreting the page a second time (the same words and rules: ``marks_from_layout``), and the
+    layout model's boxes on the page, found in a thread of their own while pdfminer reads on.
+
+    The model (ONNX Runtime, which lets go of the interpreter while it runs) then costs a decode little
+    wall time beside pdfminer's reading, which keeps one CPU busy in Python; PDFium, which is not
+    thread-safe, draws the page in the reading's thread."""
 
     def __init__(self, data: bytes, pdf, numbers: list[int], password: Optional[str] = None) -> None:
         self._data, self._pdf, self._password = data, pdf, password
         self._numbers = set(numbers)
         self.signals: dict[int, bool] = {}
         self.marks: dict[int, PageMarks] = {}
+        self.detections: dict[int, Future] = {}
+        self._model_thread: Optional[ThreadPoolExecutor] = None
         self._plumbed = None
         self._unplumbed = False  # pdfplumber refused the document: its pages are left to find_tables
 
@@ -83,10 +92,25 @@ class TableReadings:
                     self._unplumbed = True
                     return
             self.marks[number] = marks_from_layout(self._plumbed.pages[number - 1], layout)
+            self._detect_aside(number)
         except Exception:  # PDFium or pdfminer on an odd page
             return
 
+    def _detect_aside(self, number: int) -> None:
+        """Start the layout model on page ``number``, drawn here, in the model's thread."""
+        pending = [future for future in self.detections.values() if not future.done()]
+        if len(pending) >= MAX_PAGES_WAITING:  # the model fell behind: drawn pages wait, not pile up
+            wait(pending[:1 + len(pending) - MAX_PAGES_WAITING])
+        model = detector()
+        pixels, scale = model_pixels(self._pdf[number - 1])
+        if self._model_thread is None:
+            self._model_thread = ThreadPoolExecutor(1, thread_name_prefix="layout-model")
+        self.detections[number] = self._model_thread.submit(model.detect, pixels, scale)
+
     def close(self) -> None:
+        if self._model_thread is not None:
+            self._model_thread.shutdown(wait=True, cancel_futures=True)
+            self._model_thread = None
         if self._plumbed is not None:
             self._plumbed.close()
             self._plumbed = None
@@ -134,10 +158,8 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
                             problems.append(Problem.of("tables-not-read", "tables not looked for", exc))
                             return elements
                     marks = marks_from_pdfplumber(plumbed.pages[number - 1])
-                width, height = pdf[number - 1].get_size()
-                # The model reads 608x800 pixels whatever it is given: a huge page is drawn smaller.
-                scale = min(RENDER_SCALE, (MAX_RENDER_PIXELS / max(width * height, 1.0)) ** 0.5)
-                found = detector().detect(page_pixels(pdf[number - 1], scale), scale)
+                aside = readings.detections.get(number)
+                found = aside.result() if aside is not None else detector().detect(*model_pixels(pdf[number - 1]))
                 tables = tables_on_page(marks, found, number)
             except Exception as exc:  # pdfminer, the model or the finder on an odd page
                 problems.append(Problem.of("tables-not-read", "tables not looked for", exc, number))
@@ -150,6 +172,14 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
         if plumbed is not None:
             plumbed.close()
     return elements
+
+
+def model_pixels(page) -> tuple:
+    """A pypdfium2 page drawn for the layout model: its pixels and pixels per point."""
+    width, height = page.get_size()
+    # The model reads 608x800 pixels whatever it is given: a huge page is drawn smaller.
+    scale = min(RENDER_SCALE, (MAX_RENDER_PIXELS / max(width * height, 1.0)) ** 0.5)
+    return page_pixels(page, scale), scale
 
 
 def _table_element(table: FoundTable, geometry: PageGeometry) -> Optional[Element]:

@@ -1,5 +1,5 @@
 """Ruled tables on pages that are pictures (scans, image files): the grid's lines found with OpenCV,
-each cell read by tesseract on its own, spans where a separating line is missing.
+each cell read by tesseract on its own (all of a table's cells in one run), spans where a separating line is missing.
 
 Lines are runs of dark pixels longer than a thirtieth of the page (morphological opening along
 rows and along columns), so letters never count; a table is a connected set of at least three
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ...model import Cell, Element, Matrix
-from ..image_text import read_words
+from ..image_text import read_words_of
 from .pdf_tables import INFERRED_CELL, table_element
 from .table_finder import FoundTable
 from .table_structure import mark_header
@@ -89,22 +89,22 @@ def _table(grey, across, down, rows: list[int], columns: list[int], scale: float
     groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for cell in owner:
         groups.setdefault(root(cell), []).append(cell)
-    cells: list[Cell] = []
-    confidences: dict[tuple[int, int], float] = {}
+    spans: list[tuple[int, int, int, int]] = []
     for members in groups.values():
         top, left = min(r for r, _ in members), min(c for _, c in members)
         bottom, right = max(r for r, _ in members), max(c for _, c in members)
         if len(members) != (bottom - top + 1) * (right - left + 1):  # not a rectangle: keep the cells apart
-            spans = [(r, c, r, c) for r, c in members]
+            spans += [(r, c, r, c) for r, c in members]
         else:
-            spans = [(top, left, bottom, right)]
-        for r0, c0, r1, c1 in spans:
-            box = (columns[c0], rows[r0], columns[c1 + 1], rows[r1 + 1])
-            text, confidence = _read_cell(grey, box, languages)
-            page_box = tuple(round(v / scale, 3) for v in box)
-            cells.append(Cell(r0, c0, r1 - r0 + 1, c1 - c0 + 1, text, False, bbox=page_box))
-            if confidence is not None:
-                confidences[(r0, c0)] = confidence
+            spans.append((top, left, bottom, right))
+    boxes = [(columns[c0], rows[r0], columns[c1 + 1], rows[r1 + 1]) for r0, c0, r1, c1 in spans]
+    cells: list[Cell] = []
+    confidences: dict[tuple[int, int], float] = {}
+    for (r0, c0, r1, c1), box, (text, confidence) in zip(spans, boxes, _read_cells(grey, boxes, languages)):
+        page_box = tuple(round(v / scale, 3) for v in box)
+        cells.append(Cell(r0, c0, r1 - r0 + 1, c1 - c0 + 1, text, False, bbox=page_box))
+        if confidence is not None:
+            confidences[(r0, c0)] = confidence
     if sum(1 for cell in cells if cell.text) < 2:
         return None
     mark_header(cells, n_rows)
@@ -122,20 +122,26 @@ def _present(strip, across: int) -> bool:
     return (strip.max(axis=across) > 0).mean() >= _PRESENT
 
 
-def _read_cell(grey, box: tuple[int, int, int, int], languages: str) -> tuple[str, Optional[float]]:
-    left, top, right, bottom = box
-    if right - left <= 2 * _INSET or bottom - top <= 2 * _INSET:
-        return "", None
+def _read_cells(grey, boxes: list[tuple[int, int, int, int]], languages: str) -> list[tuple[str, Optional[float]]]:
+    """Each cell's text and mean word confidence (None: nothing read), the cells with ink read by one
+    tesseract run (its start-up paid once a table, not once a cell)."""
     from PIL import ImageOps, ImageStat
 
-    inner = grey.crop((left + _INSET, top + _INSET, right - _INSET, bottom - _INSET))
-    if ImageStat.Stat(inner).extrema[0][0] > 128:  # no ink: an empty cell, not worth a tesseract run
-        return "", None
-    crop = ImageOps.expand(inner, 10, fill=255)
-    words = read_words(crop, languages, 1.0, psm=6)
-    if not words:
-        return "", None
-    return " ".join(word[1] for word in words), round(sum(word[3] for word in words) / len(words), 4)
+    crops: dict[int, object] = {}
+    for k, (left, top, right, bottom) in enumerate(boxes):
+        if right - left <= 2 * _INSET or bottom - top <= 2 * _INSET:
+            continue
+        inner = grey.crop((left + _INSET, top + _INSET, right - _INSET, bottom - _INSET))
+        if ImageStat.Stat(inner).extrema[0][0] > 128:  # no ink: an empty cell, not worth reading
+            continue
+        crops[k] = ImageOps.expand(inner, 10, fill=255)
+    read = dict(zip(crops, read_words_of([(crop, 1.0) for crop in crops.values()], languages, psm=6))) if crops else {}
+    texts: list[tuple[str, Optional[float]]] = []
+    for k in range(len(boxes)):
+        words = read.get(k)
+        texts.append((" ".join(word[1] for word in words), round(sum(word[3] for word in words) / len(words), 4))
+                     if words else ("", None))
+    return texts
 
 
 __all__ = ["ruled_tables"]
