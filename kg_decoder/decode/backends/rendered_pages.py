@@ -1,0 +1,152 @@
+"""A rendering's pages as placing elements on them reads them: each drawn character's letter, glyph box
+and line box, packed in one string and one array per page. A long document's rendering draws about a
+million characters; as a PageText of character objects each (with its turn, type size and two orders
+of reading, which placing does not use) it held over a gigabyte, twice while forked readers handed
+it over. The characters and boxes are PDFium's, as ``pdf_text_layer.page_text`` reads them.
+
+A long rendering is read in page ranges by forked processes, as many as this process's share of the
+CPUs (a page's reading is most of what placing a long document costs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import os
+import pickle
+import signal
+from array import array
+
+from ...model import BBox
+from .pdf_fonts import declared_heights
+from .pdf_text_layer import drawn_characters
+
+_PAGES_PER_READER = 64  # a rendering read by one process per so many pages (a fork costs more than a few pages)
+_NUMBERS = 8  # per character: its glyph's box, then its line box
+
+
+class RenderedPage:
+    """The characters drawn on a rendered page in the drawing's order: ``text`` has one letter for each
+    (a line-ending hyphen as ``-``); :meth:`box` and :meth:`line_box` give the boxes of the ``i``-th
+    (see ``PageChar``), on the displayed page."""
+
+    __slots__ = ("text", "_boxes")
+
+    def __init__(self, text: str, boxes: array) -> None:
+        self.text, self._boxes = text, boxes
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def box(self, index: int) -> BBox:
+        start = index * _NUMBERS
+        return tuple(self._boxes[start:start + 4])
+
+    def line_box(self, index: int) -> BBox:
+        start = index * _NUMBERS + 4
+        return tuple(self._boxes[start:start + 4])
+
+    def middle_height(self, index: int) -> float:
+        """Twice the height of the middle of the character's glyph box (its top plus its bottom)."""
+        return self._boxes[index * _NUMBERS + 1] + self._boxes[index * _NUMBERS + 3]
+
+    def __getstate__(self) -> tuple[str, array]:
+        return self.text, self._boxes
+
+    def __setstate__(self, state: tuple[str, array]) -> None:
+        self.text, self._boxes = state
+
+
+def rendered_page(page, heights: dict[str, tuple[float, float]]) -> RenderedPage:
+    """The drawn characters of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``)."""
+    letters: list[str] = []
+    boxes = array("d")
+    for char in drawn_characters(page, heights):
+        letters.append(char.char)
+        boxes.extend(char.box)
+        boxes.extend(char.line_box)
+    return RenderedPage("".join(letters), boxes)
+
+
+def read_rendered_pages(pdf: bytes, count: int) -> list[RenderedPage]:
+    """The characters of every page of a rendering of ``count`` pages; a long one in page ranges read
+    side by side by forked processes, the first range by this one."""
+    # The fonts' heights of every page from one parse of the rendering: parsed again for each page, a
+    # long document's rendering cost time in the square of its pages.
+    key = f"rendering-{hashlib.sha256(pdf).hexdigest()}"
+    heights = [declared_heights(pdf, number, key) for number in range(1, count + 1)]
+    readers = min(_cpu_share(), count // _PAGES_PER_READER) if hasattr(os, "fork") else 1
+    bounds = [count * k // max(readers, 1) for k in range(max(readers, 1) + 1)]
+    forked = [_RangeReader(pdf, heights, range(bounds[k], bounds[k + 1])) for k in range(1, readers)]
+    try:
+        pages = _pages_of(pdf, heights, range(bounds[0], bounds[1]))
+        for reader in forked:
+            pages += reader.pages()
+    finally:
+        for reader in forked:
+            reader.stop()
+    return pages
+
+
+def _pages_of(pdf: bytes, heights: list[dict], numbers: range) -> list[RenderedPage]:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(pdf)
+    try:
+        return [rendered_page(document[i], heights[i]) for i in numbers]
+    finally:
+        document.close()
+
+
+def _cpu_share() -> int:
+    """The CPUs this process may use: the worker's share when it was given one, else all it may run on."""
+    from ..worker import THREADS_VARIABLE
+
+    if os.environ.get(THREADS_VARIABLE, "").isdigit():
+        return max(1, int(os.environ[THREADS_VARIABLE]))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+class _RangeReader:
+    """A forked process reading a range of the rendering's pages, its answer pickled through a pipe. It
+    dies with this process; a reader that fails has its pages read here instead."""
+
+    def __init__(self, pdf: bytes, heights: list[dict], numbers: range) -> None:
+        self._pdf, self._heights, self._numbers = pdf, heights, numbers
+        read_end, write_end = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # the reader: it leaves by os._exit, running none of the decode's exit handlers
+            status = 1
+            try:
+                os.close(read_end)
+                ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when its parent is
+                with os.fdopen(write_end, "wb") as out:
+                    pickle.dump(_pages_of(pdf, heights, numbers), out, protocol=pickle.HIGHEST_PROTOCOL)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        self._answer = os.fdopen(read_end, "rb")
+
+    def pages(self) -> list[RenderedPage]:
+        try:
+            answer = self._answer.read()
+            _, status = os.waitpid(self._pid, 0)
+            self._pid = 0
+            if status == 0:
+                return pickle.loads(answer)
+        except (OSError, pickle.UnpicklingError, EOFError):
+            pass
+        return _pages_of(self._pdf, self._heights, self._numbers)
+
+    def stop(self) -> None:
+        if self._pid:
+            with contextlib.suppress(OSError):
+                os.kill(self._pid, signal.SIGKILL)
+                os.waitpid(self._pid, 0)
+            self._pid = 0
+        self._answer.close()
+
+
+__all__ = ["RenderedPage", "read_rendered_pages", "rendered_page"]
