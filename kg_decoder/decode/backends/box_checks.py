@@ -13,7 +13,7 @@ import bisect
 import re
 import unicodedata
 
-from ...model import Element, Verification, middle_within
+from ...model import Element, Verification
 from .pdf_geometry import PageGeometry
 from .rendered_pages import RenderedPage
 
@@ -81,7 +81,7 @@ def check_rendered_boxes(elements: list[Element], pages: list[RenderedPage]) -> 
         # Only the characters whose middle is as high as the box grown by the slack can be inside it (in page order).
         rows = order[bisect.bisect_left(middles, 2 * (element.bbox[1] - _SLACK) - 1e-6):
                      bisect.bisect_right(middles, 2 * (element.bbox[3] + _SLACK) + 1e-6)]
-        inside = "".join(page.text[i] for i in sorted(rows) if middle_within(page.box(i), element.bbox, _SLACK))
+        inside = page.text_inside(rows, element.bbox, _SLACK)
         element.verification = Verification.VERIFIED if holds(inside, element.text) else Verification.ELEMENT
 
 

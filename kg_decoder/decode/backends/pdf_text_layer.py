@@ -288,6 +288,7 @@ class _FontHeights:
         self._by_font: dict[int, Optional[tuple[float, float]]] = {}
         self._matrix = pdfium_c.FS_MATRIX()
         self._x, self._y = ctypes.c_double(), ctypes.c_double()
+        self._origin = (ctypes.byref(self._x), ctypes.byref(self._y))
         self._object: Optional[int] = None  # the text object the frame below is of
         self._frame: Optional[tuple] = None
         self._sized_object: Optional[int] = None  # the text object the size below is of
@@ -311,8 +312,7 @@ class _FontHeights:
             return None
         frame = self._frame_of(index, text_object)
         x, y = self._x, self._y
-        if frame is None or not self._pdfium.FPDFText_GetCharOrigin(self._raw, index, ctypes.byref(x),
-                                                                     ctypes.byref(y)):
+        if frame is None or not self._pdfium.FPDFText_GetCharOrigin(self._raw, index, *self._origin):
             return None
         unit, up, low, high = frame
         if unit == (1.0, 0.0) and up == (0.0, 1.0):  # upright text, the usual case

@@ -51,6 +51,15 @@ class RenderedPage:
         """Twice the height of the middle of the character's glyph box (its top plus its bottom)."""
         return self._boxes[index * _NUMBERS + 1] + self._boxes[index * _NUMBERS + 3]
 
+    def text_inside(self, indices: list[int], region: BBox, slack: float) -> str:
+        """The letters, in page order, of those of the characters ``indices`` whose glyph box's middle
+        lies in ``region`` grown by ``slack`` (``model.middle_within``)."""
+        boxes, text = self._boxes, self.text
+        left, top, right, bottom = region[0] - slack, region[1] - slack, region[2] + slack, region[3] + slack
+        return "".join(text[i] for i in sorted(indices)
+                       if left <= (boxes[i * _NUMBERS] + boxes[i * _NUMBERS + 2]) / 2 <= right
+                       and top <= (boxes[i * _NUMBERS + 1] + boxes[i * _NUMBERS + 3]) / 2 <= bottom)
+
     def __getstate__(self) -> tuple[str, array]:
         return self.text, self._boxes
 

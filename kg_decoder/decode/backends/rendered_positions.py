@@ -104,16 +104,16 @@ def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) ->
 
 def _page_letters(page: RenderedPage) -> tuple[str, Optional[array]]:
     """A page's letters as they are compared (:func:`_fold`), and the character each is of (None: the
-    letter at a place is the character at that place, as on a page of plain ASCII letters)."""
-    if page.text.isascii():  # drawn characters are never spaces: folding only lowers their case
-        return page.text.lower(), None
-    letters: list[str] = []
+    letter at a place is the character at that place: each character folds to one letter, as on a page
+    of plain letters)."""
+    folds = {char: _fold(char) for char in set(page.text)}
+    letters = page.text.translate({ord(char): letter for char, letter in folds.items()})
+    if all(len(letter) == 1 for letter in folds.values()):
+        return letters, None
     owners = array("i")
     for index, char in enumerate(page.text):
-        letter = _fold(char)
-        letters.append(letter)
-        owners.extend([index] * len(letter))
-    return "".join(letters), owners
+        owners.extend([index] * len(folds[char]))
+    return letters, owners
 
 
 def _drawn_texts(element: Element) -> list[str]:
