@@ -275,8 +275,7 @@ def test_a_long_rendering_is_read_in_page_ranges_by_forked_readers_alike(paged, 
     monkeypatch.setattr(rendered_pages, "_PAGES_PER_READER", 1)
 
     def same(pages):
-        return [(p.text, p.box(i), p.line_box(i)) for p in pages for i in range(len(p))] == \
-            [(p.text, p.box(i), p.line_box(i)) for p in alone for i in range(len(p))]
+        return _packed(pages) == _packed(alone)
 
     assert len(document) == 3 and sum(len(page) for page in alone) > 0
     assert same(rendered_pages.read_rendered_pages(pdf, 3))
@@ -289,3 +288,36 @@ def test_a_long_rendering_is_read_in_page_ranges_by_forked_readers_alike(paged, 
 
     monkeypatch.setattr(rendered_pages, "_pages_of", dies_in_a_reader)
     assert same(rendered_pages.read_rendered_pages(pdf, 3))
+
+
+def _packed(pages) -> list:
+    return [(page.text, page.box(i), page.line_box(i)) for page in pages for i in range(len(page))]
+
+
+def test_a_long_rendering_is_read_ahead_by_reader_processes_alike(paged, monkeypatch):
+    """A rendering's pages read by reader processes as soon as it is done (beside the partition) are
+    those the decode reads; a reader that fails leaves them to be read when placing."""
+    from kg_decoder.decode.backends import rendered_pages
+
+    store, docx, _ = paged
+    pdf = rendered_file(store, docx).read_bytes()
+
+    class Rendered:  # a conversion already done
+        cancelled = False
+
+        def result(self):
+            return pdf
+
+        def cancel(self):
+            self.cancelled = True
+
+    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "3")
+    monkeypatch.setattr(rendered_pages, "_PAGES_PER_READER", 1)
+    ahead = rendered_pages.ReadAhead(Rendered())
+    pages = ahead.pages()
+    assert ahead.result() == pdf and pages is not None and len(pages) == 3
+    assert _packed(pages) == _packed(rendered_pages.read_rendered_pages(pdf, 3))
+    monkeypatch.setattr(rendered_pages, "_READER", "import sys; sys.exit(3)")
+    assert rendered_pages.ReadAhead(Rendered()).pages() is None
+    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "1")  # one reader: no range to share, read when placing
+    assert rendered_pages.ReadAhead(Rendered()).pages() is None

@@ -16,7 +16,11 @@ import hashlib
 import os
 import pickle
 import signal
+import subprocess
+import sys
+import threading
 from array import array
+from typing import Optional
 
 from ...model import BBox
 from .pdf_fonts import declared_heights
@@ -81,15 +85,11 @@ def rendered_page(page, heights: dict[str, tuple[float, float]]) -> RenderedPage
 def read_rendered_pages(pdf: bytes, count: int) -> list[RenderedPage]:
     """The characters of every page of a rendering of ``count`` pages; a long one in page ranges read
     side by side by forked processes, the first range by this one."""
-    # The fonts' heights of every page from one parse of the rendering: parsed again for each page, a
-    # long document's rendering cost time in the square of its pages.
-    key = f"rendering-{hashlib.sha256(pdf).hexdigest()}"
-    heights = [declared_heights(pdf, number, key) for number in range(1, count + 1)]
     readers = min(_cpu_share(), count // _PAGES_PER_READER) if hasattr(os, "fork") else 1
-    bounds = [count * k // max(readers, 1) for k in range(max(readers, 1) + 1)]
-    forked = [_RangeReader(pdf, heights, range(bounds[k], bounds[k + 1])) for k in range(1, readers)]
+    bounds = _bounds(count, readers)
+    forked = [_RangeReader(pdf, range(bounds[k], bounds[k + 1])) for k in range(1, len(bounds) - 1)]
     try:
-        pages = _pages_of(pdf, heights, range(bounds[0], bounds[1]))
+        pages = _pages_of(pdf, range(bounds[0], bounds[1]))
         for reader in forked:
             pages += reader.pages()
     finally:
@@ -98,12 +98,20 @@ def read_rendered_pages(pdf: bytes, count: int) -> list[RenderedPage]:
     return pages
 
 
-def _pages_of(pdf: bytes, heights: list[dict], numbers: range) -> list[RenderedPage]:
+def _bounds(count: int, readers: int) -> list[int]:
+    """Where each of ``readers`` page ranges of ``count`` pages begins, and the end."""
+    return [count * k // max(readers, 1) for k in range(max(readers, 1) + 1)]
+
+
+def _pages_of(pdf: bytes, numbers: range) -> list[RenderedPage]:
     import pypdfium2 as pdfium
 
+    # The fonts' heights of the pages from one parse of the rendering (``key``): parsed again for each
+    # page, a long document's rendering cost time in the square of its pages.
+    key = f"rendering-{hashlib.sha256(pdf).hexdigest()}"
     document = pdfium.PdfDocument(pdf)
     try:
-        return [rendered_page(document[i], heights[i]) for i in numbers]
+        return [rendered_page(document[i], declared_heights(pdf, i + 1, key)) for i in numbers]
     finally:
         document.close()
 
@@ -121,8 +129,8 @@ class _RangeReader:
     """A forked process reading a range of the rendering's pages, its answer pickled through a pipe. It
     dies with this process; a reader that fails has its pages read here instead."""
 
-    def __init__(self, pdf: bytes, heights: list[dict], numbers: range) -> None:
-        self._pdf, self._heights, self._numbers = pdf, heights, numbers
+    def __init__(self, pdf: bytes, numbers: range) -> None:
+        self._pdf, self._numbers = pdf, numbers
         read_end, write_end = os.pipe()
         self._pid = os.fork()
         if self._pid == 0:  # the reader: it leaves by os._exit, running none of the decode's exit handlers
@@ -131,7 +139,7 @@ class _RangeReader:
                 os.close(read_end)
                 ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when its parent is
                 with os.fdopen(write_end, "wb") as out:
-                    pickle.dump(_pages_of(pdf, heights, numbers), out, protocol=pickle.HIGHEST_PROTOCOL)
+                    pickle.dump(_pages_of(pdf, numbers), out, protocol=pickle.HIGHEST_PROTOCOL)
                 status = 0
             finally:
                 os._exit(status)
@@ -147,7 +155,7 @@ class _RangeReader:
                 return pickle.loads(answer)
         except (OSError, pickle.UnpicklingError, EOFError):
             pass
-        return _pages_of(self._pdf, self._heights, self._numbers)
+        return _pages_of(self._pdf, self._numbers)
 
     def stop(self) -> None:
         if self._pid:
@@ -158,4 +166,117 @@ class _RangeReader:
         self._answer.close()
 
 
-__all__ = ["RenderedPage", "read_rendered_pages", "rendered_page"]
+class ReadAhead:
+    """A rendering under way beside the document's partition (a :class:`PendingRendering`), whose pages
+    are read as soon as it is done, while the partition goes on: a long rendering (two page ranges at
+    least) in page ranges by reader processes, as many as this process's share of the CPUs. A thread
+    waits for LibreOffice and the readers (started afresh: forking a process whose other thread runs
+    the partition is not safe); a rendering too short to share, or a reader that fails, leaves
+    :meth:`pages` None, and the pages are read when the elements are placed."""
+
+    def __init__(self, conversion) -> None:
+        self._conversion = conversion
+        self._pdf: Optional[bytes] = None
+        self._pages: Optional[list[RenderedPage]] = None
+        self._readers: list[_SpawnedReader] = []
+        self._stopped = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, name="rendering-read-ahead", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Optional[bytes]:
+        self._thread.join()
+        return self._pdf
+
+    def pages(self) -> Optional[list[RenderedPage]]:
+        """The rendering's pages read ahead, or None."""
+        self._thread.join()
+        return self._pages
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._stopped = True
+            readers = list(self._readers)
+        if self._thread.is_alive():  # the conversion is the thread's until it is done
+            self._conversion.cancel()
+        for reader in readers:
+            reader.stop()
+
+    def _read(self) -> None:
+        try:
+            self._pdf = pdf = self._conversion.result()
+            count = _page_count(pdf) if pdf is not None else 0
+            readers = min(_cpu_share(), count // _PAGES_PER_READER)
+            if readers < 2:
+                return
+            bounds = _bounds(count, readers)
+            with self._lock:
+                if self._stopped:
+                    return
+                self._readers = [_SpawnedReader(pdf, range(bounds[k], bounds[k + 1])) for k in range(readers)]
+            pages: list[RenderedPage] = []
+            for reader in self._readers:
+                answer = reader.pages()
+                if answer is None:
+                    return
+                pages += answer
+            self._pages = pages
+        except Exception:  # cancelled under way, or anything else: the pages are read when placing
+            self._pages = None
+        finally:
+            for reader in self._readers:
+                reader.stop()
+
+
+def _page_count(pdf: bytes) -> int:
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(pdf)
+    except pdfium.PdfiumError:
+        return 0
+    try:
+        return len(document)
+    finally:
+        document.close()
+
+
+# A reader process: the rendering on its standard input, its page range as arguments, the pages pickled
+# on its standard output.
+_READER = """
+import pickle, sys
+from kg_decoder.decode.backends.rendered_pages import _pages_of
+pages = _pages_of(sys.stdin.buffer.read(), range(int(sys.argv[1]), int(sys.argv[2])))
+sys.stdout.buffer.write(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
+"""
+
+
+class _SpawnedReader:
+    """A fresh Python process reading a range of the rendering's pages (:data:`_READER`), run with the
+    kg_decoder this process runs."""
+
+    def __init__(self, pdf: bytes, numbers: range) -> None:
+        self._pdf = pdf
+        root = os.path.abspath(__file__)
+        for _ in range(4):  # kg_decoder/decode/backends/rendered_pages.py: the folder kg_decoder is in
+            root = os.path.dirname(root)
+        path = os.pathsep.join(part for part in (root, os.environ.get("PYTHONPATH", "")) if part)
+        self._process = subprocess.Popen([sys.executable, "-c", _READER, str(numbers.start), str(numbers.stop)],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         env={**os.environ, "PYTHONPATH": path})
+
+    def pages(self) -> Optional[list[RenderedPage]]:
+        try:
+            answer, _ = self._process.communicate(self._pdf)
+            return pickle.loads(answer) if self._process.returncode == 0 else None
+        except (OSError, ValueError, pickle.UnpicklingError, EOFError):
+            return None
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            with contextlib.suppress(OSError):
+                self._process.kill()
+            self._process.wait()
+
+
+__all__ = ["ReadAhead", "RenderedPage", "read_rendered_pages", "rendered_page"]

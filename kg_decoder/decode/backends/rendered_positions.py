@@ -36,9 +36,12 @@ _ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their widt
 
 
 def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
-                       convert: Callable[[bytes, str], Optional[bytes]]) -> None:
+                       convert: Callable[[bytes, str], Optional[bytes]],
+                       read_ahead: Optional[Callable[[], Optional[list[RenderedPage]]]] = None) -> None:
     """Render the document and give each text element without a box the rendered page and box it has
-    there. A document that cannot be rendered keeps its elements as they are, with a problem."""
+    there. A document that cannot be rendered keeps its elements as they are, with a problem.
+    ``read_ahead``: the rendering's pages where they were read while the document was partitioned
+    (:class:`rendered_pages.ReadAhead`), or None."""
     pdf = convert(data, format_name)
     if pdf is None:
         partitioned.problems.append(Problem.of("not-rendered", "the document could not be rendered to place its "
@@ -57,7 +60,9 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
         pictures = _rendered_pictures(document)
     finally:
         document.close()
-    pages = read_rendered_pages(pdf, count)
+    pages = read_ahead() if read_ahead is not None else None
+    if pages is None or len(pages) != count:
+        pages = read_rendered_pages(pdf, count)
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
     check_rendered_boxes(partitioned.elements, pages)
     if format_name not in _SLIDES:  # a slide's tables state their cells' geometry
