@@ -4,8 +4,9 @@ million characters; as a PageText of character objects each (with its turn, type
 of reading, which placing does not use) it held over a gigabyte, twice while forked readers handed
 it over. The characters and boxes are PDFium's, as ``pdf_text_layer.page_text`` reads them.
 
-A long rendering is read in page ranges by forked processes, as many as this process's share of the
-CPUs (a page's reading is most of what placing a long document costs).
+A long rendering is read in page ranges by processes of its own, as many as this process's share of
+the CPUs (a page's reading is most of what placing a long document costs): as soon as LibreOffice is
+done, beside the partition (:class:`ReadAhead`), else when its elements are placed (forked readers).
 """
 
 from __future__ import annotations
@@ -242,9 +243,10 @@ def _page_count(pdf: bytes) -> int:
 
 
 # A reader process: the rendering on its standard input, its page range as arguments, the pages pickled
-# on its standard output.
+# on its standard output; it dies with the decode's thread that waits for it.
 _READER = """
-import pickle, sys
+import ctypes, pickle, signal, sys
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when the thread that started it is
 from kg_decoder.decode.backends.rendered_pages import _pages_of
 pages = _pages_of(sys.stdin.buffer.read(), range(int(sys.argv[1]), int(sys.argv[2])))
 sys.stdout.buffer.write(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
