@@ -251,29 +251,73 @@ def test_a_trace_reads_the_rendering_made_when_decoding_and_never_renders(paged)
 
 
 def test_a_long_rendering_is_read_in_page_ranges_by_forked_readers_alike(paged, monkeypatch):
-    """Pages read side by side by forked processes are those one process reads, in order; a reader that
-    dies has its pages read by the decode itself."""
+    """Pages read side by side by forked processes are those one process reads, in order, packed with
+    the letters and boxes of the characters PDFium's text layer reads there; a reader that dies has
+    its pages read by the decode itself."""
     import os
 
-    from kg_decoder.decode.backends import rendered_positions
+    import pypdfium2 as pdfium
+
+    from kg_decoder.decode.backends import rendered_pages
+    from kg_decoder.decode.backends.pdf_fonts import declared_heights
+    from kg_decoder.decode.backends.pdf_text_layer import page_text
 
     store, docx, _ = paged
     pdf = rendered_file(store, docx).read_bytes()
     monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "1")
-    alone = rendered_positions._read_pages(pdf, 3)
+    alone = rendered_pages.read_rendered_pages(pdf, 3)
+    document = pdfium.PdfDocument(pdf)
+    for number, page in enumerate(alone, 1):
+        chars = page_text(document[number - 1], declared_heights(pdf, number)).chars
+        assert [(c.char, c.box, c.line_box) for c in chars] == \
+            [(page.text[i], page.box(i), page.line_box(i)) for i in range(len(page))]
     monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "3")
-    monkeypatch.setattr(rendered_positions, "_PAGES_PER_READER", 1)
+    monkeypatch.setattr(rendered_pages, "_PAGES_PER_READER", 1)
 
     def same(pages):
-        return [(p.chars, p.stream, p.rows) for p in pages] == [(p.chars, p.stream, p.rows) for p in alone]
+        return _packed(pages) == _packed(alone)
 
-    assert sum(len(page.chars) for page in alone) > 0 and same(rendered_positions._read_pages(pdf, 3))
-    decoder, reading = os.getpid(), rendered_positions._pages_of
+    assert len(document) == 3 and sum(len(page) for page in alone) > 0
+    assert same(rendered_pages.read_rendered_pages(pdf, 3))
+    decoder, reading = os.getpid(), rendered_pages._pages_of
 
     def dies_in_a_reader(*arguments):
         if os.getpid() != decoder:
             os._exit(3)
         return reading(*arguments)
 
-    monkeypatch.setattr(rendered_positions, "_pages_of", dies_in_a_reader)
-    assert same(rendered_positions._read_pages(pdf, 3))
+    monkeypatch.setattr(rendered_pages, "_pages_of", dies_in_a_reader)
+    assert same(rendered_pages.read_rendered_pages(pdf, 3))
+
+
+def _packed(pages) -> list:
+    return [(page.text, page.box(i), page.line_box(i)) for page in pages for i in range(len(page))]
+
+
+def test_a_long_rendering_is_read_ahead_by_reader_processes_alike(paged, monkeypatch):
+    """A rendering's pages read by reader processes as soon as it is done (beside the partition) are
+    those the decode reads; a reader that fails leaves them to be read when placing."""
+    from kg_decoder.decode.backends import rendered_pages
+
+    store, docx, _ = paged
+    pdf = rendered_file(store, docx).read_bytes()
+
+    class Rendered:  # a conversion already done
+        cancelled = False
+
+        def result(self):
+            return pdf
+
+        def cancel(self):
+            self.cancelled = True
+
+    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "3")
+    monkeypatch.setattr(rendered_pages, "_PAGES_PER_READER", 1)
+    ahead = rendered_pages.ReadAhead(Rendered())
+    pages = ahead.pages()
+    assert ahead.result() == pdf and pages is not None and len(pages) == 3
+    assert _packed(pages) == _packed(rendered_pages.read_rendered_pages(pdf, 3))
+    monkeypatch.setattr(rendered_pages, "_READER", "import sys; sys.exit(3)")
+    assert rendered_pages.ReadAhead(Rendered()).pages() is None
+    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "1")  # one reader: no range to share, read when placing
+    assert rendered_pages.ReadAhead(Rendered()).pages() is None

@@ -13,8 +13,9 @@ import bisect
 import re
 import unicodedata
 
-from ...model import Element, PageText, Verification, middle_within
+from ...model import Element, Verification
 from .pdf_geometry import PageGeometry
+from .rendered_pages import RenderedPage
 
 _SHARE = 0.8  # of the runs of three letters of an element's text the page must show inside its box
 _UNMAPPED = re.compile(r"\(cid:\d+\)")
@@ -66,7 +67,7 @@ def check_pdf_boxes(pdf, elements: list[Element], numbers: set[int]) -> None:
             element.verification = Verification.VERIFIED if holds(inside, element.text) else Verification.ELEMENT
 
 
-def check_rendered_boxes(elements: list[Element], pages: list[PageText]) -> None:
+def check_rendered_boxes(elements: list[Element], pages: list[RenderedPage]) -> None:
     """Check the boxes of the elements placed on a rendering with the rendering's characters."""
     heights: dict[int, tuple[list[float], list[int]]] = {}  # page index -> its characters by the height of their middle
     for element in elements:
@@ -74,14 +75,13 @@ def check_rendered_boxes(elements: list[Element], pages: list[PageText]) -> None
             continue
         page = pages[element.rendered_page - 1]
         if element.rendered_page not in heights:
-            order = sorted(range(len(page.chars)), key=lambda i: page.chars[i].box[1] + page.chars[i].box[3])
-            heights[element.rendered_page] = ([page.chars[i].box[1] + page.chars[i].box[3] for i in order], order)
+            order = sorted(range(len(page)), key=page.middle_height)
+            heights[element.rendered_page] = ([page.middle_height(i) for i in order], order)
         middles, order = heights[element.rendered_page]
         # Only the characters whose middle is as high as the box grown by the slack can be inside it (in page order).
         rows = order[bisect.bisect_left(middles, 2 * (element.bbox[1] - _SLACK) - 1e-6):
                      bisect.bisect_right(middles, 2 * (element.bbox[3] + _SLACK) + 1e-6)]
-        inside = "".join(page.chars[i].char for i in sorted(rows)
-                         if middle_within(page.chars[i].box, element.bbox, _SLACK))
+        inside = page.text_inside(rows, element.bbox, _SLACK)
         element.verification = Verification.VERIFIED if holds(inside, element.text) else Verification.ELEMENT
 
 

@@ -18,6 +18,7 @@ from ...model import DecodeOptions, Element, PageText, Partitioned
 from .base import Backend, Format, PdfConverter, PendingRendering, Rendered
 from .pdf import render_pdf_page
 from .pdf_text_layer import read_page
+from .rendered_pages import ReadAhead
 from .rendered_positions import place_by_rendering
 
 
@@ -68,7 +69,7 @@ class OfficeBackend(Backend):
             return None
         # Half the document's time limit at most, so a renderer that hangs cannot cost the decode.
         limit = min(RENDER_SECONDS, options.timeout_seconds / 2) if options.timeout_seconds else RENDER_SECONDS
-        return Conversion([(data, fmt.name)], limit)
+        return ReadAhead(Conversion([(data, fmt.name)], limit))
 
     def place(self, data: bytes, fmt: Format, partitioned: Partitioned, options: DecodeOptions,
               rendered: Rendered = None) -> None:
@@ -79,7 +80,8 @@ class OfficeBackend(Backend):
             place_by_rendering(data, fmt.name, partitioned, lambda raw, name: pending)
             return
         try:
-            place_by_rendering(data, fmt.name, partitioned, lambda raw, name: pending.result())
+            place_by_rendering(data, fmt.name, partitioned, lambda raw, name: pending.result(),
+                               pending.pages if isinstance(pending, ReadAhead) else None)
         finally:
             pending.cancel()
 

@@ -61,6 +61,10 @@ class PageGeometry:
 
     def box(self, rect: Rect) -> BBox:
         """A user-space rectangle (x0, y0, x1, y1, any order) as the box it covers on the displayed page."""
+        if self.rotation == 0 and rect[0] <= rect[2] and rect[1] <= rect[3]:  # a glyph's box on an upright page
+            area = self.visible  # the numbers :func:`_box` gives, without its turns (a page's every glyph comes here)
+            height = area[3] - area[1]
+            return (rect[0] - area[0], height - (rect[3] - area[1]), rect[2] - area[0], height - (rect[1] - area[1]))
         return _box(self.visible, self.rotation, rect)
 
     def user_rect(self, box: BBox) -> Rect:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterator, Optional, Union
 
 from ...model import Element, PageChar, PageText, Reading, middle_within
@@ -60,6 +61,14 @@ def page_text(page, heights: dict[str, tuple[float, float]], unmapped: bool = Fa
     return PageText(chars, Reading("".join(pieces), positions), _rows(chars))
 
 
+def drawn_characters(page, heights: dict[str, tuple[float, float]]) -> Iterator[PageChar]:
+    """The drawn characters of a pypdfium2 page with their boxes, as :func:`page_text` reads them but
+    without their turn and type size (left upright and unknown)."""
+    for char in _characters(page, heights, turned=False):
+        if isinstance(char, PageChar):
+            yield char
+
+
 def _rows(chars: list[PageChar]) -> Reading:
     """The characters row by row: a character joins the row whose middle its own middle is near."""
     rows: list[tuple[float, float, list[int]]] = []  # middle, height, characters
@@ -91,12 +100,13 @@ def _middle(box: BBox) -> float:
     return (box[1] + box[3]) / 2
 
 
-def _characters(page, heights: dict[str, tuple[float, float]],
-                unmapped: bool = False) -> Iterator[Union[PageChar, str]]:
+def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = False,
+                turned: bool = True) -> Iterator[Union[PageChar, str]]:
     """Each character of the page's text layer: drawn ones with their boxes, else ``" "`` for a space
     (drawn or put in by PDFium between words) and ``"\n"`` for a line break. ``heights`` are the
     ascent and descent the page's fonts declare (see ``pdf_fonts.declared_heights``); ``unmapped``:
-    glyphs drawn without a character are given as U+FFFD rather than left out."""
+    glyphs drawn without a character are given as U+FFFD rather than left out; ``turned``: each
+    glyph's turn and type size are read too (else left at upright and unknown)."""
     import pypdfium2.raw as pdfium_c
 
     geometry = PageGeometry.of(page)
@@ -128,12 +138,16 @@ def _characters(page, heights: dict[str, tuple[float, float]],
         if tight[2] <= tight[0] or tight[3] <= tight[1]:
             continue  # blanks draw nothing
         box = geometry.box(tight)
-        line = fonts.line(index, loose) if loose[2] > loose[0] else None
+        text_object = fonts.text_object(index)
+        line = fonts.line(index, text_object, loose) if loose[2] > loose[0] else None
         line_box = geometry.box(line) if line is not None else (
             geometry.box(loose) if loose[2] > loose[0] and loose[3] > loose[1] else box)
-        turn = _turn(pdfium_c.FPDFText_GetCharAngle(raw, index), page_turn)
         shown = "-" if hyphen else chr(code) if code else "\ufffd"
-        yield PageChar(shown, box, _around(line_box, box), turn, fonts.size(index))
+        if turned:
+            yield PageChar(shown, box, _around(line_box, box),
+                           _turn(pdfium_c.FPDFText_GetCharAngle(raw, index), page_turn), fonts.size(index, text_object))
+        else:
+            yield PageChar(shown, box, _around(line_box, box))
         if hyphen:
             yield "\n"
 
@@ -274,29 +288,31 @@ class _FontHeights:
         self._by_font: dict[int, Optional[tuple[float, float]]] = {}
         self._matrix = pdfium_c.FS_MATRIX()
         self._x, self._y = ctypes.c_double(), ctypes.c_double()
+        self._origin = (ctypes.byref(self._x), ctypes.byref(self._y))
         self._object: Optional[int] = None  # the text object the frame below is of
         self._frame: Optional[tuple] = None
         self._sized_object: Optional[int] = None  # the text object the size below is of
         self._size = 0.0
 
-    def size(self, index: int) -> float:
+    def text_object(self, index: int) -> Optional[int]:
+        """The address of the text object a character is drawn by (None: none)."""
+        return _text_object_address()(self._raw, index)
+
+    def size(self, index: int, text_object: Optional[int]) -> float:
         """The type size a character is set in: the font size scaled by its text matrix."""
         pdfium_c = self._pdfium
-        text_object = pdfium_c.FPDFText_GetTextObject(self._raw, index)
-        key = ctypes.cast(text_object, ctypes.c_void_p).value
-        if key is None or key != self._sized_object:
+        if text_object is None or text_object != self._sized_object:
             matrix = self._matrix
             scale = math.hypot(matrix.c, matrix.d) if pdfium_c.FPDFText_GetMatrix(self._raw, index, matrix) else 1.0
-            self._sized_object, self._size = key, round(pdfium_c.FPDFText_GetFontSize(self._raw, index) * scale, 2)
+            self._sized_object, self._size = text_object, round(pdfium_c.FPDFText_GetFontSize(self._raw, index) * scale, 2)
         return self._size
 
-    def line(self, index: int, loose: tuple[float, float, float, float]):
+    def line(self, index: int, text_object: Optional[int], loose: tuple[float, float, float, float]):
         if not self._heights:
             return None
-        frame = self._frame_of(index)
+        frame = self._frame_of(index, text_object)
         x, y = self._x, self._y
-        if frame is None or not self._pdfium.FPDFText_GetCharOrigin(self._raw, index, ctypes.byref(x),
-                                                                     ctypes.byref(y)):
+        if frame is None or not self._pdfium.FPDFText_GetCharOrigin(self._raw, index, *self._origin):
             return None
         unit, up, low, high = frame
         if unit == (1.0, 0.0) and up == (0.0, 1.0):  # upright text, the usual case
@@ -310,20 +326,18 @@ class _FontHeights:
         ys = [corner[1] for corner in corners]
         return (min(xs), min(ys), max(xs), max(ys))
 
-    def _frame_of(self, index: int) -> Optional[tuple]:
+    def _frame_of(self, index: int, key: Optional[int]) -> Optional[tuple]:
         """The baseline's direction, the glyphs' up, and the descent and ascent in user space, of the
         character's text object (one font, one size, one matrix for all its characters)."""
         pdfium_c = self._pdfium
-        text_object = pdfium_c.FPDFText_GetTextObject(self._raw, index)
-        key = ctypes.cast(text_object, ctypes.c_void_p).value
         if key is not None and key == self._object:
             return self._frame
         self._object, self._frame = key, None
         matrix = self._matrix
-        if not text_object or not pdfium_c.FPDFText_GetMatrix(self._raw, index, matrix) or \
+        if key is None or not pdfium_c.FPDFText_GetMatrix(self._raw, index, matrix) or \
                 matrix.a * matrix.d - matrix.b * matrix.c <= 0:
             return None  # mirrored or flat text
-        heights = self._font_heights(text_object)
+        heights = self._font_heights(pdfium_c.FPDFText_GetTextObject(self._raw, index))
         if heights is None:
             return None
         along, across = math.hypot(matrix.a, matrix.b), math.hypot(matrix.c, matrix.d)
@@ -344,6 +358,16 @@ class _FontHeights:
             pdfium_c.FPDFFont_GetBaseFontName(font, name, length)
             self._by_font[key] = self._heights.get(name.value.decode("latin-1"))
         return self._by_font[key]
+
+
+@lru_cache(maxsize=1)
+def _text_object_address() -> Callable:
+    """PDFium's FPDFText_GetTextObject answering an address (an int, None for none): pypdfium2's answers
+    a pointer, whose address costs a cast for every character of a page."""
+    import pypdfium2.raw as pdfium_c
+
+    function = ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value
+    return ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(function)
 
 
 def _around(outer: BBox, inner: BBox) -> BBox:

@@ -10,24 +10,19 @@ store, is what a trace later aligns the quoted characters with.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
+import bisect
 import difflib
-import hashlib
-import os
-import pickle
-import signal
 import subprocess
 import unicodedata
+from array import array
 from functools import lru_cache
 from typing import Callable, Optional
 
-from ...model import BBox, Element, PageText, Partitioned, Problem, Rendering
+from ...model import BBox, Element, Partitioned, Problem, Rendering
 from .box_checks import check_rendered_boxes
 from ..tables import parse_table
-from .pdf_fonts import declared_heights
 from .pdf_geometry import PageGeometry
-from .pdf_text_layer import page_text
+from .rendered_pages import RenderedPage, read_rendered_pages
 from .table_cells import place_rendered_table_cells
 
 _FUZZY_WINDOW = 400  # letters beyond an element's length searched when its exact text is not there
@@ -37,14 +32,16 @@ _RUNNING = {"Header", "Footer", "PageHeader", "PageFooter"}  # repeated on pages
 # a comment on the words it marks): found without moving on either.
 _BESIDE_THE_FLOW = {"Footnote", "Endnote", "TextBox", "Comment"}
 _SLIDES = ("pptx", "ppt")  # one rendered page per slide
-_PAGES_PER_READER = 64  # a rendering read by one process per so many pages (a fork costs more than a few pages)
 _ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their width:height agree this well
 
 
 def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
-                       convert: Callable[[bytes, str], Optional[bytes]]) -> None:
+                       convert: Callable[[bytes, str], Optional[bytes]],
+                       read_ahead: Optional[Callable[[], Optional[list[RenderedPage]]]] = None) -> None:
     """Render the document and give each text element without a box the rendered page and box it has
-    there. A document that cannot be rendered keeps its elements as they are, with a problem."""
+    there. A document that cannot be rendered keeps its elements as they are, with a problem.
+    ``read_ahead``: the rendering's pages where they were read while the document was partitioned
+    (:class:`rendered_pages.ReadAhead`), or None."""
     pdf = convert(data, format_name)
     if pdf is None:
         partitioned.problems.append(Problem.of("not-rendered", "the document could not be rendered to place its "
@@ -63,7 +60,9 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
         pictures = _rendered_pictures(document)
     finally:
         document.close()
-    pages = _read_pages(pdf, count)
+    pages = read_ahead() if read_ahead is not None else None
+    if pages is None or len(pages) != count:
+        pages = read_rendered_pages(pdf, count)
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
     check_rendered_boxes(partitioned.elements, pages)
     if format_name not in _SLIDES:  # a slide's tables state their cells' geometry
@@ -72,101 +71,14 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
     partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=sizes, pdf=pdf, placed=placed)
 
 
-def _read_pages(pdf: bytes, count: int) -> list[PageText]:
-    """The characters of every page of the rendering; a long one in page ranges read side by side by
-    forked processes, as many as this process's share of the CPUs (a page's reading is most of what
-    placing a long document costs)."""
-    # The fonts' heights of every page from one parse of the rendering: parsed again for each page, a
-    # long document's rendering cost time in the square of its pages.
-    key = f"rendering-{hashlib.sha256(pdf).hexdigest()}"
-    heights = [declared_heights(pdf, number, key) for number in range(1, count + 1)]
-    readers = min(_cpu_share(), count // _PAGES_PER_READER) if hasattr(os, "fork") else 1
-    bounds = [count * k // max(readers, 1) for k in range(max(readers, 1) + 1)]
-    forked = [_RangeReader(pdf, heights, range(bounds[k], bounds[k + 1])) for k in range(1, readers)]
-    try:
-        pages = _pages_of(pdf, heights, range(bounds[0], bounds[1]))
-        for reader in forked:
-            pages += reader.pages()
-    finally:
-        for reader in forked:
-            reader.stop()
-    return pages
-
-
-def _pages_of(pdf: bytes, heights: list[dict], numbers: range) -> list[PageText]:
-    import pypdfium2 as pdfium
-
-    document = pdfium.PdfDocument(pdf)
-    try:
-        return [page_text(document[i], heights[i]) for i in numbers]
-    finally:
-        document.close()
-
-
-def _cpu_share() -> int:
-    """The CPUs this process may use: the worker's share when it was given one, else all it may run on."""
-    from ..worker import THREADS_VARIABLE
-
-    if os.environ.get(THREADS_VARIABLE, "").isdigit():
-        return max(1, int(os.environ[THREADS_VARIABLE]))
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-class _RangeReader:
-    """A forked process reading a range of the rendering's pages, its answer pickled through a pipe. It
-    dies with this process; a reader that fails has its pages read here instead."""
-
-    def __init__(self, pdf: bytes, heights: list[dict], numbers: range) -> None:
-        self._pdf, self._heights, self._numbers = pdf, heights, numbers
-        read_end, write_end = os.pipe()
-        self._pid = os.fork()
-        if self._pid == 0:  # the reader: it leaves by os._exit, running none of the decode's exit handlers
-            status = 1
-            try:
-                os.close(read_end)
-                ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when its parent is
-                with os.fdopen(write_end, "wb") as out:
-                    pickle.dump(_pages_of(pdf, heights, numbers), out, protocol=pickle.HIGHEST_PROTOCOL)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(write_end)
-        self._answer = os.fdopen(read_end, "rb")
-
-    def pages(self) -> list[PageText]:
-        try:
-            answer = self._answer.read()
-            _, status = os.waitpid(self._pid, 0)
-            self._pid = 0
-            if status == 0:
-                return pickle.loads(answer)
-        except (OSError, pickle.UnpicklingError, EOFError):
-            pass
-        return _pages_of(self._pdf, self._heights, self._numbers)
-
-    def stop(self) -> None:
-        if self._pid:
-            with contextlib.suppress(OSError):
-                os.kill(self._pid, signal.SIGKILL)
-                os.waitpid(self._pid, 0)
-            self._pid = 0
-        self._answer.close()
-
-
-def _place(elements: list[Element], pages: list[PageText], by_page: bool) -> int:
+def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) -> int:
     """Find each element's letters in the rendered letters, in order; ``by_page``: only on the page of
     the element's own number (a slide is its page)."""
-    letters: list[str] = []
-    where: list[tuple[int, int]] = []  # (page index, character index) of each letter
-    starts = []
-    for page_index, page in enumerate(pages):
-        starts.append(len(letters))
-        for char_index, char in enumerate(page.chars):
-            for letter in _fold(char.char):
-                letters.append(letter)
-                where.append((page_index, char_index))
-    starts.append(len(letters))
-    stream = "".join(letters)
+    folded = [_page_letters(page) for page in pages]
+    starts = [0]
+    for letters, _ in folded:
+        starts.append(starts[-1] + len(letters))
+    stream = "".join(letters for letters, _ in folded)
     cursor = 0
     placed = 0
     for element in elements:
@@ -180,16 +92,33 @@ def _place(elements: list[Element], pages: list[PageText], by_page: bool) -> int
                                    for wanted in pieces) if span is not None]
         if not spans:
             continue
-        page_index = where[spans[0][0]][0]
+        page_index = bisect.bisect_right(starts, spans[0][0]) - 1
         if not by_page and element.category not in _RUNNING and element.category not in _BESIDE_THE_FLOW:
             cursor = max(cursor, max(end for _, end in spans))
-        on_page = [char_index for start, end in spans for page, char_index in where[start:end] if page == page_index]
-        boxes = [pages[page_index].chars[char_index].line_box for char_index in on_page]
+        # The characters of the letters found on the page where the first piece begins.
+        first, last, owners = starts[page_index], starts[page_index + 1], folded[page_index][1]
+        on_page = {position - first if owners is None else owners[position - first]
+                   for start, end in spans for position in range(max(start, first), min(end, last))}
+        boxes = [pages[page_index].line_box(char_index) for char_index in on_page]
         element.rendered_page = page_index + 1
         element.bbox = tuple(round(v, 3) for v in (min(b[0] for b in boxes), min(b[1] for b in boxes),
                                                     max(b[2] for b in boxes), max(b[3] for b in boxes)))
         placed += 1
     return placed
+
+
+def _page_letters(page: RenderedPage) -> tuple[str, Optional[array]]:
+    """A page's letters as they are compared (:func:`_fold`), and the character each is of (None: the
+    letter at a place is the character at that place: each character folds to one letter, as on a page
+    of plain letters)."""
+    folds = {char: _fold(char) for char in set(page.text)}
+    letters = page.text.translate({ord(char): letter for char, letter in folds.items()})
+    if all(len(letter) == 1 for letter in folds.values()):
+        return letters, None
+    owners = array("i")
+    for index, char in enumerate(page.text):
+        owners.extend([index] * len(folds[char]))
+    return letters, owners
 
 
 def _drawn_texts(element: Element) -> list[str]:

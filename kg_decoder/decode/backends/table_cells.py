@@ -15,10 +15,11 @@ from __future__ import annotations
 import io
 from typing import Iterator
 
-from ...model import BBox, Element, PageText, folded_letters, middle_within
+from ...model import BBox, Element, folded_letters, middle_within
 from ..assembly import element_text
 from ..images import EMU_PER_POINT
 from ..tables import parse_table
+from .rendered_pages import RenderedPage
 
 _SLACK = 2.0  # points a table's box is grown by when its characters are gathered
 
@@ -109,7 +110,7 @@ def _grid_cells(frame, transform) -> tuple[dict[tuple[int, int], tuple[BBox, Non
     return places, box(xs[0], ys[0], xs[-1], ys[-1])
 
 
-def place_rendered_table_cells(elements: list[Element], pages: list[PageText]) -> None:
+def place_rendered_table_cells(elements: list[Element], pages: list[RenderedPage]) -> None:
     """Give each table placed on a rendering (and not given its cells' boxes otherwise) the box of each
     cell's text there: the cells' texts found one after another among the characters drawn inside
     the table's box on its rendered page. A cell not found there (on the table's next page, or drawn
@@ -119,9 +120,9 @@ def place_rendered_table_cells(elements: list[Element], pages: list[PageText]) -
                 or table.rendered_page > len(pages):
             continue
         page = pages[table.rendered_page - 1]
-        letters: list[tuple[int, str]] = [(index, letter) for index, char in enumerate(page.chars)
-                                          if middle_within(char.box, table.bbox, _SLACK)
-                                          for letter in folded_letters(char.char)]
+        letters: list[tuple[int, str]] = [(index, letter) for index, char in enumerate(page.text)
+                                          if middle_within(page.box(index), table.bbox, _SLACK)
+                                          for letter in folded_letters(char)]
         drawn = "".join(letter for _, letter in letters)
         cursor = 0
         places = {}
@@ -130,7 +131,7 @@ def place_rendered_table_cells(elements: list[Element], pages: list[PageText]) -
             found = drawn.find(wanted, cursor) if wanted else -1
             if found < 0:
                 continue
-            boxes = [page.chars[index].line_box for index, _ in letters[found:found + len(wanted)]]
+            boxes = [page.line_box(index) for index, _ in letters[found:found + len(wanted)]]
             places[(cell.row, cell.column)] = (_union(boxes), None)
             cursor = found + len(wanted)
         table.cell_places = places or None

@@ -1,0 +1,284 @@
+"""A rendering's pages as placing elements on them reads them: each drawn character's letter, glyph box
+and line box, packed in one string and one array per page. A long document's rendering draws about a
+million characters; as a PageText of character objects each (with its turn, type size and two orders
+of reading, which placing does not use) it held over a gigabyte, twice while forked readers handed
+it over. The characters and boxes are PDFium's, as ``pdf_text_layer.page_text`` reads them.
+
+A long rendering is read in page ranges by processes of its own, as many as this process's share of
+the CPUs (a page's reading is most of what placing a long document costs): as soon as LibreOffice is
+done, beside the partition (:class:`ReadAhead`), else when its elements are placed (forked readers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+from array import array
+from typing import Optional
+
+from ...model import BBox
+from .pdf_fonts import declared_heights
+from .pdf_text_layer import drawn_characters
+
+_PAGES_PER_READER = 64  # a rendering read by one process per so many pages (a fork costs more than a few pages)
+_NUMBERS = 8  # per character: its glyph's box, then its line box
+
+
+class RenderedPage:
+    """The characters drawn on a rendered page in the drawing's order: ``text`` has one letter for each
+    (a line-ending hyphen as ``-``); :meth:`box` and :meth:`line_box` give the boxes of the ``i``-th
+    (see ``PageChar``), on the displayed page."""
+
+    __slots__ = ("text", "_boxes")
+
+    def __init__(self, text: str, boxes: array) -> None:
+        self.text, self._boxes = text, boxes
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def box(self, index: int) -> BBox:
+        start = index * _NUMBERS
+        return tuple(self._boxes[start:start + 4])
+
+    def line_box(self, index: int) -> BBox:
+        start = index * _NUMBERS + 4
+        return tuple(self._boxes[start:start + 4])
+
+    def middle_height(self, index: int) -> float:
+        """Twice the height of the middle of the character's glyph box (its top plus its bottom)."""
+        return self._boxes[index * _NUMBERS + 1] + self._boxes[index * _NUMBERS + 3]
+
+    def text_inside(self, indices: list[int], region: BBox, slack: float) -> str:
+        """The letters, in page order, of those of the characters ``indices`` whose glyph box's middle
+        lies in ``region`` grown by ``slack`` (``model.middle_within``)."""
+        boxes, text = self._boxes, self.text
+        left, top, right, bottom = region[0] - slack, region[1] - slack, region[2] + slack, region[3] + slack
+        return "".join(text[i] for i in sorted(indices)
+                       if left <= (boxes[i * _NUMBERS] + boxes[i * _NUMBERS + 2]) / 2 <= right
+                       and top <= (boxes[i * _NUMBERS + 1] + boxes[i * _NUMBERS + 3]) / 2 <= bottom)
+
+    def __getstate__(self) -> tuple[str, array]:
+        return self.text, self._boxes
+
+    def __setstate__(self, state: tuple[str, array]) -> None:
+        self.text, self._boxes = state
+
+
+def rendered_page(page, heights: dict[str, tuple[float, float]]) -> RenderedPage:
+    """The drawn characters of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``)."""
+    letters: list[str] = []
+    boxes = array("d")
+    for char in drawn_characters(page, heights):
+        letters.append(char.char)
+        boxes.extend(char.box)
+        boxes.extend(char.line_box)
+    return RenderedPage("".join(letters), boxes)
+
+
+def read_rendered_pages(pdf: bytes, count: int) -> list[RenderedPage]:
+    """The characters of every page of a rendering of ``count`` pages; a long one in page ranges read
+    side by side by forked processes, the first range by this one."""
+    readers = min(_cpu_share(), count // _PAGES_PER_READER) if hasattr(os, "fork") else 1
+    bounds = _bounds(count, readers)
+    forked = [_RangeReader(pdf, range(bounds[k], bounds[k + 1])) for k in range(1, len(bounds) - 1)]
+    try:
+        pages = _pages_of(pdf, range(bounds[0], bounds[1]))
+        for reader in forked:
+            pages += reader.pages()
+    finally:
+        for reader in forked:
+            reader.stop()
+    return pages
+
+
+def _bounds(count: int, readers: int) -> list[int]:
+    """Where each of ``readers`` page ranges of ``count`` pages begins, and the end."""
+    return [count * k // max(readers, 1) for k in range(max(readers, 1) + 1)]
+
+
+def _pages_of(pdf: bytes, numbers: range) -> list[RenderedPage]:
+    import pypdfium2 as pdfium
+
+    # The fonts' heights of the pages from one parse of the rendering (``key``): parsed again for each
+    # page, a long document's rendering cost time in the square of its pages.
+    key = f"rendering-{hashlib.sha256(pdf).hexdigest()}"
+    document = pdfium.PdfDocument(pdf)
+    try:
+        return [rendered_page(document[i], declared_heights(pdf, i + 1, key)) for i in numbers]
+    finally:
+        document.close()
+
+
+def _cpu_share() -> int:
+    """The CPUs this process may use: the worker's share when it was given one, else all it may run on."""
+    from ..worker import THREADS_VARIABLE
+
+    if os.environ.get(THREADS_VARIABLE, "").isdigit():
+        return max(1, int(os.environ[THREADS_VARIABLE]))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+class _RangeReader:
+    """A forked process reading a range of the rendering's pages, its answer pickled through a pipe. It
+    dies with this process; a reader that fails has its pages read here instead."""
+
+    def __init__(self, pdf: bytes, numbers: range) -> None:
+        self._pdf, self._numbers = pdf, numbers
+        read_end, write_end = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # the reader: it leaves by os._exit, running none of the decode's exit handlers
+            status = 1
+            try:
+                os.close(read_end)
+                ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when its parent is
+                with os.fdopen(write_end, "wb") as out:
+                    pickle.dump(_pages_of(pdf, numbers), out, protocol=pickle.HIGHEST_PROTOCOL)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        self._answer = os.fdopen(read_end, "rb")
+
+    def pages(self) -> list[RenderedPage]:
+        try:
+            answer = self._answer.read()
+            _, status = os.waitpid(self._pid, 0)
+            self._pid = 0
+            if status == 0:
+                return pickle.loads(answer)
+        except (OSError, pickle.UnpicklingError, EOFError):
+            pass
+        return _pages_of(self._pdf, self._numbers)
+
+    def stop(self) -> None:
+        if self._pid:
+            with contextlib.suppress(OSError):
+                os.kill(self._pid, signal.SIGKILL)
+                os.waitpid(self._pid, 0)
+            self._pid = 0
+        self._answer.close()
+
+
+class ReadAhead:
+    """A rendering under way beside the document's partition (a :class:`PendingRendering`), whose pages
+    are read as soon as it is done, while the partition goes on: a long rendering (two page ranges at
+    least) in page ranges by reader processes, as many as this process's share of the CPUs. A thread
+    waits for LibreOffice and the readers (started afresh: forking a process whose other thread runs
+    the partition is not safe); a rendering too short to share, or a reader that fails, leaves
+    :meth:`pages` None, and the pages are read when the elements are placed."""
+
+    def __init__(self, conversion) -> None:
+        self._conversion = conversion
+        self._pdf: Optional[bytes] = None
+        self._pages: Optional[list[RenderedPage]] = None
+        self._readers: list[_SpawnedReader] = []
+        self._stopped = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, name="rendering-read-ahead", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Optional[bytes]:
+        self._thread.join()
+        return self._pdf
+
+    def pages(self) -> Optional[list[RenderedPage]]:
+        """The rendering's pages read ahead, or None."""
+        self._thread.join()
+        return self._pages
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._stopped = True
+            readers = list(self._readers)
+        if self._thread.is_alive():  # the conversion is the thread's until it is done
+            self._conversion.cancel()
+        for reader in readers:
+            reader.stop()
+
+    def _read(self) -> None:
+        try:
+            self._pdf = pdf = self._conversion.result()
+            count = _page_count(pdf) if pdf is not None else 0
+            readers = min(_cpu_share(), count // _PAGES_PER_READER)
+            if readers < 2:
+                return
+            bounds = _bounds(count, readers)
+            with self._lock:
+                if self._stopped:
+                    return
+                self._readers = [_SpawnedReader(pdf, range(bounds[k], bounds[k + 1])) for k in range(readers)]
+            pages: list[RenderedPage] = []
+            for reader in self._readers:
+                answer = reader.pages()
+                if answer is None:
+                    return
+                pages += answer
+            self._pages = pages
+        except Exception:  # cancelled under way, or anything else: the pages are read when placing
+            self._pages = None
+        finally:
+            for reader in self._readers:
+                reader.stop()
+
+
+def _page_count(pdf: bytes) -> int:
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(pdf)
+    except pdfium.PdfiumError:
+        return 0
+    try:
+        return len(document)
+    finally:
+        document.close()
+
+
+# A reader process: the rendering on its standard input, its page range as arguments, the pages pickled
+# on its standard output; it dies with the decode's thread that waits for it.
+_READER = """
+import ctypes, pickle, signal, sys
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when the thread that started it is
+from kg_decoder.decode.backends.rendered_pages import _pages_of
+pages = _pages_of(sys.stdin.buffer.read(), range(int(sys.argv[1]), int(sys.argv[2])))
+sys.stdout.buffer.write(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
+"""
+
+
+class _SpawnedReader:
+    """A fresh Python process reading a range of the rendering's pages (:data:`_READER`), run with the
+    kg_decoder this process runs."""
+
+    def __init__(self, pdf: bytes, numbers: range) -> None:
+        self._pdf = pdf
+        root = os.path.abspath(__file__)
+        for _ in range(4):  # kg_decoder/decode/backends/rendered_pages.py: the folder kg_decoder is in
+            root = os.path.dirname(root)
+        path = os.pathsep.join(part for part in (root, os.environ.get("PYTHONPATH", "")) if part)
+        self._process = subprocess.Popen([sys.executable, "-c", _READER, str(numbers.start), str(numbers.stop)],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         env={**os.environ, "PYTHONPATH": path})
+
+    def pages(self) -> Optional[list[RenderedPage]]:
+        try:
+            answer, _ = self._process.communicate(self._pdf)
+            return pickle.loads(answer) if self._process.returncode == 0 else None
+        except (OSError, ValueError, pickle.UnpicklingError, EOFError):
+            return None
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            with contextlib.suppress(OSError):
+                self._process.kill()
+            self._process.wait()
+
+
+__all__ = ["ReadAhead", "RenderedPage", "read_rendered_pages", "rendered_page"]
