@@ -88,7 +88,7 @@ class _Version:
                 texts[segment.segment] = store.text(segment.sha256, segment.segment)
                 pages[segment.segment] = segment.page_number
         sides = []
-        for row in store.document_text_elements(document):
+        for row in store.version_elements(document):
             text = texts.get(row.segment)
             if text is None:
                 continue
