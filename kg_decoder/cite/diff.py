@@ -153,7 +153,7 @@ def _pairs_by_similarity(lone_old: list[int], lone_new: list[int], old_keys: lis
         a, b = old_keys[i], new_keys[j]
         if not a or not b or min(len(a), len(b)) < SIMILAR * max(len(a), len(b)):
             continue  # the ratio cannot reach SIMILAR
-        ratio = Indel.normalized_similarity(a, b, score_cutoff=SIMILAR)  # 0 below the cutoff (in C++)
+        ratio = similarity(a, b, at_least=SIMILAR)
         if ratio >= SIMILAR:
             scored.append((-ratio, abs(i - j), i, j))
     scored.sort()
@@ -178,17 +178,17 @@ def _common_ends(a: str, b: str) -> tuple[int, int]:
     return start, end
 
 
-def similarity(a: str, b: str) -> float:
+def similarity(a: str, b: str, at_least: float = 0.0) -> float:
     """How alike two texts are: twice their longest common subsequence over their lengths together
     (difflib's ratio where its matching blocks find that subsequence), computed in C++ by rapidfuzz:
-    a long paragraph with a word edited costs little.
+    a long paragraph with a word edited costs little; 0 when less alike than ``at_least`` (found sooner).
 
     >>> similarity("Revenue was 12 M.", "Revenue was 14 M.")
     0.9411764705882353
     """
     if not a and not b:
         return 1.0
-    return Indel.normalized_similarity(a, b)
+    return Indel.normalized_similarity(a, b, score_cutoff=at_least)
 
 
 def character_edits(old: str, new: str, limit: int = 50) -> list[tuple[str, str, str]]:
