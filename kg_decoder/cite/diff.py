@@ -26,8 +26,9 @@ def folded(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def align(old: Sequence[DiffSide], new: Sequence[DiffSide]) -> list[DiffEntry]:
-    """The diff of ``old`` and ``new``, in the new version's order with removed elements where they were.
+def align(old: Sequence[DiffSide], new: Sequence[DiffSide], with_edits: bool = True) -> list[DiffEntry]:
+    """The diff of ``old`` and ``new``, in the new version's order with removed elements where they were;
+    a changed element's character edits only ``with_edits`` (carrying facts does not read them).
 
     >>> a = [DiffSide("a1", "Intro"), DiffSide("a2", "Revenue was 12 M."), DiffSide("a3", "Bye")]
     >>> b = [DiffSide("b1", "Intro"), DiffSide("b2", "Revenue was 14 M."), DiffSide("b3", "New")]
@@ -57,7 +58,7 @@ def align(old: Sequence[DiffSide], new: Sequence[DiffSide]) -> list[DiffEntry]:
         for i, j in _pairs_by_similarity(lone_old, lone_new, old_keys, new_keys):
             matched_old[i] = (j, DiffOp.CHANGED)
             taken_new.add(j)
-    return _ordered(old, new, matched_old, old_keys, new_keys)
+    return _ordered(old, new, matched_old, old_keys, new_keys, with_edits)
 
 
 def common_in_order(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
@@ -152,10 +153,7 @@ def _pairs_by_similarity(lone_old: list[int], lone_new: list[int], old_keys: lis
         a, b = old_keys[i], new_keys[j]
         if not a or not b or min(len(a), len(b)) < SIMILAR * max(len(a), len(b)):
             continue  # the ratio cannot reach SIMILAR
-        matcher = SequenceMatcher(None, a, b, autojunk=False)
-        if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:
-            continue
-        ratio = similarity(a, b)
+        ratio = similarity(a, b, at_least=SIMILAR)
         if ratio >= SIMILAR:
             scored.append((-ratio, abs(i - j), i, j))
     scored.sort()
@@ -180,17 +178,17 @@ def _common_ends(a: str, b: str) -> tuple[int, int]:
     return start, end
 
 
-def similarity(a: str, b: str) -> float:
+def similarity(a: str, b: str, at_least: float = 0.0) -> float:
     """How alike two texts are: twice their longest common subsequence over their lengths together
     (difflib's ratio where its matching blocks find that subsequence), computed in C++ by rapidfuzz:
-    a long paragraph with a word edited costs little.
+    a long paragraph with a word edited costs little; 0 when less alike than ``at_least`` (found sooner).
 
     >>> similarity("Revenue was 12 M.", "Revenue was 14 M.")
     0.9411764705882353
     """
     if not a and not b:
         return 1.0
-    return Indel.normalized_similarity(a, b)
+    return Indel.normalized_similarity(a, b, score_cutoff=at_least)
 
 
 def character_edits(old: str, new: str, limit: int = 50) -> list[tuple[str, str, str]]:
@@ -206,7 +204,7 @@ def character_edits(old: str, new: str, limit: int = 50) -> list[tuple[str, str,
 
 
 def _ordered(old: Sequence[DiffSide], new: Sequence[DiffSide], matched: dict[int, tuple[int, DiffOp]],
-             old_keys: list[str], new_keys: list[str]) -> list[DiffEntry]:
+             old_keys: list[str], new_keys: list[str], with_edits: bool) -> list[DiffEntry]:
     by_new = {j: i for i, (j, _) in matched.items()}
     entries: list[DiffEntry] = []
     pending_removed = sorted(i for i in range(len(old)) if i not in matched)
@@ -216,7 +214,7 @@ def _ordered(old: Sequence[DiffSide], new: Sequence[DiffSide], matched: dict[int
             while pending_removed and pending_removed[0] < i:  # removed elements where they were
                 entries.append(DiffEntry(DiffOp.REMOVED, old=old[pending_removed.pop(0)]))
             op = matched[i][1]
-            edits = character_edits(old_keys[i], new_keys[j]) if op is DiffOp.CHANGED else []
+            edits = character_edits(old_keys[i], new_keys[j]) if op is DiffOp.CHANGED and with_edits else []
             entries.append(DiffEntry(op, old=old[i], new=side, edits=edits))
         else:
             entries.append(DiffEntry(DiffOp.ADDED, new=side))

@@ -98,7 +98,7 @@ def quote_pattern(quote: str) -> re.Pattern:
     >>> bool(quote_pattern("a  b").fullmatch(FoldedText("a\\n b").folded))
     True
     """
-    folded = FoldedText(quote.strip()).folded.replace(_BREAK, "-")
+    folded = _folded_quote(quote)
     parts: list[str] = []
     for position, char in enumerate(folded):
         following = folded[position + 1] if position + 1 < len(folded) else ""
@@ -126,8 +126,25 @@ def find_quote(text: str, quote: str, folded: FoldedText | None = None) -> list[
     if not quote or not quote.strip():
         return []
     folded = folded or FoldedText(text)
+    if _BREAK not in folded.folded:  # no word broken at a line end: the pattern matches the folded quote only
+        return [folded.span(start, end) for start, end in _occurrences(folded.folded, _folded_quote(quote))]
     return [folded.span(match.start(), match.end()) for match in quote_pattern(quote).finditer(folded.folded)
             if match.end() > match.start()]
+
+
+@lru_cache(maxsize=1024)
+def _folded_quote(quote: str) -> str:
+    """What :func:`quote_pattern` matches in folded text without line-break marks (no regex to compile)."""
+    return FoldedText(quote.strip()).folded.replace(_BREAK, "-")
+
+
+def _occurrences(text: str, part: str) -> list[tuple[int, int]]:
+    """Where ``part`` occurs in ``text``, left to right without overlapping (as ``re.finditer``)."""
+    found, start = [], text.find(part) if part else -1
+    while start >= 0:
+        found.append((start, start + len(part)))
+        start = text.find(part, start + len(part))
+    return found
 
 
 def holds_words(text: str, quote: str) -> bool:

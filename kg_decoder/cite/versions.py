@@ -59,7 +59,7 @@ def record_version(store: KgStore, source_id: str, document: str) -> VersionInfo
         if latest is not None:
             record.previous = latest.version
             old, new = _Version.read(store, latest.document), _Version.read(store, document)
-            entries = align(old.sides, new.sides)
+            entries = align(old.sides, new.sides, with_edits=False)  # the verdicts need no character edits
             record.counts = count(entries)
             record.verdicts = carry_facts(store, latest, old, new, entries)
         record.generated = datetime.now(timezone.utc)
@@ -88,7 +88,7 @@ class _Version:
                 texts[segment.segment] = store.text(segment.sha256, segment.segment)
                 pages[segment.segment] = segment.page_number
         sides = []
-        for row in store.document_text_elements(document):
+        for row in store.version_elements(document):
             text = texts.get(row.segment)
             if text is None:
                 continue

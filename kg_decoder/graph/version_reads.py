@@ -31,6 +31,26 @@ class SourceVersionRow:
 
 
 @dataclass
+class VersionElementRow:
+    """``version_elements``: a text element's place, as a version's diff reads it."""
+
+    segment: str
+    element: str
+    index: int
+    char_offset: int
+    char_length: int
+    page_number: Optional[int] = None
+    left: Optional[float] = None
+    top: Optional[float] = None
+    right: Optional[float] = None
+    bottom: Optional[float] = None
+
+    @property
+    def bbox(self) -> Optional[tuple[float, float, float, float]]:
+        return None if self.left is None else (self.left, self.top, self.right, self.bottom)
+
+
+@dataclass
 class SourceRow:
     """``all_sources``: a source and its latest version."""
 
@@ -118,6 +138,10 @@ class VersionReads:
     def document_versions(self, document: str) -> list[DocumentVersionRow]:
         return self._read("document_versions", DocumentVersionRow, document=document)
 
+    def version_elements(self, document: str) -> list[VersionElementRow]:
+        """A document's text elements in reading order, with their places only (a version's diff)."""
+        return self._read("version_elements", VersionElementRow, document=document)
+
     def document_fact_spans(self, document: str) -> list[FactSpanRow]:
         """The fact subgraphs cited to a document's chunks, with the chunk's place in its page or section."""
         return self._read("document_fact_spans", FactSpanRow, document=document)
@@ -130,5 +154,5 @@ class VersionReads:
         return self._read("fact_verdicts", FactVerdictRow, subgraph=subgraph)
 
 
-__all__ = ["DocumentVersionRow", "FactSpanRow", "FactVerdictRow", "SourceRow", "SourceVersionRow", "VersionReads",
-           "VersionVerdictRow"]
+__all__ = ["DocumentVersionRow", "FactSpanRow", "FactVerdictRow", "SourceRow", "SourceVersionRow", "VersionElementRow",
+           "VersionReads", "VersionVerdictRow"]
