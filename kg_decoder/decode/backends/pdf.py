@@ -74,6 +74,7 @@ class PdfBackend(Backend):
             # the table finder's look at each page is taken as fast reads it: pdfminer lays a page out once
             looked_at = sorted(with_text) if options.pdf_tables else []
             with TableReadings(data, pdf, looked_at, options.password) as readings:
+                readings.look_ahead()
                 if with_text:
                     with _pages_watched(progress, len(pages), readings):
                         raw = run("fast", data, options.password)

@@ -22,7 +22,7 @@ from .table_page import PageMarks, marks_from_layout, marks_from_pdfium, marks_f
 from .table_regions import RENDER_SCALE, LayoutDetector, page_pixels, table_signal
 
 MAX_RENDER_PIXELS = 20_000_000
-MAX_PAGES_WAITING = 3  # pages drawn for the layout model and not yet looked at (each a few MB of pixels)
+PAGES_AHEAD = 16  # pages drawn for the layout model and waiting for it (1.5 MB each at its input size)
 INFERRED_CELL = 0.8  # how sure the decoder is of a cell whose row and column it inferred (DESIGN.md)
 _DETECTOR: Optional[LayoutDetector] = None  # loaded once per process (the worker lives long)
 _THREADS: Optional[int] = None
@@ -53,7 +53,8 @@ class TableReadings:
     ``fast`` reads it (see :meth:`read`): each page's pre-signal and, on the pages showing a sign of a
     table, pdfplumber's marks made from the page pdfminer has just laid out, instead of pdfplumber
     interpreting the page a second time (the same words and rules: ``marks_from_layout``), and the
-    layout model's boxes on the page, found in a thread of their own while pdfminer reads on.
+    layout model's boxes on the page, found in a thread of their own while pdfminer reads on (the first
+    pages' before it starts: :meth:`look_ahead`).
 
     The model (ONNX Runtime, which lets go of the interpreter while it runs) then costs a decode little
     wall time beside pdfminer's reading, which keeps one CPU busy in Python; PDFium, which is not
@@ -96,16 +97,33 @@ class TableReadings:
         except Exception:  # PDFium or pdfminer on an odd page
             return
 
+    def look_ahead(self) -> None:
+        """Start the layout model on the first pages showing a sign of a table (at most PAGES_AHEAD),
+        before pdfminer reads any: a short document's model then runs beside its whole reading. A page
+        PDFium fails on is left to :meth:`read`, and its failure to :func:`find_tables`."""
+        for number in sorted(self._numbers):
+            if len(self.detections) >= PAGES_AHEAD:
+                return
+            try:
+                if self.signal(number):
+                    self._detect_aside(number)
+            except Exception:
+                continue
+
     def _detect_aside(self, number: int) -> None:
         """Start the layout model on page ``number``, drawn here, in the model's thread."""
+        if number in self.detections:
+            return
         pending = [future for future in self.detections.values() if not future.done()]
-        if len(pending) >= MAX_PAGES_WAITING:  # the model fell behind: drawn pages wait, not pile up
-            wait(pending[:1 + len(pending) - MAX_PAGES_WAITING])
+        if len(pending) >= PAGES_AHEAD:  # the model fell behind: drawn pages wait, not pile up
+            wait(pending[:1 + len(pending) - PAGES_AHEAD])
         model = detector()
         pixels, scale = model_pixels(self._pdf[number - 1])
+        resized, shape = model.resized(pixels), pixels.shape[:2]
+        del pixels  # only the model's size waits (1.5 MB a page)
         if self._model_thread is None:
             self._model_thread = ThreadPoolExecutor(1, thread_name_prefix="layout-model")
-        self.detections[number] = self._model_thread.submit(model.detect, pixels, scale)
+        self.detections[number] = self._model_thread.submit(model.detect_resized, resized, shape, scale)
 
     def close(self) -> None:
         if self._model_thread is not None:

