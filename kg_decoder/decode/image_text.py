@@ -62,7 +62,7 @@ def read_image_texts(partitioned: Partitioned, options: DecodeOptions, started: 
     time_left = _time_left(options, started)
     ocr_pages = {page.number for page in partitioned.pages if page.strategy in ("ocr_only", "hi_res")}
     read = ahead.take() if ahead is not None else {}  # by the picture's bytes: a logo on every page is read once
-    batch: list[tuple[bytes, _Prepared]] = []
+    to_read: dict[bytes, Optional[int]] = {}  # the pictures still to read, with the page each is first on
     waiting: list[Element] = []
     for element in partitioned.elements:
         if not element.is_image or element.image_data is None:
@@ -72,14 +72,9 @@ def read_image_texts(partitioned: Partitioned, options: DecodeOptions, started: 
             element.image_text_skipped = reason
             continue
         waiting.append(element)
-        if element.image_data not in read and not any(data == element.image_data for data, _ in batch):
-            prepared = _prepared_or_reading(element.image_data, options, element.page_number, time_left, read)
-            if prepared is not None:
-                batch.append((element.image_data, prepared))
-        if len(batch) == BATCH_PICTURES or sum(p.grey.width * p.grey.height for _, p in batch) > BATCH_PIXELS:
-            _read_batch(batch, read, options.ocr_languages, time_left)
-            batch = []
-    _read_batch(batch, read, options.ocr_languages, time_left)
+        if element.image_data not in read:
+            to_read.setdefault(element.image_data, element.page_number)
+    _read_pictures(to_read, read, options, time_left)
     reported: set[bytes] = set()
     for element in waiting:
         element.image_text, element.image_text_skipped, problem = read[element.image_data]
@@ -105,21 +100,8 @@ class PicturesReadAhead:
         self._thread.start()
 
     def _read_all(self, pictures: dict[bytes, Optional[int]], options: DecodeOptions, started: float) -> None:
-        time_left = _time_left(options, started)
-        batch: list[tuple[bytes, _Prepared]] = []
-        for data, page_number in pictures.items():
-            if self._stop.is_set():
-                return
-            if _too_small_or_large(data, options) is not None:
-                continue
-            prepared = _prepared_or_reading(data, options, page_number, time_left, self._read)
-            if prepared is not None:
-                batch.append((data, prepared))
-            if len(batch) == BATCH_PICTURES or sum(p.grey.width * p.grey.height for _, p in batch) > BATCH_PIXELS:
-                _read_batch(batch, self._read, options.ocr_languages, time_left)
-                batch = []
-        if not self._stop.is_set():
-            _read_batch(batch, self._read, options.ocr_languages, time_left)
+        worth = {data: page for data, page in pictures.items() if _too_small_or_large(data, options) is None}
+        _read_pictures(worth, self._read, options, _time_left(options, started), self._stop.is_set)
 
     def take(self) -> dict[bytes, _Reading]:
         """The readings made, once the thread is done."""
@@ -180,6 +162,24 @@ def _time_left(options: DecodeOptions, started: float):
     """A function giving the seconds left for reading pictures (None: no limit)."""
     budget = options.timeout_seconds * TIME_SHARE if options.timeout_seconds else None
     return lambda: None if budget is None else budget - (time.monotonic() - started)
+
+
+def _read_pictures(pictures: dict[bytes, Optional[int]], read: dict, options: DecodeOptions, time_left,
+                   stopped=lambda: False) -> None:
+    """Read the pictures (their bytes, with the page each is first on) into ``read``, a batch at a time,
+    within the time left; ``stopped`` says when to start no more."""
+    batch: list[tuple[bytes, _Prepared]] = []
+    for data, page_number in pictures.items():
+        if stopped():
+            return
+        prepared = _prepared_or_reading(data, options, page_number, time_left, read)
+        if prepared is not None:
+            batch.append((data, prepared))
+        if len(batch) == BATCH_PICTURES or sum(p.grey.width * p.grey.height for _, p in batch) > BATCH_PIXELS:
+            _read_batch(batch, read, options.ocr_languages, time_left)
+            batch = []
+    if not stopped():
+        _read_batch(batch, read, options.ocr_languages, time_left)
 
 
 def _prepared_or_reading(data: bytes, options: DecodeOptions, page_number: Optional[int], time_left,
