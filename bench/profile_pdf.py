@@ -71,7 +71,7 @@ STEPS = [
     ("tables: pdfplumber words and rules", "kg_decoder.decode.backends.pdf_tables", "marks_from_pdfplumber"),
     ("tables: pdfplumber words and rules", "kg_decoder.decode.backends.pdf_tables", "marks_from_layout"),
     ("tables: page drawn for the layout model", "kg_decoder.decode.backends.pdf_tables", "page_pixels"),
-    ("tables: layout model (its own thread)", "kg_decoder.decode.backends.table_regions", "LayoutDetector.detect"),
+    ("tables: layout model (its own thread)", "kg_decoder.decode.backends.table_regions", "LayoutDetector.detect_resized"),
     ("tables: structure (regions, rows, columns, cells)", "kg_decoder.decode.backends.pdf_tables", "tables_on_page"),
     ("tables: elements (markup, boxes on the page)", "kg_decoder.decode.backends.pdf_tables", "_table_element"),
     ("tables: put in place of the lines read there", "kg_decoder.decode.backends.pdf", "replacing"),

@@ -21,7 +21,7 @@ from difflib import SequenceMatcher
 from typing import Optional, Union
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import Indel
+from rapidfuzz.distance import Indel, LCSseq
 
 from ..decode import pipeline
 from ..graph.opening import with_store
@@ -34,7 +34,7 @@ from ..model.errors import InvalidOption, UnknownEntity
 from .diff import align, count, folded
 from .quotes import FoldedText, find_quote
 
-CHANGED_AT_LEAST = 0.6  # a quote this alike (difflib's ratio) to the text where it was is "changed", not removed
+CHANGED_AT_LEAST = 0.6  # a quote this alike (2 x common characters / both lengths) to the text where it was is "changed", not removed
 _source_locks: dict[str, threading.Lock] = {}
 _source_locks_lock = threading.Lock()
 
@@ -280,6 +280,12 @@ def approximate(text: str, quote: str) -> Optional[tuple[int, int, float]]:
 
 
 def _approximate_in(text: str, quote: str) -> Optional[tuple[int, int, float]]:
+    # No stretch of the text can be more alike than its longest common subsequence with the quote allows
+    # (2 L / (len(quote) + L)): such a text is left before any matching (a window's folded text is a
+    # subsequence of the whole's).
+    common = LCSseq.similarity(quote, folded(text))
+    if 2 * common < CHANGED_AT_LEAST * (len(quote) + common):
+        return None
     blocks = [b for b in SequenceMatcher(None, text, quote, autojunk=False).get_matching_blocks() if b.size >= 3]
     if not blocks:
         return None

@@ -124,3 +124,29 @@ def test_a_picture_at_the_top_of_a_later_page_goes_first_on_that_page():
     assert [(e.page_number, e.category) for e in merged] == [
         (1, "Title"), (1, "NarrativeText"), (2, "Image"), (3, "Image"), (3, "Image"), (3, "NarrativeText")]
     assert [e.bbox[1] for e in merged if e.page_number == 3] == [5, 50, 300]
+
+
+def test_a_changed_quotes_place_is_the_same_with_the_bound_that_leaves_unlike_texts_early(monkeypatch):
+    """``_approximate_in`` leaves a text whose longest common subsequence with the quote cannot reach
+    the threshold: on fuzzed texts it finds what the matching finds without that bound."""
+    import random
+
+    from kg_decoder.cite import versions
+
+    rng = random.Random(30)
+    words = ["revenue", "of", "12", "14.5", "M", "in", "2023", "2024", "the", "board", "met", "amended", "a", "de"]
+    cases = []
+    for _ in range(1500):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 30)))
+        quote = " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
+        cases.append((text, quote))
+    bounded = [versions._approximate_in(text, quote) for text, quote in cases]
+
+    class NoBound:
+        @staticmethod
+        def similarity(quote, text):
+            return len(quote)
+
+    monkeypatch.setattr(versions, "LCSseq", NoBound)
+    assert bounded == [versions._approximate_in(text, quote) for text, quote in cases]
+    assert sum(found is None for found in bounded) > 100 and sum(found is not None for found in bounded) > 100

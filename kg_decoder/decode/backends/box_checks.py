@@ -9,9 +9,10 @@ is the union of is.
 
 from __future__ import annotations
 
-import bisect
 import re
 import unicodedata
+
+import numpy as np
 
 from ...model import Element, Verification
 from .pdf_geometry import PageGeometry
@@ -69,18 +70,19 @@ def check_pdf_boxes(pdf, elements: list[Element], numbers: set[int]) -> None:
 
 def check_rendered_boxes(elements: list[Element], pages: list[RenderedPage]) -> None:
     """Check the boxes of the elements placed on a rendering with the rendering's characters."""
-    heights: dict[int, tuple[list[float], list[int]]] = {}  # page index -> its characters by the height of their middle
+    heights: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # page index -> its characters by the height of their middle
     for element in elements:
         if not _unchecked(element) or element.rendered_page is None or element.rendered_page > len(pages):
             continue
         page = pages[element.rendered_page - 1]
         if element.rendered_page not in heights:
-            order = sorted(range(len(page)), key=page.middle_height)
-            heights[element.rendered_page] = ([page.middle_height(i) for i in order], order)
+            middles = page.middle_heights()
+            order = np.argsort(middles, kind="stable")
+            heights[element.rendered_page] = (middles[order], order)
         middles, order = heights[element.rendered_page]
         # Only the characters whose middle is as high as the box grown by the slack can be inside it (in page order).
-        rows = order[bisect.bisect_left(middles, 2 * (element.bbox[1] - _SLACK) - 1e-6):
-                     bisect.bisect_right(middles, 2 * (element.bbox[3] + _SLACK) + 1e-6)]
+        rows = order[np.searchsorted(middles, 2 * (element.bbox[1] - _SLACK) - 1e-6, side="left"):
+                     np.searchsorted(middles, 2 * (element.bbox[3] + _SLACK) + 1e-6, side="right")]
         inside = page.text_inside(rows, element.bbox, _SLACK)
         element.verification = Verification.VERIFIED if holds(inside, element.text) else Verification.ELEMENT
 

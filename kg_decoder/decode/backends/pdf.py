@@ -18,7 +18,7 @@ from typing import Optional
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, Problem, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
-from . import pdf_fonts
+from . import pdf_fonts, text_types
 from .base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
 from .box_checks import check_pdf_boxes
 from .pdf_geometry import PageGeometry
@@ -76,7 +76,7 @@ class PdfBackend(Backend):
             with TableReadings(data, pdf, looked_at, options.password) as readings:
                 readings.look_ahead()
                 if with_text:
-                    with _pages_watched(progress, len(pages), readings):
+                    with _pages_watched(progress, len(pages), readings, typed_fast=True):
                         raw = run("fast", data, options.password)
                     found = _on_displayed_page(convert_all(raw, _displayed_media_pages(geometries), page_based=True),
                                                geometries)
@@ -361,19 +361,21 @@ def _ocr_pages(pdf, pages: list[Page], languages: str, problems: list[Problem],
 
 
 @contextmanager
-def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: Optional[TableReadings] = None):
-    """Report each page as unstructured's PDF reader (pdfminer) reaches it, and hand its layout to the
-    table finder's ``readings``.
+def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: Optional[TableReadings] = None,
+                   typed_fast: bool = False):
+    """Report each page as unstructured's PDF reader (pdfminer) reaches it, hand its layout to the
+    table finder's ``readings``, and (``typed_fast``: the ``fast`` strategy types the texts) read the
+    texts unstructured will type on it in one spaCy batch (``text_types``).
 
-    unstructured has no hook for either; its PDF module walks pages through the generator it
+    unstructured has no hook for any; its PDF module walks pages through the generator it
     imported by name, so that name is wrapped while the partitioner runs (the worker runs one
-    document at a time). If a later unstructured moves it, pages simply go unreported, and the table
-    finder reads its pages with pdfplumber.
+    document at a time). If a later unstructured moves it, pages simply go unreported, the table
+    finder reads its pages with pdfplumber, and each text is typed alone.
     """
     import unstructured.partition.pdf as unstructured_pdf
 
     original = getattr(unstructured_pdf, "open_pdfminer_pages_generator", None)
-    if (progress is None and readings is None) or original is None:
+    if original is None:
         yield
         return
 
@@ -382,10 +384,13 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
             report(progress, "partition", number - 1, total, f"partition {number}/{total} pages")
             if readings is not None:
                 readings.read(number, layout)
+            if typed_fast:
+                text_types.read_ahead(layout)
             yield page, layout
 
     unstructured_pdf.open_pdfminer_pages_generator = watched
     try:
-        yield
+        with text_types.batches():
+            yield
     finally:
         unstructured_pdf.open_pdfminer_pages_generator = original

@@ -23,6 +23,8 @@ import threading
 from array import array
 from typing import Optional
 
+import numpy as np
+
 from ...model import BBox
 from .pdf_fonts import declared_heights
 from .pdf_text_layer import drawn_characters
@@ -36,10 +38,10 @@ class RenderedPage:
     (a line-ending hyphen as ``-``); :meth:`box` and :meth:`line_box` give the boxes of the ``i``-th
     (see ``PageChar``), on the displayed page."""
 
-    __slots__ = ("text", "_boxes")
+    __slots__ = ("text", "_boxes", "_numbers")
 
     def __init__(self, text: str, boxes: array) -> None:
-        self.text, self._boxes = text, boxes
+        self.text, self._boxes, self._numbers = text, boxes, None
 
     def __len__(self) -> int:
         return len(self.text)
@@ -52,24 +54,38 @@ class RenderedPage:
         start = index * _NUMBERS + 4
         return tuple(self._boxes[start:start + 4])
 
-    def middle_height(self, index: int) -> float:
-        """Twice the height of the middle of the character's glyph box (its top plus its bottom)."""
-        return self._boxes[index * _NUMBERS + 1] + self._boxes[index * _NUMBERS + 3]
+    def numbers(self) -> "np.ndarray":
+        """The boxes as an array of one row per character (the packed numbers themselves, not a copy):
+        columns 0-3 the glyph box, 4-7 the line box."""
+        if self._numbers is None:
+            self._numbers = np.frombuffer(self._boxes, dtype=np.float64).reshape(-1, _NUMBERS)
+        return self._numbers
 
-    def text_inside(self, indices: list[int], region: BBox, slack: float) -> str:
+    def middle_heights(self) -> "np.ndarray":
+        """Twice the height of the middle of each character's glyph box (its top plus its bottom)."""
+        numbers = self.numbers()
+        return numbers[:, 1] + numbers[:, 3]
+
+    def text_inside(self, indices: "np.ndarray", region: BBox, slack: float) -> str:
         """The letters, in page order, of those of the characters ``indices`` whose glyph box's middle
         lies in ``region`` grown by ``slack`` (``model.middle_within``)."""
-        boxes, text = self._boxes, self.text
-        left, top, right, bottom = region[0] - slack, region[1] - slack, region[2] + slack, region[3] + slack
-        return "".join(text[i] for i in sorted(indices)
-                       if left <= (boxes[i * _NUMBERS] + boxes[i * _NUMBERS + 2]) / 2 <= right
-                       and top <= (boxes[i * _NUMBERS + 1] + boxes[i * _NUMBERS + 3]) / 2 <= bottom)
+        indices = np.sort(indices)
+        boxes = self.numbers()[indices]
+        across, down = (boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2
+        inside = ((region[0] - slack <= across) & (across <= region[2] + slack)
+                  & (region[1] - slack <= down) & (down <= region[3] + slack))
+        return "".join(map(self.text.__getitem__, indices[inside].tolist()))
+
+    def line_box_around(self, indices: "np.ndarray") -> BBox:
+        """The box around the line boxes of the characters ``indices`` (at least one)."""
+        boxes = self.numbers()[indices]
+        return (float(boxes[:, 4].min()), float(boxes[:, 5].min()), float(boxes[:, 6].max()), float(boxes[:, 7].max()))
 
     def __getstate__(self) -> tuple[str, array]:
         return self.text, self._boxes
 
     def __setstate__(self, state: tuple[str, array]) -> None:
-        self.text, self._boxes = state
+        (self.text, self._boxes), self._numbers = state, None
 
 
 def rendered_page(page, heights: dict[str, tuple[float, float]]) -> RenderedPage:

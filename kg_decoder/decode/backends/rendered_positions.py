@@ -18,6 +18,8 @@ from array import array
 from functools import lru_cache
 from typing import Callable, Optional
 
+import numpy as np
+
 from ...model import BBox, Element, Partitioned, Problem, Rendering
 from .box_checks import check_rendered_boxes
 from ..tables import parse_table
@@ -99,10 +101,9 @@ def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) ->
         first, last, owners = starts[page_index], starts[page_index + 1], folded[page_index][1]
         on_page = {position - first if owners is None else owners[position - first]
                    for start, end in spans for position in range(max(start, first), min(end, last))}
-        boxes = [pages[page_index].line_box(char_index) for char_index in on_page]
+        around = pages[page_index].line_box_around(np.fromiter(on_page, dtype=np.intp, count=len(on_page)))
         element.rendered_page = page_index + 1
-        element.bbox = tuple(round(v, 3) for v in (min(b[0] for b in boxes), min(b[1] for b in boxes),
-                                                    max(b[2] for b in boxes), max(b[3] for b in boxes)))
+        element.bbox = tuple(round(v, 3) for v in around)
         placed += 1
     return placed
 
