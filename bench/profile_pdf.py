@@ -11,13 +11,14 @@ wrapped step covers is "other".
 The steps, as the decode meets them: reading the file and detecting its format; the store's look-ups
 (is the document there already?); PDFium opening the document (page geometry, which pages have a
 text layer, turned text); unstructured's ``partition_pdf`` (``fast``): pdfminer's layout of each
-page, unstructured's elements of each page (text types), the rest of partition_pdf; elements
-converted; PDFium's text layer where ``fast`` read nothing; turned text; fonts (declared heights;
-pdfminer's glyph patch); tables (the pre-signal on PDFium's reading, pdfplumber's words and rules,
-the page drawn for the layout model, the layout model, structure building, the tables put in place
-of the lines read there and the text beside them); OCR of pages without a text layer; the document's
-title; pictures (found by PDFium, then read by OCR); table matrices; grouping into pages; assembly
-of the page texts; mapping to quads; N-Quads; library blobs; the store's write (one transaction).
+page, its texts read by spaCy in one batch a page, unstructured's elements of each page (text
+types), the rest of partition_pdf; elements converted; PDFium's text layer where ``fast`` read
+nothing; turned text; fonts (declared heights; pdfminer's glyph patch); tables (the pre-signal on
+PDFium's reading, pdfplumber's words and rules, the page drawn for the layout model, the layout
+model, structure building, the tables put in place of the lines read there and the text beside
+them); OCR of pages without a text layer; the document's title; pictures (found by PDFium, then read
+by OCR); table matrices; grouping into pages; assembly of the page texts; mapping to quads; N-Quads;
+library blobs; the store's write (one transaction).
 
 Two steps run in a thread of their own beside pdfminer's reading: the layout model and the pictures'
 tesseract runs. Their time is counted in full, though it overlaps the reading's: the shares then add
@@ -57,6 +58,8 @@ STEPS = [
      "open_pdfminer_pages_generator"),
     ("unstructured partition_pdf: elements of each page (text types)", "unstructured.partition.pdf",
      "_pdfminer_page_elements"),
+    ("unstructured partition_pdf: text types read ahead (a spaCy batch a page)", "kg_decoder.decode.backends.text_types",
+     "read_ahead"),
     ("unstructured partition_pdf: the rest", "kg_decoder.decode.backends.pdf", "call"),
     ("unstructured elements converted, moved onto the page", "kg_decoder.decode.backends.pdf", "convert_all"),
     ("unstructured elements converted, moved onto the page", "kg_decoder.decode.backends.pdf", "_on_displayed_page"),
