@@ -63,11 +63,13 @@ def decode_on_ray(files: list[Path], args: argparse.Namespace, options: DecodeOp
     # Office files rendered here, many to one LibreOffice run, each rendering sent with its file:
     # a task alone would start LibreOffice for one document.
     render_files_ahead(files, store, options)
-    return store, _results(ray, files, store, options, chunking, not args.no_record_failures, started_here)
+    return store, _results(ray, files, store, options, chunking, not args.no_record_failures, started_here,
+                           args.source_id)
 
 
 def _results(ray, files: list[Path], store: KgStore, options: DecodeOptions, chunking: Optional[ChunkOptions],
-             record_failure: bool, started_here: bool) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
+             record_failure: bool, started_here: bool,
+             source_id: Optional[str] = None) -> Iterator[tuple[Path, Union[DecodeResult, KgDecoderError]]]:
     try:
         task = ray.remote(num_cpus=1, max_retries=_TASK_RETRIES)(decode_task)
         in_flight = READ_AHEAD * max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -79,7 +81,8 @@ def _results(ray, files: list[Path], store: KgStore, options: DecodeOptions, chu
         def send(entry: list, data: bytes, sha256: str) -> None:
             kept = kept_rendering(store, sha256)
             rendered = Path(kept).read_bytes() if kept else None
-            entry[1] = task.remote(entry[0].name, data, store.config, options, chunking, record_failure, rendered)
+            entry[1] = task.remote(entry[0].name, data, store.config, options, chunking, record_failure, rendered,
+                                   source_id or str(entry[0].resolve()))
             entry[2] = sha256
             waiting.setdefault(sha256, [])
 
@@ -156,9 +159,11 @@ _task_cache: dict = {}  # the store connection and partition worker a Ray worker
 
 def decode_task(file_name: str, data: bytes, config: StoreConfig, options: DecodeOptions,
                 chunking: Optional[ChunkOptions], record_failure: bool,
-                rendering: Optional[bytes] = None) -> Union[DecodeResult, KgDecoderError]:
+                rendering: Optional[bytes] = None, source_id: Optional[str] = None) -> Union[DecodeResult, KgDecoderError]:
     """One document decoded and committed where the task runs; its summary (no texts) or typed error.
-    ``rendering`` is the document's LibreOffice rendering when the driver made it."""
+    ``rendering`` is the document's LibreOffice rendering when the driver made it; ``source_id``: the
+    source it is a version of (``--source-id``, else the file's absolute path on the driver's machine,
+    as a decode there names it)."""
     try:
         if _task_cache.get("config") != config:
             _task_cache.update(config=config, store=open_store(config))
@@ -168,7 +173,7 @@ def decode_task(file_name: str, data: bytes, config: StoreConfig, options: Decod
         if rendering is not None:
             keep_rendering(store, sha256_hex(data), rendering)
         result = decode(data, store=store, options=options, file_name=file_name, worker=_task_cache["worker"],
-                        record_failure=record_failure)
+                        record_failure=record_failure, source_id=source_id)
         if chunking is not None:
             for document in result.documents():
                 chunk_document(document, store=store, options=chunking)

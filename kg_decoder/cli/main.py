@@ -126,8 +126,6 @@ def _decode(args: argparse.Namespace) -> int:
         raise UsageError("no files to decode")
     if args.source_id is not None and len(files) > 1:
         raise UsageError("--source-id names the source of one file: give one file")
-    if args.source_id and args.ray:  # not sent to the tasks yet: refused, not dropped
-        raise UsageError("--source-id is for a decode on this machine or --server: --ray does not record versions")
     if args.server:
         if args.workers is not None or args.ray:
             raise UsageError("--server sends the files to a running kg-decoder serve, which decodes them: "

@@ -55,12 +55,15 @@ def test_an_s3_library_decodes_traces_and_exports_images(s3, corpus_dir, tmp_pat
 
 
 def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, corpus_store, tmp_path, cli):
-    """Six corpus files and a copy of the first (decoded after it, not beside it on the other CPU); the
-    local decode compared with reads the session corpus store's parse cache (the commits are compared,
-    not the parsers' determinism)."""
+    """Six corpus files and a copy of the first (decoded after it, not beside it on the other CPU), each a
+    version of its path as on this machine; the local decode compared with reads the session corpus
+    store's parse cache (the commits are compared, not the parsers' determinism). Then a file's new bytes
+    decoded on Ray are its source's version 2, with the diff and the fact carried."""
     copy = tmp_path / "copy.pdf"
     shutil.copy(corpus_dir / FILES[0], copy)
     files = [corpus_dir / FILES[0], copy] + [corpus_dir / name for name in FILES[1:]]
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nRevenue was 12 M in 2024, as the board reported.\n\nThe board met twice.\n")
     with oxigraph_server(tmp_path / "oxigraph") as server:
         env = {**os.environ, **S3_TEST_ENVIRONMENT, "RAY_USAGE_STATS_ENABLED": "0"}
         done = cli("decode", *files, "--store", server.url, "--library", "s3://kg-test/ray-test",
@@ -74,9 +77,10 @@ def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, corpus_stor
         assert rows == [str(path) for path in files]  # the table in input order
         seed_caches(tmp_path / "local", corpus_store[0])
         with kg_decoder.open_store(tmp_path / "local") as local:
-            for path in files:  # the same bytes and names, no source's version (Ray records none yet)
+            for path in files:  # the same bytes, names and sources
                 try:
-                    kg_decoder.decode(path.read_bytes(), file_name=path.name, store=local, record_failure=True)
+                    kg_decoder.decode(path.read_bytes(), file_name=path.name, store=local, record_failure=True,
+                                      source_id=str(path.resolve()))
                 except kg_decoder.DecodeError:
                     pass
             with kg_decoder.open_store(server.url, library="s3://kg-test/ray-test",
@@ -87,6 +91,22 @@ def test_ray_tasks_commit_what_a_local_decode_writes(s3, corpus_dir, corpus_stor
                 assert remote.missing_blobs() == []
                 traced = kg_decoder.trace(quote="Potentiodynamic polarization data", store=remote)
                 assert traced and traced[0].boxes == kg_decoder.trace(quote="Potentiodynamic polarization data", store=local)[0].boxes
+                first = kg_decoder.decode(notes, store=remote, record_failure=True)  # version 1, here
+                kg_decoder.chunk_document(first.document, store=remote)
+                [chunk] = kg_decoder.document_chunks(first.document, store=remote)[:1]
+                kg_decoder.add_facts(chunk.iri, [("http://ex.org/acme", "http://ex.org/revenue", "12 M")],
+                                     spans=[{"quote": "Revenue was 12 M in 2024"}], store=remote)
+        notes.write_text("# Notes\n\nRevenue was 14 M in 2024, as the board reported.\n\nThe board met twice.\n")
+        done = cli("decode", notes, "--store", server.url, "--library", "s3://kg-test/ray-test",
+                   "--library-option", f"endpoint_url={s3.endpoint_url}", "--ray", "auto", "--workers", "2",
+                   "--no-progress", env=env, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        with kg_decoder.open_store(server.url, library="s3://kg-test/ray-test",
+                                   library_options=s3_options(s3.endpoint_url)) as remote:
+            versions = kg_decoder.source_versions(str(notes.resolve()), store=remote)
+            assert [(v.number, v.latest) for v in versions] == [(1, False), (2, True)]
+            assert versions[1].counts.changed == 1 and versions[1].facts == {"current": 0, "moved": 0, "changed": 1,
+                                                                           "removed": 0}
 
 
 def test_ray_refuses_the_embedded_store(tmp_path, corpus_dir, cli):
