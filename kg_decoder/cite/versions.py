@@ -34,7 +34,8 @@ from ..model.errors import InvalidOption, UnknownEntity
 from .diff import align, count, folded
 from .quotes import FoldedText, find_quote
 
-CHANGED_AT_LEAST = 0.6  # a quote this alike (2 x common characters / both lengths) to the text where it was is "changed", not removed
+# A quote this alike (2 x common characters / both lengths) to the text where it was is "changed", not removed.
+CHANGED_AT_LEAST = 0.6
 _source_locks: dict[str, threading.Lock] = {}
 _source_locks_lock = threading.Lock()
 

@@ -159,7 +159,8 @@ _task_cache: dict = {}  # the store connection and partition worker a Ray worker
 
 def decode_task(file_name: str, data: bytes, config: StoreConfig, options: DecodeOptions,
                 chunking: Optional[ChunkOptions], record_failure: bool,
-                rendering: Optional[bytes] = None, source_id: Optional[str] = None) -> Union[DecodeResult, KgDecoderError]:
+                rendering: Optional[bytes] = None,
+                source_id: Optional[str] = None) -> Union[DecodeResult, KgDecoderError]:
     """One document decoded and committed where the task runs; its summary (no texts) or typed error.
     ``rendering`` is the document's LibreOffice rendering when the driver made it; ``source_id``: the
     source it is a version of (``--source-id``, else the file's absolute path on the driver's machine,
