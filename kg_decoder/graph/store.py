@@ -388,7 +388,7 @@ class KgStore(GraphReads, TextIndexing):
                            ("delete_source", {"source": source}))
             latest += latest_version_quads(source, left[-1]) if left else []
         deletes.append(("delete_document", {"document": document}))
-        self._write(as_nquads(latest), {}, deletes)
+        self._write(latest, {}, deletes)
         self.index_removed(document)
 
     def write_chunks(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:
@@ -397,16 +397,16 @@ class KgStore(GraphReads, TextIndexing):
 
     def write_failure(self, failure: str, quads: list[Quad]) -> None:
         """A failed decode's record, replacing an earlier record of the same bytes."""
-        self._write(as_nquads(quads), {}, ("delete_failure", {"failure": failure}))
+        self._write(quads, {}, ("delete_failure", {"failure": failure}))
 
     def write_origin(self, document: str, quads: list[Quad], new_fetch: bool) -> None:
         """Where a stored document came from (its parent, or a fetch replacing the last one when ``new_fetch``)."""
-        self._write(as_nquads(quads), {}, ("delete_fetch", {"document": document}) if new_fetch else None)
+        self._write(quads, {}, ("delete_fetch", {"document": document}) if new_fetch else None)
 
     def write_version(self, source: str, quads: list[Quad]) -> None:
         """A source's new version, the revision that made it and its fact verdicts in one transaction,
         the source's earlier latest version unmarked in it."""
-        self._write(as_nquads(quads), {}, ("delete_latest_version", {"source": source}))
+        self._write(quads, {}, ("delete_latest_version", {"source": source}))
 
     def remove_versions(self, versions: list[str], documents: list[str]) -> None:
         """Prune: versions of sources and the documents only they were, in one transaction. Blobs stay
@@ -427,19 +427,20 @@ class KgStore(GraphReads, TextIndexing):
         """Add N-Quads as they are, in one transaction (``kg-decoder import``)."""
         self._write(nquads, {}, None)
 
-    def _write(self, nquads: bytes, blobs: dict[str, bytes],
+    def _write(self, nquads: Union[bytes, list[Quad]], blobs: dict[str, bytes],
                delete: Union[tuple[str, dict], list[tuple[str, dict]], None]) -> None:
         """Library blobs first, then one graph transaction; the blobs go again if it fails.
 
         Without a ``delete`` the N-Quads are loaded as they are (embedded: Oxigraph parses and
         commits them outside Python, the web server's reading threads go on meanwhile; remote:
-        one POST); with one, a single ``DELETE ... ; INSERT DATA ...`` update.
+        one POST); with one, a single ``DELETE ... ; INSERT DATA ...`` update (of the quads as they
+        were given, when they were not serialised).
         """
         self._writable()
         if delete is not None:
             deletes = [delete] if isinstance(delete, tuple) else delete
             try:
-                quads = list(parse(nquads, format=RdfFormat.N_QUADS))
+                quads = nquads if isinstance(nquads, list) else list(parse(nquads, format=RdfFormat.N_QUADS))
             except SyntaxError as exc:
                 raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
             update = _one_update([query_file(name).bound(values) for name, values in deletes] + [insert_data(quads)])

@@ -150,3 +150,31 @@ def test_a_changed_quotes_place_is_the_same_with_the_bound_that_leaves_unlike_te
     monkeypatch.setattr(versions, "LCSseq", NoBound)
     assert bounded == [versions._approximate_in(text, quote) for text, quote in cases]
     assert sum(found is None for found in bounded) > 100 and sum(found is not None for found in bounded) > 100
+
+
+def test_a_changed_quote_keeps_most_of_its_words():
+    """A quote of several words is "changed" where at most one word in four (numbers aside) was left
+    out or put in, however alike its letters: a neighbour's phrase that shares letters but not words is
+    no changed quote, one long word replaced in a short quote is, and a table's tags part its words."""
+    from kg_decoder.cite.versions import approximate
+
+    def found(text, quote):
+        where = approximate(text, quote)
+        return None if where is None else text[where[0]:where[1]]
+
+    neighbour = "Los municipios obtienen ingresos por concepto de contribuciones de los predios urbanos."
+    assert found(neighbour, "ingresos por la vía de") is None  # 2 of 5 words differ: another phrase
+    assert found("Deve ser aprovado o que está definido nos presentes estatutos.",
+                 "no artigo nono destes estatutos") is None
+    assert found("A Direcção é composta por três membros, e o seu Tesoureiro assina.",
+                 "e o seu Presidente") == "e o seu Tesoureiro"
+    assert found("The report was signed by the CEO on Monday.",
+                 "signed by the Director-General") == "signed by the CEO"  # alike in letters only 0.596
+    assert found("Acme had a revenue of 14.5 M in 2024.", "revenue of 12 M in 2023") == "revenue of 14.5 M in 2024"
+    table = ("<table><tr><td>Title of each class</td><td/><td>Name of exchange on amended registered</td></tr>"
+             "</table>")
+    assert found(table, "Name of exchange on which registered") == "Name of exchange on amended registered"
+    assert found(table, "class Name of exchange") == "class</td><td/><td>Name of exchange"
+    # A quote of a word or two is weighed by its letters, as is text written without spaces.
+    assert found("Net income rose.", "Net revenue") is None
+    assert found("本公司的年度收入为十四亿元。", "本公司的年度收入为十二亿元") == "本公司的年度收入为十四亿元"
