@@ -511,7 +511,7 @@ def _one_update(operations: list[str]) -> str:
     prefixes: dict[str, None] = {}
     bodies = []
     for operation in operations:
-        lines = operation.splitlines()
+        lines = operation.split("\n")  # not splitlines(): a literal's U+2028 or U+0085 is no line's end
         prefixes.update((line.strip(), None) for line in lines if line.lstrip().upper().startswith("PREFIX "))
         bodies.append("\n".join(line for line in lines if not line.lstrip().upper().startswith("PREFIX ")))
     return "\n".join(prefixes) + "\n" + " ;\n".join(bodies)

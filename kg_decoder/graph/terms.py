@@ -76,7 +76,7 @@ def read_facts(path: Union[str, os.PathLike], data: Optional[bytes] = None,
 def _read_json_lines(data: bytes) -> tuple[list[Triple], list[SpanLike]]:
     triples, spans = [], []
     try:
-        lines = data.decode("utf-8").splitlines()
+        lines = data.decode("utf-8").split("\n")  # not splitlines(): JSON strings may hold U+2028 as it is
     except UnicodeDecodeError:
         raise InvalidFact("the JSON lines file is not UTF-8") from None
     for number, line in enumerate(lines, start=1):

@@ -243,3 +243,23 @@ def test_http_upload_with_a_source_id_versions_and_diff(web_app, tmp_path):
     loose = client.post("/api/documents", data={"file": (io.BytesIO(b"No source here."), "loose.txt")}, headers=auth)
     assert 'id="versions"' not in client.get(f"/documents/{loose.json['document']}").get_data(as_text=True)
     store.close()
+
+
+def test_text_with_line_and_paragraph_separators_is_carried_and_chunked_again(any_store):
+    """U+2028, U+2029 and U+0085 inside a quote (Word's soft line breaks come out so) are no line
+    ends in an update: a new version carries the fact, chunking again replaces the chunks."""
+    store = any_store
+    base = ["Quarterly report", "Reorganización de potestades públicas en cuatro escalas\u2028territoriales y "
+            "locales.", "Second\u2029paragraph\x85of the page, kept as it is."]
+    first = kg_decoder.decode(text_of(base), store=store, source_id="separators", file_name="report.txt")
+    quote = "cuatro escalas\u2028territoriales"
+    [subgraph] = cite(store, first.document, [quote]).values()
+    edited = [base[0], base[1].replace("públicas", "privadas"), base[2]]
+    second = kg_decoder.decode(text_of(edited), store=store, source_id="separators", file_name="report.txt")
+    assert second.version.number == 2 and second.version.facts["current"] == sum(second.version.facts.values()) == 1
+    [step] = verdict_chain(subgraph, store=store)
+    assert (step.verdict, step.previous_text, step.text) == ("current", quote, quote)
+    kg_decoder.chunk_document(second.document, store=store)
+    kg_decoder.chunk_document(second.document, store=store, chunk_size=8, min_chunk_tokens=1)  # replaces them
+    chunks = kg_decoder.document_chunks(second.document, store=store)
+    assert len(chunks) > 2 and any("Second\u2029paragraph" in chunk.text for chunk in chunks)
