@@ -98,3 +98,16 @@ def test_every_typed_read_answers_on_an_empty_store():
                 arguments = [NamedNode("http://ex.org/s")] * 3
             answer = method(store, *[a for a in arguments if a is not None])
             assert answer in ([], None, set(), 0, {}, False), (name, answer)
+
+
+def test_a_json_lines_fact_file_keeps_a_quote_that_holds_a_line_separator():
+    """JSON leaves U+2028 as it is inside a string; a JSON line is cut at newlines only."""
+    import json
+
+    from kg_decoder.graph.terms import read_facts
+
+    lines = [json.dumps({"s": "http://ex.org/a", "p": "http://ex.org/says", "o": "x", "quote": "two\u2028lines"},
+                        ensure_ascii=False), json.dumps({"s": "http://ex.org/b", "p": "http://ex.org/says", "o": "y",
+                                                         "quote": "next\u0085one"}, ensure_ascii=False)]
+    triples, spans = read_facts("facts.jsonl", data="\r\n".join(lines).encode())
+    assert len(triples) == 2 and spans == [{"quote": "two\u2028lines"}, {"quote": "next\u0085one"}]
