@@ -114,8 +114,7 @@ class _Version:
     def element_at(self, segment: str, start: int, end: int) -> Optional[DiffSide]:
         """The element that holds most of ``start..end`` of a segment's text."""
         sides = self.by_segment.get(segment, [])
-        offsets = [side.char_offset for side in sides]
-        position = bisect.bisect_right(offsets, start) - 1
+        position = bisect.bisect_right(sides, start, key=_char_offset) - 1
         best, best_overlap = None, 0
         for side in sides[max(position, 0):position + 4]:
             overlap = min(end, side.char_offset + len(side.text)) - max(start, side.char_offset)
@@ -126,6 +125,10 @@ class _Version:
     def page_at(self, segment: str, start: int, end: int) -> Optional[int]:
         side = self.element_at(segment, start, end)
         return side.page_number if side is not None else self.pages.get(segment)
+
+
+def _char_offset(side: DiffSide) -> int:
+    return side.char_offset
 
 
 @dataclass
