@@ -446,7 +446,8 @@ class KgStore(GraphReads, TextIndexing):
             update = _one_update([query_file(name).bound(values) for name, values in deletes] + [insert_data(quads)])
             commit = lambda: self._update(update)  # noqa: E731
         else:
-            commit = lambda: self._load(nquads)  # noqa: E731
+            data = as_nquads(nquads) if isinstance(nquads, list) else nquads
+            commit = lambda: self._load(data)  # noqa: E731
         with self.library.writing():
             added = self.library.put_new(blobs)
             try:
