@@ -383,7 +383,8 @@ def _words(text: str) -> list[str]:
 
 
 def _allowed_edits(quote: list[str]) -> int:
-    return max(1, len(quote) // _WORDS_PER_EDIT)
+    """One word in four, to the nearest, at least one."""
+    return max(1, (len(quote) + _WORDS_PER_EDIT // 2) // _WORDS_PER_EDIT)
 
 
 def _few_words_differ(quote: list[str], found: list[str], edits: int) -> bool:

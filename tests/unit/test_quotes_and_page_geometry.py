@@ -171,6 +171,9 @@ def test_a_changed_quote_keeps_most_of_its_words():
     assert found("The report was signed by the CEO on Monday.",
                  "signed by the Director-General") == "signed by the CEO"  # alike in letters only 0.596
     assert found("Acme had a revenue of 14.5 M in 2024.", "revenue of 12 M in 2023") == "revenue of 14.5 M in 2024"
+    # One word in four, to the nearest: two of six (a heading's number drawn apart, a word replaced).
+    heading = found("ROLE OF THE amended STATES TRUSTEE", "B.\n\nROLE OF THE UNITED STATES")
+    assert heading is not None and heading.startswith("ROLE OF THE amended STATES")
     table = ("<table><tr><td>Title of each class</td><td/><td>Name of exchange on amended registered</td></tr>"
              "</table>")
     assert found(table, "Name of exchange on which registered") == "Name of exchange on amended registered"
