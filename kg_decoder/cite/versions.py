@@ -37,11 +37,11 @@ from .quotes import FoldedText, find_quote
 # A quote "changed", not removed, is found with small edits. A quote of a word or two (or of a script
 # written without spaces): at least this alike in its letters (2 x common / both lengths).
 CHANGED_AT_LEAST = 0.6
-# A quote of several words: at most one word in four (numbers aside) left out or put in, and at least
-# this alike in its letters. The words decide: in a document of many facts a deleted paragraph's phrase
-# is often as alike in its letters to a neighbour's ("ingresos por la via de", "ingresos por concepto
-# de"), and a long word replaced in a short quote leaves little alike in letters ("signed by the
-# Director-General", "signed by the CEO": 0.596).
+# A quote of several words: at most one word in four (to the nearest; numbers aside) left out and as
+# many put in, and at least this alike in its letters. The words decide: in a document of many facts a
+# deleted paragraph's phrase is often as alike in its letters to a neighbour's ("ingresos por la via
+# de", "ingresos por concepto de"), and a long word replaced in a short quote leaves little alike in
+# letters ("signed by the Director-General", "signed by the CEO": 0.596).
 _WORDED = 3
 _WORDS_PER_EDIT = 4
 CHANGED_WORDS_AT_LEAST = 0.45
@@ -389,7 +389,7 @@ def _allowed_edits(quote: list[str]) -> int:
 
 def _few_words_differ(quote: list[str], found: list[str], edits: int) -> bool:
     """Whether ``found`` is ``quote`` with small edits (``edits``: words left out plus words put in): at
-    most one word in four (at least one) of the quote left out, and as many put in.
+    most one word in four of the quote (to the nearest, at least one) left out, and as many put in.
 
     >>> quote = _words("e o seu Presidente")
     >>> _few_words_differ(quote, _words("e o seu Tesoureiro"), 2)
