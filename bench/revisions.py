@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,23 @@ def editor_for(kind: str, data: bytes):
         return None
     usable = [u for u in editor.units if len(fold(u)) >= 25]
     return editor if len(usable) >= 3 else None
+
+
+def variant_bytes(kind: str, data: bytes, variant: int) -> bytes:
+    """The document's bytes, made distinct for each edit plan after the first, its text the same.
+
+    Each plan is a source of its own; with the same first bytes the three sources' first versions
+    would be one document, and each would carry all three plans' facts (300 where 100 are counted)."""
+    if variant == 0:
+        return data
+    if kind in ("docx", "pptx"):  # the zip's comment: no part of the document
+        buffer = io.BytesIO(data)
+        with zipfile.ZipFile(buffer, "a") as archive:
+            archive.comment = f"revision bench plan {variant}".encode()
+        return buffer.getvalue()
+    if kind == "txt":
+        return data.rstrip() + f"\n\nPlan {variant}.\n".encode()
+    return data + f"\n<!-- revision bench plan {variant} -->\n".encode()  # md, html: a comment
 
 
 def choose_facts(editor, decoded_texts: list[str], rng: random.Random, most: int) -> list[Fact]:
@@ -266,8 +284,9 @@ def run(limit: Optional[int], seed: int, folder: Path, log=print, only: str = ""
             # Several edit plans of a small document (each a revision pair of its own source).
             for variant in range(variants if len(editor.units) <= 150 else 1):
                 suffix = ".pdf" if pair_kind == "docx-pdf" else Path(name).suffix
+                first = variant_bytes(kind, data, variant)
                 pairs.append(Pair(f"{name}:{pair_kind}:{variant}", pair_kind, Path(name).stem + suffix,
-                                  editor_for(kind, data), data))
+                                  editor_for(kind, first), first))
     if limit:
         pairs = pairs[:limit]
     pdf_pairs = [p for p in pairs if p.kind == "docx-pdf"]
@@ -354,8 +373,9 @@ def run(limit: Optional[int], seed: int, folder: Path, log=print, only: str = ""
                             log(f"   {fact.quote!r}: {entry.op} {entry.old and entry.old.page_number} "
                                 f"{entry.new and entry.new.page_number} {chain[-1] if chain else None}")
                 scored[fact.expected == got] += 1
-            results.append({"pair": pair.name, "timing": (total - carried, carried, len(pair.facts))})
-            log(f"{pair.name:60} {len(pair.facts):3} facts  {scored[True]:3} right  "
+            verdicts = sum(second.version.facts.values())  # the facts carried: the document's, of any source
+            results.append({"pair": pair.name, "timing": (total - carried, carried, verdicts)})
+            log(f"{pair.name:60} {len(pair.facts):3} facts  {scored[True]:3} right  {verdicts:3} carried  "
                 f"decode {total - carried:6.2f} s  carry {carried:5.3f} s  {second.version.counts}")
         if shacl:  # pySHACL over the whole store: minutes
             report = kg_decoder.validate(store=store)
@@ -387,7 +407,7 @@ def summarise(results: list[dict], log=print) -> dict:
     if boxes:
         log(f"  re-anchored PDF facts with verified boxes: {summary['boxes_verified']:.3f} of {len(boxes)}")
     log(f"  carrying facts costs {summary['carry_share']:.1%} of decoding (all pairs together)")
-    # The target is per document at 100 facts: each such document's own share, the worst named.
+    # The target is per document at 100 facts: each document that carried 100 or more, the worst named.
     per_document = sorted((carried / max(decoded, 1e-9), r["pair"]) for r in results if "timing" in r
                           for decoded, carried, count in [r["timing"]] if count >= 100)
     if per_document:
