@@ -19,6 +19,7 @@ folded character (``ﬁ`` → ``fi``) covers the whole character.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from functools import lru_cache
@@ -81,6 +82,24 @@ class FoldedText:
         self.folded = _LINE_BREAK_HYPHEN.sub(_BREAK, "".join(pieces))
         self._starts = starts
         self._ends = ends
+        self._joined: tuple[str, list[int], list[int]] | None = None
+
+    def joined(self) -> tuple[str, list[int], list[int]]:
+        """The folded text with each word broken at a line end joined (its break mark and the space after
+        it left out); for each joined character its index in the folded text; and the joined indices
+        a break was left out before, in order."""
+        if self._joined is None:
+            pieces, to_folded, joins = [], [], []
+            position = 0
+            for found in re.finditer(_BREAK + " ", self.folded):
+                pieces.append(self.folded[position:found.start()])
+                to_folded.extend(range(position, found.start()))
+                joins.append(len(to_folded))
+                position = found.end()
+            pieces.append(self.folded[position:])
+            to_folded.extend(range(position, len(self.folded)))
+            self._joined = ("".join(pieces), to_folded, joins)
+        return self._joined
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The stored-text span of the folded characters ``start:end``."""
@@ -126,8 +145,11 @@ def find_quote(text: str, quote: str, folded: FoldedText | None = None) -> list[
     if not quote or not quote.strip():
         return []
     folded = folded or FoldedText(text)
+    plain = _folded_quote(quote)
     if _BREAK not in folded.folded:  # no word broken at a line end: the pattern matches the folded quote only
-        return [folded.span(start, end) for start, end in _occurrences(folded.folded, _folded_quote(quote))]
+        return [folded.span(start, end) for start, end in _occurrences(folded.folded, plain)]
+    if "-" not in plain and not plain.startswith(" "):  # as the pattern finds it, compiling none (1 ms)
+        return [folded.span(start, end) for start, end in _joined_occurrences(folded, plain)]
     return [folded.span(match.start(), match.end()) for match in quote_pattern(quote).finditer(folded.folded)
             if match.end() > match.start()]
 
@@ -144,6 +166,23 @@ def _occurrences(text: str, part: str) -> list[tuple[int, int]]:
     while start >= 0:
         found.append((start, start + len(part)))
         start = text.find(part, start + len(part))
+    return found
+
+
+def _joined_occurrences(folded: FoldedText, quote: str) -> list[tuple[int, int]]:
+    """Where a folded quote without hyphens occurs in folded text, a word broken at a line end found
+    whole where the quote has letters on both sides of the break (as :func:`quote_pattern` finds it),
+    left to right without overlapping; spans in the folded text."""
+    joined, to_folded, joins = folded.joined()
+    found, start = [], joined.find(quote) if quote else -1
+    while start >= 0:
+        end = start + len(quote)
+        inside = joins[bisect.bisect_right(joins, start):bisect.bisect_left(joins, end)]
+        if all(quote[k - start - 1].isalpha() and quote[k - start].isalpha() for k in inside):
+            found.append((to_folded[start], to_folded[end - 1] + 1))
+            start = joined.find(quote, end)
+        else:
+            start = joined.find(quote, start + 1)
     return found
 
 

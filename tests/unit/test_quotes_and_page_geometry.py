@@ -4,10 +4,12 @@ and placing pictures among a page's elements."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from kg_decoder.cite.glyphs import _letter_pairs
-from kg_decoder.cite.quotes import as_written, find_quote
+from kg_decoder.cite.quotes import _BREAK, FoldedText, as_written, find_quote, quote_pattern
 from kg_decoder.decode.backends.pdf_geometry import PageGeometry
 from kg_decoder.decode.images import merge_by_position
 from kg_decoder.model import Element
@@ -51,6 +53,33 @@ def test_every_occurrence_is_found_and_whether_it_is_written_as_quoted():
     spans = find_quote(stored, "unified result")
     assert [stored[s:e] for s, e in spans] == ["uni\ufb01ed result", "unified result"]
     assert [as_written(stored[s:e], "unified result") for s, e in spans] == [False, True]
+
+
+def test_a_quote_in_text_with_words_broken_at_line_ends_is_found_where_the_pattern_finds_it():
+    """Quotes without a hyphen are looked for in the text with its broken words joined, without
+    compiling a pattern (a millisecond a quote); the places must be the pattern's, also where a
+    break falls at a quote's edge, between a letter and no letter, or beside a soft hyphen."""
+    rng = random.Random(30)
+    atoms = ["docu", "ment", "well", "known", "-", "-\n", "- ", " ", "\n", "\ufb01", "e\u0301", "1", ",", "a",
+             "ab", "\u00ad", "\u2019", "_", "X"]
+    cases = [("docu-\nment", "document"), ("docu-\nment", "docu"), ("docu-\nment", "ment"), ("a1-\nb", "1b"),
+             ("docu-\nab", "\u00ad ab")]  # the last quote folds to " ab": the pattern finds the break's space
+    for _ in range(4000):
+        stored = "".join(rng.choice(atoms) for _ in range(rng.randint(3, 30)))
+        start = rng.randint(0, len(stored))
+        quote = stored[start:rng.randint(start, min(len(stored), start + 15))]
+        cases.append((stored, quote.replace("-\n", rng.choice(["", "-", "- "])) if rng.random() < 0.5 else
+                      "".join(rng.choice(atoms) for _ in range(rng.randint(1, 6)))))
+    checked = 0
+    for stored, quote in cases:
+        folded = FoldedText(stored)
+        if _BREAK not in folded.folded or not quote.strip():
+            continue
+        expected = [folded.span(m.start(), m.end()) for m in quote_pattern(quote).finditer(folded.folded)
+                    if m.end() > m.start()]
+        assert find_quote(stored, quote) == expected, (stored, quote)
+        checked += 1
+    assert checked > 1000
 
 
 # ---------------------------------------------------------------- page geometry
