@@ -177,8 +177,10 @@ class KgStore(GraphReads, TextIndexing):
             return []
         try:
             solutions = self._evaluate(query.bound(bindings), {})
-            keys = [(v.value, snake(v.value)) for v in solutions.variables]  # once a query, not once a row
-            return [{key: python_value(row[n]) for n, key in keys if row[n] is not None} for row in solutions]
+            keys = [snake(v.value) for v in solutions.variables]  # once a query, not once a row
+            # A solution's terms in the variables' order: a look-up by name costs more than the term.
+            return [{key: python_value(term) for key, term in zip(keys, row) if term is not None}
+                    for row in solutions]
         except OSError as exc:
             raise StoreError(f"reading the store at {self.location} failed: {exc}") from None
 
