@@ -212,9 +212,10 @@ class _Places:
         after = self.anchor_new[after_position] if after_position < len(self.anchor_new) else len(self.new.sides)
         return before, after
 
-    def new_element_index(self, segment: str, start: int, end: int) -> Optional[int]:
+    def new_element_index(self, segment: str, start: int, end: int) -> int:
+        """The index of the new element that holds most of a span, -1 for none."""
         side = self.new.element_at(segment, start, end)
-        return None if side is None else self.new_index[side.element]
+        return -1 if side is None else self.new_index[side.element]
 
 
 def _verdict(fact: _Fact, old: _Version, new: _Version, places: _Places,
@@ -229,9 +230,7 @@ def _verdict(fact: _Fact, old: _Version, new: _Version, places: _Places,
                for start, end in find_quote(text, fact.text, folded_texts[segment])] if fact.text.strip() else []
     if matches:
         inside = [m for m in matches if target is not None and _within(m, target)]
-        in_place = [m for m in matches if window is not None and
-                    window[0] < (places.new_element_index(*m) if places.new_element_index(*m) is not None else -1)
-                    < window[1]]
+        in_place = [m for m in matches if window is not None and window[0] < places.new_element_index(*m) < window[1]]
         segment, start, end = (inside or in_place or matches)[0]
         page = new.page_at(segment, start, end)
         # Same place: in the element it was aligned with (not moved), or, where the elements were cut
