@@ -166,9 +166,10 @@ def web_app():
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory):
-    """The Oxigraph server scripts/test.sh started, else one of the module's own."""
+    """The Oxigraph server scripts/test.sh started, else one of the module's own. Tests empty the
+    server (CLEAR ALL), so under pytest-xdist only the first worker uses the shared one."""
     shared = os.environ.get("KG_DECODER_TEST_SPARQL_SERVER")
-    if shared:
+    if shared and os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
         yield shared
         return
     with oxigraph_server(tmp_path_factory.mktemp("oxigraph")) as server:
