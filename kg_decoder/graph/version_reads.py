@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Optional
 
 
@@ -144,7 +145,8 @@ class VersionReads:
 
     def document_fact_spans(self, document: str) -> list[FactSpanRow]:
         """The fact subgraphs cited to a document's chunks, with the chunk's place in its page or section."""
-        return sorted(self._read("document_fact_spans", FactSpanRow, document=document), key=_subgraph)
+        return sorted(self._read("document_fact_spans", FactSpanRow, document=document),
+                      key=attrgetter("subgraph"))
 
     def version_verdicts(self, version: str) -> list[VersionVerdictRow]:
         return self._read("version_verdicts", VersionVerdictRow, version=version)
@@ -152,11 +154,6 @@ class VersionReads:
     def fact_verdicts(self, subgraph: str) -> list[FactVerdictRow]:
         """What each later version of its source says of a fact subgraph, oldest first."""
         return self._read("fact_verdicts", FactVerdictRow, subgraph=subgraph)
-
-
-
-def _subgraph(row: FactSpanRow) -> str:
-    return row.subgraph
 
 
 __all__ = ["DocumentVersionRow", "FactSpanRow", "FactVerdictRow", "SourceRow", "SourceVersionRow", "VersionElementRow",
