@@ -91,14 +91,16 @@ class _Version:
     by_segment: dict[str, list[DiffSide]]
 
     @classmethod
-    def read(cls, store: KgStore, document: str) -> "_Version":
+    def read(cls, store: KgStore, document: str, boxes: bool = False) -> "_Version":
+        """A document's version as the store holds it; its elements' boxes too when ``boxes`` (a diff
+        shows them; facts' verdicts need none)."""
         texts, pages = {}, {}
         for segment in store.text_segments(document):
             if segment.kind != "image":
                 texts[segment.segment] = store.text(segment.sha256, segment.segment)
                 pages[segment.segment] = segment.page_number
         sides = []
-        for row in store.version_elements(document):
+        for row in store.version_elements(document, boxes):
             text = texts.get(row.segment)
             if text is None:
                 continue
@@ -487,7 +489,8 @@ def diff_documents(old: str, new: str, *, store: Union[KgStore, StorePath]) -> V
     """The element-by-element diff of two documents (or versions, by IRI): kept, moved, changed (with
     the character edits), removed and added elements, with pages and boxes on both sides. Reads only."""
     old_document, new_document = _document_of(store, old), _document_of(store, new)
-    entries = align(_Version.read(store, old_document).sides, _Version.read(store, new_document).sides)
+    entries = align(_Version.read(store, old_document, boxes=True).sides,
+                    _Version.read(store, new_document, boxes=True).sides)
     return VersionDiff(old=old_document, new=new_document, counts=count(entries), entries=entries)
 
 

@@ -139,9 +139,17 @@ class VersionReads:
     def document_versions(self, document: str) -> list[DocumentVersionRow]:
         return self._read("document_versions", DocumentVersionRow, document=document)
 
-    def version_elements(self, document: str) -> list[VersionElementRow]:
-        """A document's text elements in reading order, with their places only (a version's diff)."""
-        return self._read("version_elements", VersionElementRow, document=document)
+    def version_elements(self, document: str, boxes: bool = False) -> list[VersionElementRow]:
+        """A document's text elements in reading order, with their places only (a version's diff), and
+        their boxes when ``boxes``."""
+        rows = self._read("version_elements", VersionElementRow, document=document)
+        if boxes:
+            found = {row["element"]: row for row in self._rows("version_element_boxes", document=document)}
+            for row in rows:
+                box = found.get(row.element)
+                if box is not None:
+                    row.left, row.top, row.right, row.bottom = box["left"], box["top"], box["right"], box["bottom"]
+        return rows
 
     def document_fact_spans(self, document: str) -> list[FactSpanRow]:
         """The fact subgraphs cited to a document's chunks, with the chunk's place in its page or section."""
