@@ -119,3 +119,25 @@ def test_corpus_papers_read_their_stamp_and_title_and_keep_unmapped_characters(c
     assert "(cid:0)" in first  # a glyph with no Unicode mapping is recorded as such, not dropped
     flat = kg_decoder.decode(corpus_dir / "loremipsum-flat.pdf", store=store)
     assert store.document_info(flat.document).title != "loremipsum.jpg"  # the Info title is a file name
+
+
+def test_a_page_is_read_through_pdfium_once_for_its_turned_text_and_the_title(corpus_dir, monkeypatch):
+    """page 1 of the paper holds the stamp (turned text) and the title (largest type): both steps read
+    its lines, which cost about 15 µs a character through PDFium, and one reading serves them."""
+    from kg_decoder.decode.backends import pdf_text_layer
+    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.model import DecodeOptions
+
+    read: list[str] = []  # each page read, by its text
+    lines = pdf_text_layer._lines
+
+    def counted(page, heights):
+        read.append(page.get_textpage().get_text_range())
+        return lines(page, heights)
+
+    monkeypatch.setattr(pdf_text_layer, "_lines", counted)
+    data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
+    partitioned = PdfBackend().partition(data, PDF, DecodeOptions(pdf_tables=False, image_ocr="off"))
+    assert partitioned.title == "LayoutParser: A Unified Toolkit for Deep Learning Based Document Image Analysis"
+    assert any(e.text == STAMP for e in partitioned.elements)
+    assert any(STAMP in text for text in read) and len(read) == len(set(read))

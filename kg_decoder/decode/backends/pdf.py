@@ -29,8 +29,8 @@ from .pdf_unread import with_unread_lines
 from .pdf_tables import TableReadings, find_tables
 from .table_page import keep_drawing_order
 from .regions import replacing
-from .pdf_text_layer import (has_turned_text, largest_text, lines_outside, page_lines, read_page,
-                             text_layer_elements, turned_text_elements)
+from .pdf_text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, read_page, text_layer_elements,
+                             turned_text_elements)
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
@@ -60,6 +60,7 @@ class PdfBackend(Backend):
                         password=password)
 
         by_number = {p.number: p for p in pages}
+        layer = PdfLines(data, pdf)  # the pages' lines through PDFium, each page read once by every step below
         problems: list[Problem] = []
         found: list[Element] = []  # elements of every source, each source in reading order
         if strategy == "ocr_only":
@@ -83,13 +84,13 @@ class PdfBackend(Backend):
                 read = {e.page_number for e in found}
                 unread = [number for number in text_numbers if number in with_text and number not in read]
                 if unread:  # fast read nothing there although the page has a text layer
-                    found += text_layer_elements(data, pdf, unread)
+                    found += text_layer_elements(layer, unread)
                 for number in text_numbers:
                     by_number[number].strategy = "text_layer" if number in unread else "fast"
                 read_fast = [number for number in text_numbers if number in with_text and number not in unread]
-                found = _closer_look(data, pdf, found, read_fast, [n for n in text_numbers if n in with_text],
+                found = _closer_look(data, pdf, layer, found, read_fast, [n for n in text_numbers if n in with_text],
                                      turned, geometries, options, problems, progress, readings)
-            found = with_unread_lines(data, pdf, found, read_fast, problems)
+            found = with_unread_lines(layer, found, read_fast, problems)
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
         if strategy == "hi_res":
@@ -99,7 +100,7 @@ class PdfBackend(Backend):
             found += _ocr_pages(pdf, [by_number[number] for number in ocr_numbers], options.ocr_languages, problems,
                                 progress)
         try:
-            title = _document_title(data, pdf, 1 in with_text)
+            title = _document_title(data, pdf, layer, 1 in with_text)
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
         check_pdf_boxes(pdf, found, with_text - set(ocr_numbers))
@@ -203,7 +204,7 @@ def _shown_turned(picture, geometry: PageGeometry) -> bool:
     return min(shown, 360 - shown) > 1.0
 
 
-def _closer_look(data: bytes, pdf, found: list[Element], read_fast: list[int], with_layer: list[int],
+def _closer_look(data: bytes, pdf, layer: PdfLines, found: list[Element], read_fast: list[int], with_layer: list[int],
                  turned: set[int], geometries: dict[int, PageGeometry], options: DecodeOptions, problems: list[Problem],
                  progress: Optional[ProgressCallback], readings: Optional[TableReadings] = None) -> list[Element]:
     """What a first reading of the text layer put on its pages, with turned lines read again along their
@@ -212,7 +213,7 @@ def _closer_look(data: bytes, pdf, found: list[Element], read_fast: list[int], w
     turned_read = sorted(turned & set(read_fast))
     if turned_read:  # pdfminer reads turned lines as single letters, backwards: PDFium reads them
         try:
-            found = replacing(found, turned_text_elements(data, pdf, turned_read), together=True)
+            found = replacing(found, turned_text_elements(layer, turned_read), together=True)
         except Exception as exc:
             problems.append(Problem.of("turned-text-not-read", "turned text not read again", exc))
     if not options.pdf_tables or not with_layer:
@@ -220,13 +221,8 @@ def _closer_look(data: bytes, pdf, found: list[Element], read_fast: list[int], w
     report(progress, "tables", 0, 1, "find tables")
     tables = find_tables(data, pdf, with_layer, geometries, options.password, problems, readings)
 
-    read_lines: dict[int, list] = {}  # a page's lines, read once however many elements reach past its tables
-
     def beside_table(element: Element, table: Element) -> list[Element]:
-        number = element.page_number
-        if number not in read_lines:
-            read_lines[number] = page_lines(pdf[number - 1], pdf_fonts.declared_heights(data, number))
-        return lines_outside(pdf[number - 1], read_lines[number], number, element.bbox, table.bbox)
+        return lines_outside(layer, element.page_number, element.bbox, table.bbox)
 
     try:
         found = replacing(found, tables, rest=beside_table)
@@ -276,7 +272,7 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
     return pdf, pages, geometries, with_text, needs_ocr, turned
 
 
-def _document_title(data: bytes, pdf, first_page_has_text: bool) -> Optional[str]:
+def _document_title(data: bytes, pdf, layer: PdfLines, first_page_has_text: bool) -> Optional[str]:
     """The title the PDF states (Info, else XMP), unless it is a file name; else the text set in the
     largest type on page 1 (never turned text: a margin stamp is not a title); else None."""
     stated = [(pdf.get_metadata_dict().get("Title") or "").strip()]
@@ -293,7 +289,7 @@ def _document_title(data: bytes, pdf, first_page_has_text: bool) -> Optional[str
         if title and not _FILE_NAME.fullmatch(title):
             return " ".join(title.split())[:300]
     if first_page_has_text:
-        return largest_text(pdf[0], pdf_fonts.declared_heights(data, 1))
+        return largest_text(layer, 1)
     return None
 
 

@@ -180,55 +180,64 @@ def has_turned_text(page) -> bool:
     return False
 
 
-def turned_text_elements(data: bytes, pdf, numbers: list[int]) -> list[Element]:
+class PdfLines:
+    """The lines of an open PDF's pages as PDFium breaks them (see :func:`_lines`), each page read once
+    however many steps ask for it: turned text, the text beside a table, the lines a first reading
+    dropped, the title (a character's reading through PDFium costs about 15 µs, and these steps often
+    look at the same page: page 1 with a margin stamp is read for its turned text and for the title).
+    ``data``: the PDF's bytes, for its fonts' heights (``pdf_fonts.declared_heights``)."""
+
+    def __init__(self, data: bytes, pdf) -> None:
+        self._data, self._pdf = data, pdf
+        self._lines: dict[int, list[_Line]] = {}
+
+    def page(self, number: int):
+        """The pypdfium2 page (numbers from 1)."""
+        return self._pdf[number - 1]
+
+    def lines(self, number: int) -> list["_Line"]:
+        if number not in self._lines:
+            self._lines[number] = _lines(self.page(number), declared_heights(self._data, number))
+        return self._lines[number]
+
+    def elements(self, number: int, lines: list["_Line"], category: str = "NarrativeText", turned: bool = False,
+                 boxed_only: bool = False) -> list[Element]:
+        """Elements of one page, one per block of ``lines`` (some of its lines), with boxes on the
+        displayed page; ``boxed_only``: a block outside the visible page is left out."""
+        geometry = PageGeometry.of(self.page(number))
+        elements = []
+        for text, box in _blocks(lines, turned=turned):
+            shown = geometry.clip(box)
+            if shown is not None or not boxed_only:
+                elements.append(Element(0, category, text, page_number=number,
+                                        bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
+        return elements
+
+
+def turned_text_elements(layer: PdfLines, numbers: list[int]) -> list[Element]:
     """The turned text of the given pages (numbers from 1), one element per block of lines, each line
     read along its own baseline and the lines in the order a reader who turns the page reads them;
     boxes on the displayed page. Upright text is left out."""
     elements: list[Element] = []
     for number in numbers:
-        page = pdf[number - 1]
-        geometry = PageGeometry.of(page)
-        lines = [line for line in _lines(page, declared_heights(data, number)) if line.turn not in (0, None)]
-        for text, box in _blocks(sorted(lines, key=_reading_key), turned=True):
-            shown = geometry.clip(box)
-            elements.append(Element(len(elements), "NarrativeText", text, page_number=number,
-                                    bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
-    return elements
+        lines = [line for line in layer.lines(number) if line.turn not in (0, None)]
+        elements += layer.elements(number, sorted(lines, key=_reading_key), turned=True)
+    return _numbered(elements)
 
 
-def page_lines(page, heights: dict[str, tuple[float, float]]) -> list["_Line"]:
-    """The page's lines as PDFium breaks them (for :func:`lines_outside`); ``heights``: its fonts'."""
-    return _lines(page, heights)
-
-
-def lines_outside(page, lines: list["_Line"], number: int, region: BBox, block: BBox) -> list[Element]:
+def lines_outside(layer: PdfLines, number: int, region: BBox, block: BBox) -> list[Element]:
     """What a page holds inside ``region`` but outside ``block``, as elements (one per block of
-    lines): the text a first reading joined with a table, before and after it. ``lines``: the page's
-    (:func:`page_lines`, read once for all the regions of a page)."""
-    geometry = PageGeometry.of(page)
-    lines = [line for line in lines if middle_within(line.box, region) and not middle_within(line.box, block)]
-    elements = []
-    for text, box in _blocks(lines):
-        shown = geometry.clip(box)
-        elements.append(Element(0, "NarrativeText", text, page_number=number,
-                                bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
-    return elements
+    lines): the text a first reading joined with a table, before and after it."""
+    return layer.elements(number, [line for line in layer.lines(number)
+                                   if middle_within(line.box, region) and not middle_within(line.box, block)])
 
 
-def lines_beside(page, heights: dict[str, tuple[float, float]], number: int, boxes: list[BBox],
-                 read: Callable[[str], bool]) -> list[Element]:
+def lines_beside(layer: PdfLines, number: int, boxes: list[BBox], read: Callable[[str], bool]) -> list[Element]:
     """The upright lines of a page that lie mostly outside all of ``boxes`` and whose text ``read`` says
     was not read, as elements (one per block of lines): what a first reading dropped."""
-    geometry = PageGeometry.of(page)
-    lines = [line for line in _lines(page, heights) if line.turn == 0 and not read(line.text)
+    lines = [line for line in layer.lines(number) if line.turn == 0 and not read(line.text)
              and not any(_mostly_inside(line.box, box) for box in boxes)]
-    elements = []
-    for text, box in _blocks(lines):
-        shown = geometry.clip(box)
-        if shown is not None:
-            elements.append(Element(0, "UncategorizedText", text, page_number=number,
-                                    bbox=tuple(round(v, 3) for v in shown)))
-    return elements
+    return layer.elements(number, lines, category="UncategorizedText", boxed_only=True)
 
 
 def _mostly_inside(box: BBox, region: BBox) -> bool:
@@ -239,11 +248,11 @@ def _mostly_inside(box: BBox, region: BBox) -> bool:
     return width > 0 and height > 0 and (area <= 0 or width * height * 3 >= area)
 
 
-def largest_text(page, heights: dict[str, tuple[float, float]]) -> Optional[str]:
+def largest_text(layer: PdfLines, number: int) -> Optional[str]:
     """The upright block of a page set in the largest type, when that type is clearly larger than the
     page's body text and the block is short (a title, not a paragraph); turned text (a margin stamp)
     never counts. None when nothing stands out."""
-    lines = [line for line in _lines(page, heights) if line.turn == 0 and line.size > 0
+    lines = [line for line in layer.lines(number) if line.turn == 0 and line.size > 0
              and any(c.isalpha() for c in line.text)]
     if not lines:
         return None
@@ -374,17 +383,15 @@ def _around(outer: BBox, inner: BBox) -> BBox:
     return (min(outer[0], inner[0]), min(outer[1], inner[1]), max(outer[2], inner[2]), max(outer[3], inner[3]))
 
 
-def text_layer_elements(data: bytes, pdf, numbers: list[int]) -> list[Element]:
-    """The text of the given pages (numbers from 1) of a PDF (its bytes, and open in pypdfium2), one
-    element per block of lines, with each block's box on the displayed page."""
-    elements: list[Element] = []
-    for number in numbers:
-        page = pdf[number - 1]
-        geometry = PageGeometry.of(page)
-        for text, box in _blocks(_lines(page, declared_heights(data, number))):
-            shown = geometry.clip(box)
-            elements.append(Element(len(elements), "NarrativeText", text, page_number=number,
-                                    bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
+def text_layer_elements(layer: PdfLines, numbers: list[int]) -> list[Element]:
+    """The text of the given pages (numbers from 1), one element per block of lines, with each block's
+    box on the displayed page."""
+    return _numbered([element for number in numbers for element in layer.elements(number, layer.lines(number))])
+
+
+def _numbered(elements: list[Element]) -> list[Element]:
+    for index, element in enumerate(elements):
+        element.index = index
     return elements
 
 
@@ -459,5 +466,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["has_turned_text", "largest_text", "lines_beside", "lines_outside", "page_lines", "page_text",
-           "read_page", "text_layer_elements", "turned_text_elements"]
+__all__ = ["PdfLines", "has_turned_text", "largest_text", "lines_beside", "lines_outside", "page_text", "read_page",
+           "text_layer_elements", "turned_text_elements"]

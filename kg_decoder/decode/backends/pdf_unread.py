@@ -15,11 +15,10 @@ import unicodedata
 
 from ...model import Element, Problem
 from ..images import merge_by_position
-from . import pdf_fonts
-from .pdf_text_layer import lines_beside
+from .pdf_text_layer import PdfLines, lines_beside
 
 
-def with_unread_lines(data: bytes, pdf, elements: list[Element], numbers: list[int],
+def with_unread_lines(layer: PdfLines, elements: list[Element], numbers: list[int],
                       problems: list[Problem]) -> list[Element]:
     """``elements`` with the lines of the given pages (read by ``fast``) that no element holds."""
     added: list[Element] = []
@@ -27,7 +26,7 @@ def with_unread_lines(data: bytes, pdf, elements: list[Element], numbers: list[i
         for number in numbers:
             on_page = [e for e in elements if e.page_number == number and not e.is_image]
             letters = _letters(" ".join(e.text for e in on_page))
-            textpage = pdf[number - 1].get_textpage()
+            textpage = layer.page(number).get_textpage()
             try:
                 shown = textpage.get_text_range()
             finally:
@@ -35,8 +34,7 @@ def with_unread_lines(data: bytes, pdf, elements: list[Element], numbers: list[i
             if all(_read(line, letters) for line in shown.splitlines()):
                 continue
             boxes = [e.bbox for e in on_page if e.bbox is not None]
-            added += lines_beside(pdf[number - 1], pdf_fonts.declared_heights(data, number), number, boxes,
-                                  lambda text, letters=letters: _read(text, letters))
+            added += lines_beside(layer, number, boxes, lambda text, letters=letters: _read(text, letters))
     except Exception as exc:  # PDFium on a damaged page: keep the first reading
         problems.append(Problem.of("dropped-lines-not-read", "lines the first reading dropped not looked for", exc))
         return elements
