@@ -15,12 +15,14 @@ import subprocess
 import tempfile
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
 from ..model import DecodeOptions, Element, ImageText, OcrWord, Partitioned, Problem
 from .images import describe_image
+from .worker import cpu_share
 
 # In "auto": smaller pictures cannot hold a legible word (an icon, a bullet); "on" reads them anyway.
 MIN_SIDE_PIXELS = 16
@@ -167,19 +169,33 @@ def _time_left(options: DecodeOptions, started: float):
 def _read_pictures(pictures: dict[bytes, Optional[int]], read: dict, options: DecodeOptions, time_left,
                    stopped=lambda: False) -> None:
     """Read the pictures (their bytes, with the page each is first on) into ``read``, a batch at a time,
-    within the time left; ``stopped`` says when to start no more."""
-    batch: list[tuple[bytes, _Prepared]] = []
-    for data, page_number in pictures.items():
-        if stopped():
-            return
-        prepared = _prepared_or_reading(data, options, page_number, time_left, read)
-        if prepared is not None:
-            batch.append((data, prepared))
-        if len(batch) == BATCH_PICTURES or sum(p.grey.width * p.grey.height for _, p in batch) > BATCH_PIXELS:
-            _read_batch(batch, read, options.ocr_languages, time_left)
-            batch = []
-    if not stopped():
-        _read_batch(batch, read, options.ocr_languages, time_left)
+    within the time left; ``stopped`` says when to start no more. tesseract reads on one thread: the
+    batches are read side by side by as many runs as this process's share of the CPUs (a document of
+    charts waited for them one after the other), while the next pictures are made ready here."""
+    runs = max(1, min(cpu_share(), len(pictures)))
+    size = min(BATCH_PICTURES, -(-len(pictures) // runs))
+    with ThreadPoolExecutor(runs, thread_name_prefix="pictures-batch") as pool:
+        started: list[Future] = []
+
+        def start(batch: list[tuple[bytes, _Prepared]]) -> None:
+            if batch:
+                started.append(pool.submit(lambda: stopped() or _read_batch(batch, read, options.ocr_languages,
+                                                                            time_left)))
+
+        batch: list[tuple[bytes, _Prepared]] = []
+        for data, page_number in pictures.items():
+            if stopped():
+                break
+            prepared = _prepared_or_reading(data, options, page_number, time_left, read)
+            if prepared is not None:
+                batch.append((data, prepared))
+            if len(batch) == size or sum(p.grey.width * p.grey.height for _, p in batch) > BATCH_PIXELS:
+                start(batch)
+                batch = []
+        if not stopped():
+            start(batch)
+        for run in started:
+            run.result()
 
 
 def _prepared_or_reading(data: bytes, options: DecodeOptions, page_number: Optional[int], time_left,

@@ -53,6 +53,13 @@ _POLL_SECONDS = 0.1  # how often a call that can be cancelled looks at its calle
 _GRACE_SECONDS = 1.0  # how long an interrupted task may take to unwind before its worker is killed
 
 
+def cpu_share() -> int:
+    """The CPUs this process may use: the worker's share when it was given one, else all it may run on."""
+    if os.environ.get(THREADS_VARIABLE, "").isdigit():
+        return max(1, int(os.environ[THREADS_VARIABLE]))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 @dataclass(frozen=True)
 class WorkerSetup:
     """What a worker process is for: the task run once to warm it up, whether it runs at idle

@@ -266,3 +266,41 @@ def test_pictures_read_in_one_tesseract_run_or_ahead_read_as_each_alone(pictured
     picture.image_text = None
     image_text.read_image_texts(partitioned, DecodeOptions())
     assert read_ahead is not None and read_ahead == picture.image_text and read_ahead.text.split() == WORDS
+
+
+def test_a_documents_pictures_are_read_by_as_many_tesseract_runs_side_by_side_as_its_cpus(monkeypatch):
+    """Four pictures on a share of two CPUs: two runs of two pictures each, at the same time (tesseract
+    reads on one thread); each picture gets the words it gets alone."""
+    import importlib
+    import threading
+    import time
+
+    from kg_decoder.decode.worker import THREADS_VARIABLE
+    from kg_decoder.model import DecodeOptions, Element, Partitioned
+
+    image_text = importlib.import_module("kg_decoder.decode.image_text")
+    monkeypatch.setenv(THREADS_VARIABLE, "2")
+    runs: list[tuple[int, float, float]] = []
+    read_words_of = image_text.read_words_of
+    lock = threading.Lock()
+
+    def timed(pictures, *args, **kwargs):
+        started = time.monotonic()
+        try:
+            return read_words_of(pictures, *args, **kwargs)
+        finally:
+            with lock:
+                runs.append((len(pictures), started, time.monotonic()))
+
+    monkeypatch.setattr(image_text, "read_words_of", timed)
+    pictures = []
+    for fmt in ("PNG", "JPEG", "BMP", "TIFF"):  # the same words in four files of distinct bytes
+        data = drawn_pictures.draw_picture(fmt).data
+        pictures.append(Element(len(pictures), "Image", "", page_number=1, image_data=data, image_width=900,
+                                image_height=300))
+    partitioned = Partitioned(format="pdf", elements=pictures, pages=[])
+    image_text.read_image_texts(partitioned, DecodeOptions())
+    assert all(picture.image_text.text.split() == WORDS for picture in pictures)
+    assert sorted(size for size, _, _ in runs) == [2, 2]
+    (_, first_start, first_end), (_, second_start, second_end) = sorted(runs, key=lambda run: run[1])
+    assert second_start < first_end  # side by side, not one after the other

@@ -26,6 +26,7 @@ from typing import Optional
 import numpy as np
 
 from ...model import BBox
+from ..worker import cpu_share
 from .pdf_fonts import declared_heights
 from .pdf_text_layer import drawn_characters
 
@@ -102,7 +103,7 @@ def rendered_page(page, heights: dict[str, tuple[float, float]]) -> RenderedPage
 def read_rendered_pages(pdf: bytes, count: int) -> list[RenderedPage]:
     """The characters of every page of a rendering of ``count`` pages; a long one in page ranges read
     side by side by forked processes, the first range by this one."""
-    readers = min(_cpu_share(), count // _PAGES_PER_READER) if hasattr(os, "fork") else 1
+    readers = min(cpu_share(), count // _PAGES_PER_READER) if hasattr(os, "fork") else 1
     bounds = _bounds(count, readers)
     forked = [_RangeReader(pdf, range(bounds[k], bounds[k + 1])) for k in range(1, len(bounds) - 1)]
     try:
@@ -131,15 +132,6 @@ def _pages_of(pdf: bytes, numbers: range) -> list[RenderedPage]:
         return [rendered_page(document[i], declared_heights(pdf, i + 1, key)) for i in numbers]
     finally:
         document.close()
-
-
-def _cpu_share() -> int:
-    """The CPUs this process may use: the worker's share when it was given one, else all it may run on."""
-    from ..worker import THREADS_VARIABLE
-
-    if os.environ.get(THREADS_VARIABLE, "").isdigit():
-        return max(1, int(os.environ[THREADS_VARIABLE]))
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 class _RangeReader:
@@ -223,7 +215,7 @@ class ReadAhead:
         try:
             self._pdf = pdf = self._conversion.result()
             count = _page_count(pdf) if pdf is not None else 0
-            readers = min(_cpu_share(), count // _PAGES_PER_READER)
+            readers = min(cpu_share(), count // _PAGES_PER_READER)
             if readers < 2:
                 return
             bounds = _bounds(count, readers)
