@@ -304,3 +304,33 @@ def test_a_documents_pictures_are_read_by_as_many_tesseract_runs_side_by_side_as
     assert sorted(size for size, _, _ in runs) == [2, 2]
     (_, first_start, first_end), (_, second_start, second_end) = sorted(runs, key=lambda run: run[1])
     assert second_start < first_end  # side by side, not one after the other
+
+
+def test_a_slice_of_a_pages_background_is_not_given_to_tesseract_but_a_picture_of_words_is():
+    """A page background cut into strips (ICDAR's eu-011: a bar down the margin, an edge line) makes no
+    shape the size of a letter: it is passed over with its reason, while the same strip with a word
+    written on it is read."""
+    import importlib
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    from fixtures import FONT
+    from kg_decoder.model import DecodeOptions, Element, Partitioned
+
+    image_text = importlib.import_module("kg_decoder.decode.image_text")
+    pictures = []
+    for words in ("", "Quorum ledger"):
+        strip = Image.new("RGB", (1253, 195), (253, 253, 253))
+        draw = ImageDraw.Draw(strip)
+        draw.rectangle((53, 0, 99, 194), fill=(0, 130, 205))
+        draw.line((1252, 0, 1252, 194), fill=(230, 60, 60))
+        draw.text((200, 70), words, font=ImageFont.truetype(str(FONT), 40), fill="black")
+        buffer = io.BytesIO()
+        strip.save(buffer, "PNG")
+        pictures.append(Element(len(pictures), "Image", "", page_number=1, image_data=buffer.getvalue(),
+                                image_width=1253, image_height=195))
+    image_text.read_image_texts(Partitioned(format="pdf", elements=pictures, pages=[]), DecodeOptions())
+    background, written = pictures
+    assert background.image_text is None
+    assert background.image_text_skipped == "not read: no shape in the picture the size of a letter"
+    assert written.image_text is not None and written.image_text.text.split() == ["Quorum", "ledger"]
