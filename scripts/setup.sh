@@ -28,4 +28,7 @@ PYTHON="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q --upgrade pip
 # unstructured[all-docs] brings torch; pip takes it from the machine's local wheel cache where there is one.
 .venv/bin/python -m pip install -q -e '.[test]'
+# The C reader of a PDF page's characters (kg_decoder/decode/backends/pdfium_chars.c): about 30 times
+# faster than ctypes; without a C compiler the characters are read through ctypes, the same numbers.
+.venv/bin/python -m kg_decoder.decode.backends.pdfium_chars
 echo "setup: ready ($(.venv/bin/kg-decoder --version))"

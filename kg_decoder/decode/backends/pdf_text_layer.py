@@ -11,12 +11,12 @@ from __future__ import annotations
 import ctypes
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable, Iterator, Optional, Union
 
 from ...model import Element, PageChar, PageText, Reading, middle_within
 from .pdf_fonts import declared_heights
 from .pdf_geometry import BBox, PageGeometry
+from .pdfium_chars import BOX, GENERATED, LOOSE, ORIGIN, read_characters
 
 _LINE_GAP = 0.8  # lines further apart than this many line heights start a new block
 _SIZE_RATIO = 1.3  # lines whose heights differ more than this start a new block
@@ -69,6 +69,67 @@ def drawn_characters(page, heights: dict[str, tuple[float, float]]) -> Iterator[
             yield char
 
 
+def drawn_boxes(page, heights: dict[str, tuple[float, float]]) -> tuple[str, "np.ndarray"]:
+    """What :func:`drawn_characters` gives, as arrays: one letter a character, and a row of eight numbers
+    a character (its glyph box, then its line box), computed for all the page's characters at once (a
+    long document's rendering draws about a million). The same numbers: the same operations on the
+    same doubles, in the same order."""
+    import numpy as np
+
+    geometry = PageGeometry.of(page)
+    textpage = page.get_textpage()
+    read = read_characters(textpage)
+    codes, flags, numbers = read.codes, read.flags, read.numbers
+    drawn = ((flags & GENERATED) == 0) & ((flags & BOX) != 0) & ((flags & LOOSE) != 0) & (codes != 0)
+    drawn &= (numbers[:, 1] > numbers[:, 0]) & (numbers[:, 3] > numbers[:, 2])  # blanks draw nothing
+    for code in np.unique(codes[drawn]).tolist():  # line breaks, PDFium's noncharacters, spaces
+        if code in (0x0A, 0x0D, 0xFFFE, 0xFFFF) or chr(code).isspace():
+            drawn &= codes != code
+    indices = np.flatnonzero(drawn)
+    if geometry.rotation or not len(indices):  # a rendering's pages are upright: a turned one the general way
+        chars = list(drawn_characters(page, heights))
+        return "".join(char.char for char in chars), np.array([char.box + char.line_box for char in chars],
+                                                               dtype=np.float64).reshape(-1, 8)
+    rows = numbers[indices]
+    box = _upright_boxes(geometry, rows[:, 0], rows[:, 2], rows[:, 1], rows[:, 3])
+    left, bottom, right, top = rows[:, 4], rows[:, 5], rows[:, 6], rows[:, 7]
+    line_box = np.where(((right > left) & (top > bottom))[:, None], _upright_boxes(geometry, left, bottom, right, top),
+                        box)
+    if heights:  # the line's height from its font, where it declares one: a frame a text object
+        fonts = _FontHeights(textpage, heights)
+        objects = read.objects[indices]
+        usable = np.flatnonzero(((flags[indices] & ORIGIN) != 0) & (right > left) & (objects != 0))
+        addresses, first, which = np.unique(objects[usable], return_index=True, return_inverse=True)
+        low, high = np.full(len(addresses), np.nan), np.full(len(addresses), np.nan)
+        for number, (address, k) in enumerate(zip(addresses.tolist(), usable[first].tolist())):
+            frame = fonts.frame(indices[k], address)
+            if frame is not None and frame[0] == (1.0, 0.0) and frame[1] == (0.0, 1.0):  # upright, the usual case
+                low[number], high[number] = frame[2], frame[3]
+            elif frame is not None:  # turned text in a rendering: its characters one by one
+                for j in usable[which == number].tolist():
+                    loose = (left[j], bottom[j], right[j], top[j])
+                    line_box[j] = geometry.box(fonts.line(indices[j], address, loose, (rows[j, 8], rows[j, 9])))
+        upright = usable[~np.isnan(low[which])]
+        baseline, upright_low, upright_high = rows[upright, 9], low[which][~np.isnan(low[which])], \
+            high[which][~np.isnan(low[which])]
+        line_box[upright] = _upright_boxes(geometry, left[upright], baseline + upright_low, right[upright],
+                                           baseline + upright_high)
+    around = np.concatenate([np.minimum(line_box[:, :2], box[:, :2]), np.maximum(line_box[:, 2:], box[:, 2:])], axis=1)
+    letters = "".join("-" if code == 0x02 else chr(code) for code in codes[indices].tolist())
+    return letters, np.concatenate([box, around], axis=1)
+
+
+def _upright_boxes(geometry: PageGeometry, x0, y0, x1, y1) -> "np.ndarray":
+    """:meth:`PageGeometry.box` of many user-space rectangles on an upright page, one row each."""
+    import numpy as np
+
+    area = geometry.visible
+    height = area[3] - area[1]
+    across = (x0 - area[0], x1 - area[0])
+    down = (height - (y0 - area[1]), height - (y1 - area[1]))
+    return np.stack([np.minimum(*across), np.minimum(*down), np.maximum(*across), np.maximum(*down)], axis=1)
+
+
 def _rows(chars: list[PageChar]) -> Reading:
     """The characters row by row: a character joins the row whose middle its own middle is near."""
     rows: list[tuple[float, float, list[int]]] = []  # middle, height, characters
@@ -107,18 +168,13 @@ def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = 
     ascent and descent the page's fonts declare (see ``pdf_fonts.declared_heights``); ``unmapped``:
     glyphs drawn without a character are given as U+FFFD rather than left out; ``turned``: each
     glyph's turn and type size are read too (else left at upright and unknown)."""
-    import pypdfium2.raw as pdfium_c
-
     geometry = PageGeometry.of(page)
     textpage = page.get_textpage()
-    raw = textpage.raw
     fonts = _FontHeights(textpage, heights)
     page_turn = geometry.rotation
-    edges = [ctypes.c_double() for _ in range(4)]  # left, right, bottom, top: PDFium's order
-    left, right, bottom, top = (ctypes.byref(edge) for edge in edges)
-    rect = pdfium_c.FS_RECTF()
-    for index in range(textpage.count_chars()):
-        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+    read = read_characters(textpage)
+    for index, code, flag, numbers, address in zip(range(len(read)), read.codes.tolist(), read.flags.tolist(),
+                                                   read.numbers.tolist(), read.objects.tolist()):
         if code in (0x0A, 0x0D):
             yield "\n"
             continue
@@ -128,24 +184,24 @@ def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = 
         if code and chr(code).isspace():
             yield " "
             continue
-        if pdfium_c.FPDFText_IsGenerated(raw, index) == 1:
+        if flag & GENERATED:
             continue
-        if not pdfium_c.FPDFText_GetCharBox(raw, index, left, right, bottom, top) or \
-                not pdfium_c.FPDFText_GetLooseCharBox(raw, index, rect):
+        if not flag & BOX or not flag & LOOSE:
             continue  # PDFium has no box for it: it is not drawn
-        tight = (edges[0].value, edges[2].value, edges[1].value, edges[3].value)
-        loose = (rect.left, rect.bottom, rect.right, rect.top)
+        tight = (numbers[0], numbers[2], numbers[1], numbers[3])
+        loose = (numbers[4], numbers[5], numbers[6], numbers[7])
         if tight[2] <= tight[0] or tight[3] <= tight[1]:
             continue  # blanks draw nothing
         box = geometry.box(tight)
-        text_object = fonts.text_object(index)
-        line = fonts.line(index, text_object, loose) if loose[2] > loose[0] else None
+        text_object = address or None
+        origin = (numbers[8], numbers[9]) if flag & ORIGIN else None
+        line = fonts.line(index, text_object, loose, origin) if loose[2] > loose[0] else None
         line_box = geometry.box(line) if line is not None else (
             geometry.box(loose) if loose[2] > loose[0] and loose[3] > loose[1] else box)
         shown = "-" if hyphen else chr(code) if code else "\ufffd"
         if turned:
-            yield PageChar(shown, box, _around(line_box, box),
-                           _turn(pdfium_c.FPDFText_GetCharAngle(raw, index), page_turn), fonts.size(index, text_object))
+            yield PageChar(shown, box, _around(line_box, box), _turn(numbers[10], page_turn),
+                           fonts.size(index, text_object))
         else:
             yield PageChar(shown, box, _around(line_box, box))
         if hyphen:
@@ -296,16 +352,10 @@ class _FontHeights:
         self._heights = heights
         self._by_font: dict[int, Optional[tuple[float, float]]] = {}
         self._matrix = pdfium_c.FS_MATRIX()
-        self._x, self._y = ctypes.c_double(), ctypes.c_double()
-        self._origin = (ctypes.byref(self._x), ctypes.byref(self._y))
         self._object: Optional[int] = None  # the text object the frame below is of
         self._frame: Optional[tuple] = None
         self._sized_object: Optional[int] = None  # the text object the size below is of
         self._size = 0.0
-
-    def text_object(self, index: int) -> Optional[int]:
-        """The address of the text object a character is drawn by (None: none)."""
-        return _text_object_address()(self._raw, index)
 
     def size(self, index: int, text_object: Optional[int]) -> float:
         """The type size a character is set in: the font size scaled by its text matrix."""
@@ -316,26 +366,29 @@ class _FontHeights:
             self._sized_object, self._size = text_object, round(pdfium_c.FPDFText_GetFontSize(self._raw, index) * scale, 2)
         return self._size
 
-    def line(self, index: int, text_object: Optional[int], loose: tuple[float, float, float, float]):
+    def line(self, index: int, text_object: Optional[int], loose: tuple[float, float, float, float],
+             origin: Optional[tuple[float, float]]):
+        """The character's line box in user space (None: its font declares no heights, or PDFium gave
+        no ``origin``, the point its glyph is drawn from)."""
         if not self._heights:
             return None
-        frame = self._frame_of(index, text_object)
-        x, y = self._x, self._y
-        if frame is None or not self._pdfium.FPDFText_GetCharOrigin(self._raw, index, *self._origin):
+        frame = self.frame(index, text_object)
+        if frame is None or origin is None:
             return None
+        x, y = origin
         unit, up, low, high = frame
         if unit == (1.0, 0.0) and up == (0.0, 1.0):  # upright text, the usual case
-            return (loose[0], y.value + low, loose[2], y.value + high)
+            return (loose[0], y + low, loose[2], y + high)
         # The advance: the loose box's extent along the baseline, from the origin.
-        projected = [(corner_x - x.value) * unit[0] + (corner_y - y.value) * unit[1]
+        projected = [(corner_x - x) * unit[0] + (corner_y - y) * unit[1]
                      for corner_x in (loose[0], loose[2]) for corner_y in (loose[1], loose[3])]
-        corners = [(x.value + s * unit[0] + t * up[0], y.value + s * unit[1] + t * up[1])
+        corners = [(x + s * unit[0] + t * up[0], y + s * unit[1] + t * up[1])
                    for s in (min(projected), max(projected)) for t in (low, high)]
         xs = [corner[0] for corner in corners]
         ys = [corner[1] for corner in corners]
         return (min(xs), min(ys), max(xs), max(ys))
 
-    def _frame_of(self, index: int, key: Optional[int]) -> Optional[tuple]:
+    def frame(self, index: int, key: Optional[int]) -> Optional[tuple]:
         """The baseline's direction, the glyphs' up, and the descent and ascent in user space, of the
         character's text object (one font, one size, one matrix for all its characters)."""
         pdfium_c = self._pdfium
@@ -367,16 +420,6 @@ class _FontHeights:
             pdfium_c.FPDFFont_GetBaseFontName(font, name, length)
             self._by_font[key] = self._heights.get(name.value.decode("latin-1"))
         return self._by_font[key]
-
-
-@lru_cache(maxsize=1)
-def _text_object_address() -> Callable:
-    """PDFium's FPDFText_GetTextObject answering an address (an int, None for none): pypdfium2's answers
-    a pointer, whose address costs a cast for every character of a page."""
-    import pypdfium2.raw as pdfium_c
-
-    function = ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value
-    return ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(function)
 
 
 def _around(outer: BBox, inner: BBox) -> BBox:
@@ -466,5 +509,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["PdfLines", "has_turned_text", "largest_text", "lines_beside", "lines_outside", "page_text", "read_page",
+__all__ = ["PdfLines", "drawn_boxes", "has_turned_text", "largest_text", "lines_beside", "lines_outside", "page_text", "read_page",
            "text_layer_elements", "turned_text_elements"]

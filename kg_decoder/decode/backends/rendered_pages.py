@@ -20,7 +20,6 @@ import signal
 import subprocess
 import sys
 import threading
-from array import array
 from typing import Optional
 
 import numpy as np
@@ -28,10 +27,9 @@ import numpy as np
 from ...model import BBox
 from ..worker import cpu_share
 from .pdf_fonts import declared_heights
-from .pdf_text_layer import drawn_characters
+from .pdf_text_layer import drawn_boxes
 
 _PAGES_PER_READER = 64  # a rendering read by one process per so many pages (a fork costs more than a few pages)
-_NUMBERS = 8  # per character: its glyph's box, then its line box
 
 
 class RenderedPage:
@@ -39,27 +37,22 @@ class RenderedPage:
     (a line-ending hyphen as ``-``); :meth:`box` and :meth:`line_box` give the boxes of the ``i``-th
     (see ``PageChar``), on the displayed page."""
 
-    __slots__ = ("text", "_boxes", "_numbers")
+    __slots__ = ("text", "_numbers")
 
-    def __init__(self, text: str, boxes: array) -> None:
-        self.text, self._boxes, self._numbers = text, boxes, None
+    def __init__(self, text: str, numbers: "np.ndarray") -> None:
+        self.text, self._numbers = text, numbers
 
     def __len__(self) -> int:
         return len(self.text)
 
     def box(self, index: int) -> BBox:
-        start = index * _NUMBERS
-        return tuple(self._boxes[start:start + 4])
+        return tuple(self._numbers[index, :4].tolist())
 
     def line_box(self, index: int) -> BBox:
-        start = index * _NUMBERS + 4
-        return tuple(self._boxes[start:start + 4])
+        return tuple(self._numbers[index, 4:].tolist())
 
     def numbers(self) -> "np.ndarray":
-        """The boxes as an array of one row per character (the packed numbers themselves, not a copy):
-        columns 0-3 the glyph box, 4-7 the line box."""
-        if self._numbers is None:
-            self._numbers = np.frombuffer(self._boxes, dtype=np.float64).reshape(-1, _NUMBERS)
+        """The boxes, one row per character: columns 0-3 the glyph box, 4-7 the line box."""
         return self._numbers
 
     def middle_heights(self) -> "np.ndarray":
@@ -82,22 +75,16 @@ class RenderedPage:
         boxes = self.numbers()[indices]
         return (float(boxes[:, 4].min()), float(boxes[:, 5].min()), float(boxes[:, 6].max()), float(boxes[:, 7].max()))
 
-    def __getstate__(self) -> tuple[str, array]:
-        return self.text, self._boxes
+    def __getstate__(self) -> tuple[str, "np.ndarray"]:
+        return self.text, self._numbers
 
-    def __setstate__(self, state: tuple[str, array]) -> None:
-        (self.text, self._boxes), self._numbers = state, None
+    def __setstate__(self, state: tuple[str, "np.ndarray"]) -> None:
+        self.text, self._numbers = state
 
 
 def rendered_page(page, heights: dict[str, tuple[float, float]]) -> RenderedPage:
     """The drawn characters of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``)."""
-    letters: list[str] = []
-    boxes = array("d")
-    for char in drawn_characters(page, heights):
-        letters.append(char.char)
-        boxes.extend(char.box)
-        boxes.extend(char.line_box)
-    return RenderedPage("".join(letters), boxes)
+    return RenderedPage(*drawn_boxes(page, heights))
 
 
 def read_rendered_pages(pdf: bytes, count: int) -> list[RenderedPage]:

@@ -1,0 +1,66 @@
+"""A page's characters read in one call by the C reader (built by scripts/setup.sh) are the numbers
+ctypes reads a call at a time, and the boxes computed from them for a whole page at once (placing
+elements on a rendering) are those of the character-by-character reading that traces use."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pypdfium2 as pdfium
+
+from kg_decoder.decode.backends import pdfium_chars
+from kg_decoder.decode.backends.pdf_fonts import declared_heights
+from kg_decoder.decode.backends.pdf_text_layer import drawn_boxes, drawn_characters
+
+PDFS = ("layout-parser-paper-fast.pdf", "embedded-images-tables.pdf", "loremipsum-flat.pdf")
+
+
+def pages(corpus_dir):
+    for name in PDFS:
+        data = (corpus_dir / name).read_bytes()
+        document = pdfium.PdfDocument(data)
+        for index in range(len(document)):
+            yield data, index, document[index]
+
+
+def test_the_c_reader_is_built_and_reads_what_ctypes_reads(corpus_dir, monkeypatch):
+    assert pdfium_chars.native(), "scripts/setup.sh builds the C reader (a C compiler is needed)"
+    read = 0
+    for _, _, page in pages(corpus_dir):
+        textpage = page.get_textpage()
+        native = pdfium_chars.read_characters(textpage)
+        with monkeypatch.context() as patched:
+            patched.setattr(pdfium_chars, "_native_reader", lambda: None)
+            one_by_one = pdfium_chars.read_characters(textpage)
+        for ours, theirs in ((native.codes, one_by_one.codes), (native.flags, one_by_one.flags),
+                             (native.objects, one_by_one.objects), (native.numbers, one_by_one.numbers)):
+            assert np.array_equal(ours, theirs)
+        read += len(native)
+    assert read > 5000
+
+
+def test_a_pages_boxes_computed_at_once_are_those_read_character_by_character(corpus_dir):
+    """Page 1 of the paper holds a turned margin stamp: its characters take the way of turned text."""
+    compared = 0
+    for data, index, page in pages(corpus_dir):
+        heights = declared_heights(data, index + 1, hashlib.sha256(data).hexdigest())
+        letters, numbers = drawn_boxes(page, heights)
+        chars = list(drawn_characters(page, heights))
+        assert letters == "".join(char.char for char in chars)
+        assert numbers.tolist() == [list(char.box + char.line_box) for char in chars]
+        compared += len(chars)
+    assert compared > 5000
+
+
+def test_without_the_c_reader_the_characters_are_read_through_ctypes(corpus_dir, monkeypatch):
+    monkeypatch.setenv("KG_DECODER_PDFIUM_CHARS", "ctypes")
+    pdfium_chars._native_reader.cache_clear()
+    try:
+        assert not pdfium_chars.native()
+        data, index, page = next(pages(corpus_dir))
+        letters, _ = drawn_boxes(page, declared_heights(data, index + 1))
+        assert "LayoutParser" in letters
+    finally:
+        monkeypatch.delenv("KG_DECODER_PDFIUM_CHARS")
+        pdfium_chars._native_reader.cache_clear()
