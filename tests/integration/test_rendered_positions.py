@@ -294,9 +294,10 @@ def _packed(pages) -> list:
     return [(page.text, page.box(i), page.line_box(i)) for page in pages for i in range(len(page))]
 
 
-def test_a_long_rendering_is_read_ahead_by_reader_processes_alike(paged, monkeypatch):
-    """A rendering's pages read by reader processes as soon as it is done (beside the partition) are
-    those the decode reads; a reader that fails leaves them to be read when placing."""
+def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeypatch):
+    """A long rendering's pages read by a reader process as soon as it is done (beside the partition)
+    are those the decode reads; a reader that fails, or a short rendering, leaves them to be read when
+    placing."""
     from kg_decoder.decode.backends import rendered_pages
 
     store, docx, _ = paged
@@ -311,13 +312,12 @@ def test_a_long_rendering_is_read_ahead_by_reader_processes_alike(paged, monkeyp
         def cancel(self):
             self.cancelled = True
 
-    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "3")
-    monkeypatch.setattr(rendered_pages, "_PAGES_PER_READER", 1)
+    monkeypatch.setattr(rendered_pages, "_PAGES_AHEAD", 3)
     ahead = rendered_pages.ReadAhead(Rendered())
     pages = ahead.pages()
     assert ahead.result() == pdf and pages is not None and len(pages) == 3
     assert _packed(pages) == _packed(rendered_pages.read_rendered_pages(pdf, 3))
     monkeypatch.setattr(rendered_pages, "_READER", "import sys; sys.exit(3)")
     assert rendered_pages.ReadAhead(Rendered()).pages() is None
-    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "1")  # one reader: no range to share, read when placing
+    monkeypatch.setattr(rendered_pages, "_PAGES_AHEAD", 4)  # too short to read ahead: read when placing
     assert rendered_pages.ReadAhead(Rendered()).pages() is None

@@ -4,9 +4,9 @@ million characters; as a PageText of character objects each (with its turn, type
 of reading, which placing does not use) it held over a gigabyte, twice while forked readers handed
 it over. The characters and boxes are PDFium's, as ``pdf_text_layer.page_text`` reads them.
 
-A long rendering is read in page ranges by processes of its own, as many as this process's share of
-the CPUs (a page's reading is most of what placing a long document costs): as soon as LibreOffice is
-done, beside the partition (:class:`ReadAhead`), else when its elements are placed (forked readers).
+A long rendering is read by a process of its own as soon as LibreOffice is done, beside the partition
+(:class:`ReadAhead`); else when its elements are placed, a very long one in page ranges by forked
+readers, as many as this process's share of the CPUs.
 """
 
 from __future__ import annotations
@@ -29,7 +29,10 @@ from ..worker import cpu_share
 from .pdf_fonts import declared_heights
 from .pdf_text_layer import drawn_boxes
 
-_PAGES_PER_READER = 64  # a rendering read by one process per so many pages (a fork costs more than a few pages)
+_PAGES_PER_READER = 256  # a rendering read by one process per so many pages (a fork costs more than a few pages)
+# A rendering of this many pages is read ahead (a reader process's start, about 0.8 s of imports, beside
+# the partition, costs less than reading them after it, about 2.5 ms a page).
+_PAGES_AHEAD = 64
 
 
 class RenderedPage:
@@ -164,17 +167,16 @@ class _RangeReader:
 
 class ReadAhead:
     """A rendering under way beside the document's partition (a :class:`PendingRendering`), whose pages
-    are read as soon as it is done, while the partition goes on: a long rendering (two page ranges at
-    least) in page ranges by reader processes, as many as this process's share of the CPUs. A thread
-    waits for LibreOffice and the readers (started afresh: forking a process whose other thread runs
-    the partition is not safe); a rendering too short to share, or a reader that fails, leaves
-    :meth:`pages` None, and the pages are read when the elements are placed."""
+    are read as soon as it is done, while the partition goes on: a long rendering (``_PAGES_AHEAD``
+    pages at least) by a reader process. A thread waits for LibreOffice and the reader (started afresh:
+    forking a process whose other thread runs the partition is not safe); a short rendering, or a
+    reader that fails, leaves :meth:`pages` None, and the pages are read when the elements are placed."""
 
     def __init__(self, conversion) -> None:
         self._conversion = conversion
         self._pdf: Optional[bytes] = None
         self._pages: Optional[list[RenderedPage]] = None
-        self._readers: list[_SpawnedReader] = []
+        self._reader: Optional[_SpawnedReader] = None
         self._stopped = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._read, name="rendering-read-ahead", daemon=True)
@@ -192,36 +194,28 @@ class ReadAhead:
     def cancel(self) -> None:
         with self._lock:
             self._stopped = True
-            readers = list(self._readers)
+            reader = self._reader
         if self._thread.is_alive():  # the conversion is the thread's until it is done
             self._conversion.cancel()
-        for reader in readers:
+        if reader is not None:
             reader.stop()
 
     def _read(self) -> None:
         try:
             self._pdf = pdf = self._conversion.result()
             count = _page_count(pdf) if pdf is not None else 0
-            readers = min(cpu_share(), count // _PAGES_PER_READER)
-            if readers < 2:
+            if count < _PAGES_AHEAD:
                 return
-            bounds = _bounds(count, readers)
             with self._lock:
                 if self._stopped:
                     return
-                self._readers = [_SpawnedReader(pdf, range(bounds[k], bounds[k + 1])) for k in range(readers)]
-            pages: list[RenderedPage] = []
-            for reader in self._readers:
-                answer = reader.pages()
-                if answer is None:
-                    return
-                pages += answer
-            self._pages = pages
+                self._reader = _SpawnedReader(pdf, range(count))
+            self._pages = self._reader.pages()
         except Exception:  # cancelled under way, or anything else: the pages are read when placing
             self._pages = None
         finally:
-            for reader in self._readers:
-                reader.stop()
+            if self._reader is not None:
+                self._reader.stop()
 
 
 def _page_count(pdf: bytes) -> int:
