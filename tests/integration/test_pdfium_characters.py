@@ -1,6 +1,7 @@
-"""A page's characters read in one call by the C reader (built by scripts/setup.sh) are the numbers
-ctypes reads a call at a time, and the boxes computed from them for a whole page at once (placing
-elements on a rendering) are those of the character-by-character reading that traces use."""
+"""A PDF read once: a page's characters read in one call by the C reader (built by scripts/setup.sh)
+are the numbers ctypes reads a call at a time, and the boxes computed from them for a whole page at
+once (placing elements on a rendering) are those of the character-by-character reading that traces
+use; a partition loads each page once for all its steps."""
 
 from __future__ import annotations
 
@@ -64,3 +65,25 @@ def test_without_the_c_reader_the_characters_are_read_through_ctypes(corpus_dir,
     finally:
         monkeypatch.delenv("KG_DECODER_PDFIUM_CHARS")
         pdfium_chars._native_reader.cache_clear()
+
+
+def test_a_pdf_page_is_loaded_once_by_all_the_steps_of_its_partition(corpus_dir, monkeypatch):
+    """Its geometry, text layer, turned text, tables' pre-signal and the model's drawing, the title, the
+    lines a first reading dropped and the boxes' check: each used to load the page again (about 1 ms)."""
+    from pypdfium2._helpers.document import PdfDocument
+
+    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.model import DecodeOptions
+
+    loaded: list[int] = []
+    get_page = PdfDocument.get_page
+
+    def counted(document, index):
+        loaded.append(index)
+        return get_page(document, index)
+
+    monkeypatch.setattr(PdfDocument, "get_page", counted)
+    for name in ("layout-parser-paper-fast.pdf", "embedded-images-tables.pdf"):
+        loaded.clear()
+        partitioned = PdfBackend().partition((corpus_dir / name).read_bytes(), PDF, DecodeOptions(image_ocr="off"))
+        assert partitioned.elements and sorted(loaded) == list(range(len(partitioned.pages)))

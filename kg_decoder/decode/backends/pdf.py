@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Optional
@@ -249,6 +250,7 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
         raise CorruptDocument(f"the file could not be read as PDF: {exc}") from None
     if len(pdf) == 0:
         raise EmptyDocument("the PDF has no pages")
+    pdf = LoadedPages(pdf)
     pages: list[Page] = []
     geometries: dict[int, PageGeometry] = {}
     with_text: set[int] = set()
@@ -270,6 +272,36 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
         elif next(page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3), None) is not None:
             needs_ocr.add(index + 1)
     return pdf, pages, geometries, with_text, needs_ocr, turned
+
+
+class LoadedPages:
+    """A PDF open in PDFium whose pages are loaded once each for all the steps that look at them (its
+    geometry, text layer, drawings, tables' pre-signal, the model's drawing, forms, the boxes' check):
+    a page loaded again parses its content again, about 1 ms. The last ``kept`` pages stay loaded (a
+    page a step still holds stays alive with it); anything else is the document's own."""
+
+    def __init__(self, pdf, kept: int = 64) -> None:
+        self._pdf, self._kept = pdf, kept
+        self._pages: OrderedDict[int, object] = OrderedDict()
+
+    def __getitem__(self, index: int):
+        page = self._pages.pop(index, None)
+        if page is None:
+            page = self._pdf[index]
+        self._pages[index] = page
+        while len(self._pages) > self._kept:
+            self._pages.popitem(last=False)
+        return page
+
+    def __len__(self) -> int:
+        return len(self._pdf)
+
+    def __getattr__(self, name: str):
+        return getattr(self._pdf, name)
+
+    def close(self) -> None:
+        self._pages.clear()
+        self._pdf.close()
 
 
 def _document_title(data: bytes, pdf, layer: PdfLines, first_page_has_text: bool) -> Optional[str]:
