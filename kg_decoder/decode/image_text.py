@@ -171,7 +171,8 @@ def _prepare(data: bytes, mode: str, page_number: Optional[int]) -> "_Prepared |
 
 def _may_hold_letters(grey) -> bool:
     """Whether the ink of a greyscale picture makes a shape smaller than the picture both across and
-    down (a letter, however large, leaves room beside it), or more shapes than a plain picture has."""
+    down (a letter with room around it), or more shapes than a plain picture has (a word cropped to
+    its letters' height: each letter is a shape)."""
     import cv2
     import numpy as np
 

@@ -109,11 +109,12 @@ def drawn_boxes(page, heights: dict[str, tuple[float, float]]) -> tuple[str, "np
                 for j in usable[which == number].tolist():
                     loose = (left[j], bottom[j], right[j], top[j])
                     line_box[j] = geometry.box(fonts.line(indices[j], address, loose, (rows[j, 8], rows[j, 9])))
-        upright = usable[~np.isnan(low[which])]
-        baseline, upright_low, upright_high = rows[upright, 9], low[which][~np.isnan(low[which])], \
-            high[which][~np.isnan(low[which])]
-        line_box[upright] = _upright_boxes(geometry, left[upright], baseline + upright_low, right[upright],
-                                           baseline + upright_high)
+        char_low, char_high = low[which], high[which]
+        upright = ~np.isnan(char_low)
+        chars = usable[upright]
+        baseline = rows[chars, 9]
+        line_box[chars] = _upright_boxes(geometry, left[chars], baseline + char_low[upright], right[chars],
+                                         baseline + char_high[upright])
     around = np.concatenate([np.minimum(line_box[:, :2], box[:, :2]), np.maximum(line_box[:, 2:], box[:, 2:])], axis=1)
     letters = "".join("-" if code == 0x02 else chr(code) for code in codes[indices].tolist())
     return letters, np.concatenate([box, around], axis=1)
@@ -239,8 +240,8 @@ def has_turned_text(page) -> bool:
 class PdfLines:
     """The lines of an open PDF's pages as PDFium breaks them (see :func:`_lines`), each page read once
     however many steps ask for it: turned text, the text beside a table, the lines a first reading
-    dropped, the title (a character's reading through PDFium costs about 15 µs, and these steps often
-    look at the same page: page 1 with a margin stamp is read for its turned text and for the title).
+    dropped, the title (these steps often look at the same page: page 1 with a margin stamp is read for
+    its turned text and for the title).
     ``data``: the PDF's bytes, for its fonts' heights (``pdf_fonts.declared_heights``)."""
 
     def __init__(self, data: bytes, pdf) -> None:
