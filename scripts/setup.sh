@@ -31,5 +31,5 @@ PYTHON="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q -e '.[test]'
 # The C reader of a PDF page's characters (kg_decoder/decode/backends/pdfium_chars.c): about 30 times
 # faster than ctypes; without a C compiler the characters are read through ctypes, the same numbers.
-.venv/bin/python -m kg_decoder.decode.backends.pdfium_chars
+.venv/bin/python -c 'from kg_decoder.decode.backends.pdfium_chars import build; build()'
 echo "setup: ready ($(.venv/bin/kg-decoder --version))"

@@ -124,8 +124,8 @@ def _read_one_by_one(textpage, characters: Characters) -> None:
 
 
 def build(compiler: Optional[str] = None) -> bool:
-    """Build the C reader beside this file (``python -m kg_decoder.decode.backends.pdfium_chars``);
-    False, with a message, where there is no C compiler."""
+    """Build the C reader beside this file (``scripts/setup.sh`` does); False, with a message, where
+    there is no C compiler or it fails."""
     import shutil
     import subprocess
 
@@ -144,8 +144,4 @@ def build(compiler: Optional[str] = None) -> bool:
     return True
 
 
-if __name__ == "__main__":
-    build()
-
-
-__all__ = ["BOX", "Characters", "GENERATED", "LOOSE", "NUMBERS", "ORIGIN", "native", "read_characters"]
+__all__ = ["BOX", "Characters", "GENERATED", "LOOSE", "NUMBERS", "ORIGIN", "build", "native", "read_characters"]
