@@ -5,7 +5,7 @@ layer's lines, a trace's glyphs) takes them from here.
 
 Read through ctypes, a character costs six foreign calls, about 9 µs: most of what reading a long
 document's rendering cost. A small C reader (``pdfium_chars.c``, built by ``scripts/setup.sh`` beside
-this file) makes the same calls in one, about 0.3 µs a character; without it (no C compiler) the
+this file) makes the same calls in one, about 0.12 µs a character; without it (no C compiler) the
 same numbers are read a call at a time.
 """
 

@@ -78,12 +78,6 @@ class RenderedPage:
         boxes = self.numbers()[indices]
         return (float(boxes[:, 4].min()), float(boxes[:, 5].min()), float(boxes[:, 6].max()), float(boxes[:, 7].max()))
 
-    def __getstate__(self) -> tuple[str, "np.ndarray"]:
-        return self.text, self._numbers
-
-    def __setstate__(self, state: tuple[str, "np.ndarray"]) -> None:
-        self.text, self._numbers = state
-
 
 def rendered_page(page, heights: dict[str, tuple[float, float]]) -> RenderedPage:
     """The drawn characters of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``)."""
