@@ -16,6 +16,7 @@ import os
 import pathlib
 import threading
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Optional, Sequence
 
 import numpy as np
@@ -70,14 +71,14 @@ RUNTIME_VARIABLE = "KG_DECODER_LAYOUT_RUNTIME"
 
 
 def model_runtime() -> str:
-    """The runtime the layout model runs on in this process: "OpenVINO <version> CPU f32" or "ONNX Runtime"."""
-    if os.environ.get(RUNTIME_VARIABLE, "").lower() == "onnxruntime":
+    """The runtime the layout model runs on in this process: "OpenVINO <version> CPU f32" or "ONNX Runtime".
+    Told without importing OpenVINO (0.3 s), so the process that only records a decode's versions never does."""
+    if os.environ.get(RUNTIME_VARIABLE, "").lower() == "onnxruntime" or importlib.util.find_spec("openvino") is None:
         return "ONNX Runtime"
     try:
-        import openvino
-    except ImportError:
-        return "ONNX Runtime"
-    return f"OpenVINO {openvino.get_version().split('-')[0]} CPU f32"
+        return f"OpenVINO {metadata.version('openvino')} CPU f32"
+    except metadata.PackageNotFoundError:  # importable without its distribution's record
+        return "OpenVINO CPU f32"
 
 
 def page_pixels(page, scale: float) -> np.ndarray:
@@ -168,8 +169,7 @@ class _OpenVinoModel:
     machine); an inference request per thread (a request is not safe to share)."""
 
     def __init__(self, threads: Optional[int], output_names: list[str]) -> None:
-        import openvino
-
+        openvino = _openvino()
         config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32", "ENABLE_CPU_PINNING": False}
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
@@ -183,6 +183,20 @@ class _OpenVinoModel:
             request = self._requests.request = self._compiled.create_infer_request()
         results = request.infer({0: model_input})
         return [np.array(results[output]) for output in self._outputs]  # copies: the request reuses its buffers
+
+
+def _openvino():
+    """OpenVINO, imported without its telemetry: ``import openvino`` imports its model converter, which
+    sends an "import" event to Google Analytics from a forked process when ``openvino_telemetry`` (a
+    dependency of the wheel) imports; without it the converter takes its own stub. Nothing a decode
+    runs may touch the network."""
+    import sys
+
+    if "openvino" not in sys.modules:
+        sys.modules.setdefault("openvino_telemetry", None)
+    import openvino
+
+    return openvino
 
 
 def _normalisation_table(normalize) -> np.ndarray:
