@@ -7,10 +7,7 @@ ICDAR 2013 files decode with their tables; the layout model never reaches for th
 from __future__ import annotations
 
 import importlib
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import boxes
@@ -276,31 +273,3 @@ def test_table_marks_come_from_the_page_fast_laid_out_the_same_as_pdfplumbers_ow
     with pdfplumber.open(io.BytesIO(data)) as own:
         marks_from_pdfplumber(own.pages[0])
     assert len(interpreted) == 1  # what the decode would have paid on each table page
-
-
-def test_the_layout_model_on_openvino_touches_no_network(corpus_dir):
-    """``import openvino`` would send an event to Google Analytics (its converter's telemetry, from a forked
-    process): the detector imports it without, so no process is started and no Internet socket opened
-    while the model is loaded and run on a real page (in a fresh interpreter, where nothing was imported)."""
-    script = f"""
-import multiprocessing, socket, sys
-opened = []
-connect = socket.socket.connect
-def watched(self, address):
-    if self.family != socket.AF_UNIX:
-        opened.append(address)
-    return connect(self, address)
-socket.socket.connect = watched
-multiprocessing.Process.start = lambda self: opened.append("a process")
-import pypdfium2 as pdfium
-from kg_decoder.decode.backends.table_regions import LayoutDetector, page_pixels
-pdf = pdfium.PdfDocument({str(corpus_dir / "embedded-images-tables.pdf")!r})
-detector = LayoutDetector(1)
-assert type(detector._run).__name__ == "_OpenVinoModel" and "openvino" in sys.modules
-assert any(d.label == "table" for d in detector.detect(page_pixels(pdf[0], 2.0), 2.0))
-print(opened, sys.modules.get("openvino_telemetry"))
-"""
-    answer = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                            env={k: v for k, v in os.environ.items() if k != "KG_DECODER_LAYOUT_RUNTIME"})
-    assert answer.returncode == 0, answer.stderr[-2000:]
-    assert answer.stdout.strip().splitlines()[-1] == "[] None"
