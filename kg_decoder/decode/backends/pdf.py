@@ -19,7 +19,7 @@ from typing import Optional
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, Problem, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ..images import describe_image, merge_by_position
-from . import pdf_fonts, text_types
+from . import pdf_content, pdf_fonts, text_types
 from .base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
 from .box_checks import check_pdf_boxes
 from .pdf_geometry import PageGeometry
@@ -54,6 +54,7 @@ class PdfBackend(Backend):
         from unstructured.partition.pdf import partition_pdf
 
         pdf_fonts.install()
+        pdf_content.install()
         keep_drawing_order()
 
         def run(strategy_name: str, payload: bytes, password: Optional[str]) -> list:
