@@ -106,7 +106,10 @@ def content_parser(pdfminer_parser: type) -> type:
 
     def _read(streams) -> Any:
         """The stream's objects in pdfminer's order, or None where pdfminer's parser should read it."""
-        data = b"\n".join(stream_value(stream).get_data() for stream in streams)
+        try:
+            data = b"\n".join(stream_value(stream).get_data() for stream in streams)
+        except Exception:  # noqa: BLE001 — a stream pdfminer cannot decode: its parser meets that where it would
+            return None
         for match in _LEFT_TO_PDFMINER.finditer(data):
             found = match.group()
             if found[0] != 60 or len(re.sub(rb"\s", b"", found)) % 2:  # 60: "<"
