@@ -38,7 +38,7 @@ def test_a_pdfs_texts_are_typed_from_one_spacy_batch_a_page_as_when_read_alone(c
         return [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements]
 
     with monkeypatch.context() as each_alone:
-        each_alone.setattr(text_types, "read_ahead", lambda layout: None)
+        each_alone.setattr(text_types, "read_ahead", lambda layout: text_types.Pending([], []))
         read_alone = typed()
     assert alone and not from_batch
     alone.clear()
@@ -46,3 +46,67 @@ def test_a_pdfs_texts_are_typed_from_one_spacy_batch_a_page_as_when_read_alone(c
     assert from_batch and alone == []  # every text unstructured typed was foreseen on its page
     assert {category for category, *_ in read_alone} >= {"NarrativeText", "Title"}
     assert text_types._read == {}  # nothing kept after the partition
+
+
+@pytest.fixture
+def reading_process(monkeypatch):
+    """The texts read by a reading process from a PDF's first page on; stopped afterwards."""
+    monkeypatch.setenv(text_types.PROCESS_VARIABLE, "process")
+    monkeypatch.setattr(text_types, "_reader", None)
+    monkeypatch.setattr(text_types, "_reader_failed", False)
+    yield
+    if text_types._reader is not None:
+        text_types._reader.stop()
+
+
+def _waited_for_model(timeout: float = 60.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not text_types._reader.ready():
+        assert time.monotonic() < deadline, "the reading process did not load the model"
+        time.sleep(0.1)
+
+
+def test_a_pdfs_texts_read_by_the_reading_process_are_typed_as_when_read_here(corpus_dir, monkeypatch,
+                                                                               reading_process):
+    offline.prepare()
+    import unstructured.nlp.tokenize as tokenize
+
+    data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
+    options = DecodeOptions(image_ocr="off")
+
+    def typed() -> list[tuple]:
+        _forget_readings(tokenize)
+        partitioned = PdfBackend().partition(data, PDF, options)
+        return [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements]
+
+    with monkeypatch.context() as here:
+        here.setenv(text_types.PROCESS_VARIABLE, "here")
+        read_here = typed()
+    text_types._reading_process()
+    _waited_for_model()
+    received = []
+    receive = text_types.ReadingProcess.receive
+    monkeypatch.setattr(text_types.ReadingProcess, "receive", lambda self: received.append(receive(self)) or received[-1])
+    assert typed() == read_here
+    assert len(received) == 2 and all(received)  # both pages' texts read by the process
+    assert not text_types._reader_failed and text_types._read == {}
+
+
+def test_a_reading_process_that_dies_leaves_its_pages_to_be_read_here(corpus_dir, monkeypatch, reading_process):
+    import os
+    import signal
+
+    offline.prepare()
+    data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
+    options = DecodeOptions(image_ocr="off")
+    monkeypatch.setenv(text_types.PROCESS_VARIABLE, "here")
+    read_here = PdfBackend().partition(data, PDF, options).elements
+    monkeypatch.setenv(text_types.PROCESS_VARIABLE, "process")
+    text_types._reading_process()
+    _waited_for_model()
+    os.kill(text_types._reader.pid, signal.SIGKILL)
+    after = PdfBackend().partition(data, PDF, options).elements
+    assert [(e.category, e.text, e.bbox) for e in after] == [(e.category, e.text, e.bbox) for e in read_here]
+    assert text_types._reader is None and text_types._reader_failed

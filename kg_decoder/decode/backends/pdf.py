@@ -394,7 +394,8 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
                    typed_fast: bool = False):
     """Report each page as unstructured's PDF reader (pdfminer) reaches it, hand its layout to the
     table finder's ``readings``, and (``typed_fast``: the ``fast`` strategy types the texts) read the
-    texts unstructured will type on it in one spaCy batch (``text_types``).
+    texts unstructured will type on it in one spaCy batch (``text_types``): a page is handed on once
+    the next one is read, its texts read meanwhile (by the reading process, where there is one).
 
     unstructured has no hook for any; its PDF module walks pages through the generator it
     imported by name, so that name is wrapped while the partitioner runs (the worker runs one
@@ -409,13 +410,26 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
         return
 
     def watched(*args, **kwargs):
-        for number, (page, layout) in enumerate(original(*args, **kwargs), start=1):
-            report(progress, "partition", number - 1, total, f"partition {number}/{total} pages")
-            if readings is not None:
-                readings.read(number, layout)
-            if typed_fast:
-                text_types.read_ahead(layout)
-            yield page, layout
+        held = None  # the page read last, with its texts being read
+        try:
+            for number, (page, layout) in enumerate(original(*args, **kwargs), start=1):
+                report(progress, "partition", number - 1, total, f"partition {number}/{total} pages")
+                if readings is not None:
+                    readings.read(number, layout)
+                if not typed_fast:
+                    yield page, layout
+                    continue
+                if held is not None:
+                    text_types.take(held[1])  # the last page's readings back before this page's go out
+                previous, held = held, ((page, layout), text_types.read_ahead(layout))
+                if previous is not None:
+                    yield previous[0]
+            if held is not None:
+                text_types.take(held[1])
+                last, held = held, None
+                yield last[0]
+        finally:
+            text_types.drop(held[1] if held is not None else None)
 
     unstructured_pdf.open_pdfminer_pages_generator = watched
     try:

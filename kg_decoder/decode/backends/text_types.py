@@ -1,4 +1,4 @@
-"""unstructured's text types at the cost of one spaCy batch per page.
+"""unstructured's text types at the cost of one spaCy batch per page, read beside pdfminer.
 
 unstructured types each text it reads (narrative text, title...) by running spaCy's pipeline
 (tagger and parser) on that text alone, one call per text: on born-digital PDFs, about a fifth of
@@ -6,22 +6,70 @@ partitioning. spaCy reads a batch of texts in about 0.4 of the time it takes to 
 one, with the same tokens, tags and sentences (2 517 of 2 517 texts of the corpus and ICDAR PDFs).
 
 So, as pdfminer hands over a page, the texts unstructured will type on it are read in one batch
-(``read_ahead``), and unstructured's tokenizer finds each there instead of running the pipeline
+(:func:`read_ahead`), and unstructured's tokenizer finds each there instead of running the pipeline
 (``install``). A text not foreseen is read alone, as before: the types stay unstructured's own,
-whatever this module foresees or misses. Decoding workers read one document at a time; the
-readings of one page are dropped when the next page's are taken, and when the partition ends.
+whatever this module foresees or misses.
+
+The batch is read by a process of its own (:class:`ReadingProcess`: the same model, the same
+pipeline) while pdfminer reads the next page, where the worker has a second CPU: spaCy in a thread
+was slower than in turn (it holds the interpreter), in a process pdfminer's and spaCy's reading of
+the 127 corpus and ICDAR pages took 8.4–10.5 s against 11.7–13.8 s. unstructured reads only each
+token's text and tag and each sentence's text of a reading, so those come back (:class:`Reading`).
+The process starts once the worker has typed ``PROCESS_AFTER_PAGES`` pages (it costs about 1.5
+CPU-seconds and 160 MB); until it is ready, and if it fails, pages are read here, to the same
+readings. Decoding workers read one document at a time; the readings of one page are dropped when
+the next page's are taken, and when the partition ends.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
 import re
+import select
+import subprocess
+import sys
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple, Optional
 
 BATCH = 64  # spaCy's batch: little faster beyond (2 517 texts: 16 → 6.9 s, 64 → 5.9 s, 256 → 6.1 s)
+PROCESS_VARIABLE = "KG_DECODER_TEXT_READING"  # "process": read by the process from the first page; "here": never
+PROCESS_AFTER_PAGES = 20
+REPLY_SECONDS = 60.0  # a page's reading not back by then: the process is stopped, the page read here
 
-_read: dict[str, Any] = {}  # text → spaCy's Doc of it, for the page being typed
+_read: dict[str, Any] = {}  # text → its reading (spaCy's Doc, or a Reading), for the page being typed
 _installed = False
+_reader: Optional["ReadingProcess"] = None
+_reader_failed = False
+_pages_typed = 0
+
+
+class Token(NamedTuple):
+    text: str
+    tag_: str
+
+
+class Sentence(NamedTuple):
+    text: str
+
+
+class Reading:
+    """What unstructured's tokenizer takes from spaCy's ``Doc`` of a text (``word_tokenize``,
+    ``pos_tag``, ``sent_tokenize``): its tokens with their tags, and its sentences."""
+
+    __slots__ = ("tokens", "sents")
+
+    def __init__(self, tokens: list[Token], sentences: list[Sentence]) -> None:
+        self.tokens, self.sents = tokens, sentences
+
+    def __iter__(self):
+        return iter(self.tokens)
+
+
+class Pending(NamedTuple):
+    """A page's texts, read here (``readings``) or being read by the process (``readings`` None)."""
+    texts: list[str]
+    readings: Optional[list]
 
 
 def install() -> None:
@@ -51,18 +99,156 @@ def batches() -> Iterator[None]:
         _read.clear()
 
 
-def read_ahead(layout: Any) -> None:
-    """Read in one batch the texts of this pdfminer page (an ``LTPage``) that unstructured's ``fast``
-    will type with spaCy, in place of the last page's."""
-    _read.clear()
+def read_ahead(layout: Any) -> Pending:
+    """Start reading in one batch the texts of this pdfminer page (an ``LTPage``) that unstructured's
+    ``fast`` will type with spaCy: sent to the reading process when it is ready, else read here.
+    :func:`take` puts the readings in place for unstructured; one page at a time is sent."""
+    global _pages_typed
     try:
         texts = _texts_to_type(layout)
-        if texts:
-            import unstructured.nlp.tokenize as tokenize
-
-            _read.update(zip(texts, tokenize._get_nlp().pipe(texts, batch_size=BATCH)))
     except Exception:  # noqa: BLE001 — foreseeing is a saving only: every text is then read alone
-        _read.clear()
+        texts = []
+    _pages_typed += 1
+    reader = _reading_process()
+    if texts and reader is not None:
+        try:
+            if reader.ready():
+                reader.send(texts)
+                return Pending(texts, None)
+        except Exception:  # noqa: BLE001 — the process is gone: this page and the next are read here
+            _stop_process()
+    return Pending(texts, _read_here(texts))
+
+
+def take(pending: Pending) -> None:
+    """The page's readings in place of the last page's, for unstructured to find as it types the page."""
+    readings = pending.readings
+    if readings is None:
+        readings = _received(pending.texts)
+    _read.clear()
+    _read.update(zip(pending.texts, readings))
+
+
+def drop(pending: Optional[Pending]) -> None:
+    """A page whose reading is no longer wanted (the partition stopped): its reply is taken and dropped,
+    so the next page's is the next one the process sends."""
+    if pending is not None and pending.readings is None and _reader is not None:
+        _received(pending.texts)
+
+
+def _received(texts: list[str]) -> list:
+    try:
+        replies = _reader.receive()
+    except Exception:  # noqa: BLE001 — the process failed: this page and the next are read here
+        _stop_process()
+        return _read_here(texts)
+    except BaseException:  # the worker interrupted while waiting: the reply is not awaited again
+        _stop_process()
+        raise
+    return [Reading([Token(*token) for token in tokens], [Sentence(text) for text in sentences])
+            for tokens, sentences in replies]
+
+
+def _read_here(texts: list[str]) -> list:
+    if not texts:
+        return []
+    try:
+        import unstructured.nlp.tokenize as tokenize
+
+        return list(tokenize._get_nlp().pipe(texts, batch_size=BATCH))
+    except Exception:  # noqa: BLE001 — each text is then read alone
+        return []
+
+
+def _reading_process() -> Optional["ReadingProcess"]:
+    """The reading process, started when this worker has a second CPU and has typed enough pages."""
+    global _reader
+    if _reader is not None or _reader_failed:
+        return _reader
+    wanted = os.environ.get(PROCESS_VARIABLE, "")
+    if wanted == "here" or (wanted != "process" and not _spare_cpu()):
+        return None
+    if wanted != "process" and _pages_typed < PROCESS_AFTER_PAGES:
+        return None
+    try:
+        _reader = ReadingProcess()
+    except Exception:  # noqa: BLE001 — no process: pages are read here
+        _stop_process()
+    return _reader
+
+
+def _spare_cpu() -> bool:
+    from ..worker import cpu_share
+
+    return cpu_share() >= 2
+
+
+def _stop_process() -> None:
+    global _reader, _reader_failed
+    if _reader is not None:
+        _reader.stop()
+    _reader, _reader_failed = None, True
+
+
+class ReadingProcess:
+    """spaCy's pipeline in a process of its own, reading a batch of texts at a time: a request is the
+    pickled list of texts on its input, the reply the pickled list of (tokens with tags, sentences) on
+    its output, after a first "ready" once the model is loaded. It ends when its input closes (the
+    worker ended)."""
+
+    def __init__(self) -> None:
+        code = "from kg_decoder.decode.backends.text_types import serve; serve()"
+        self._child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        self._ready = False
+
+    def ready(self) -> bool:
+        """Whether the model is loaded (without waiting)."""
+        if not self._ready and select.select([self._child.stdout], [], [], 0)[0]:
+            self._ready = pickle.load(self._child.stdout) == "ready"
+        return self._ready
+
+    def send(self, texts: list[str]) -> None:
+        pickle.dump(texts, self._child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self._child.stdin.flush()
+
+    def receive(self) -> list:
+        if not select.select([self._child.stdout], [], [], REPLY_SECONDS)[0]:
+            raise TimeoutError("the reading process did not answer")
+        return pickle.load(self._child.stdout)
+
+    def stop(self) -> None:
+        self._child.kill()
+        self._child.wait()
+
+    @property
+    def pid(self) -> int:
+        return self._child.pid
+
+
+def serve() -> None:
+    """The reading process's loop (see :class:`ReadingProcess`)."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever a library prints goes to stderr, not into the replies
+    sys.modules.setdefault("torch", None)  # as in a worker: thinc goes on without it
+    from .. import offline
+
+    offline.prepare()
+    import unstructured.nlp.tokenize as tokenize
+
+    nlp = tokenize._get_nlp()
+    pickle.dump("ready", replies)
+    replies.flush()
+    requests = sys.stdin.buffer
+    while True:
+        try:
+            texts = pickle.load(requests)
+        except EOFError:
+            return
+        readings = [([(token.text, token.tag_) for token in doc], [sent.text for sent in doc.sents])
+                    for doc in nlp.pipe(texts, batch_size=BATCH)]
+        pickle.dump(readings, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.flush()
 
 
 def _texts_to_type(layout: Any) -> list[str]:
