@@ -15,6 +15,15 @@ def _forget_readings(tokenize) -> None:
         cached.cache_clear()
 
 
+def _typed(data: bytes) -> list[tuple]:
+    """The PDF's elements as the worker partitions it (pictures not read), each text typed anew."""
+    import unstructured.nlp.tokenize as tokenize
+
+    _forget_readings(tokenize)
+    partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off"))
+    return [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements]
+
+
 @pytest.mark.parametrize("name", ["layout-parser-paper-fast.pdf", "embedded-images-tables.pdf"])
 def test_a_pdfs_texts_are_typed_from_one_spacy_batch_a_page_as_when_read_alone(corpus_dir, monkeypatch, name):
     offline.prepare()  # as a worker does
@@ -30,19 +39,12 @@ def test_a_pdfs_texts_are_typed_from_one_spacy_batch_a_page_as_when_read_alone(c
 
     monkeypatch.setattr(tokenize, "_process", counted)
     data = (corpus_dir / name).read_bytes()
-    options = DecodeOptions(image_ocr="off")
-
-    def typed() -> list[tuple]:
-        _forget_readings(tokenize)
-        partitioned = PdfBackend().partition(data, PDF, options)
-        return [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements]
-
     with monkeypatch.context() as each_alone:
         each_alone.setattr(text_types, "read_ahead", lambda layout: text_types.Pending([], []))
-        read_alone = typed()
+        read_alone = _typed(data)
     assert alone and not from_batch
     alone.clear()
-    assert typed() == read_alone
+    assert _typed(data) == read_alone
     assert from_batch and alone == []  # every text unstructured typed was foreseen on its page
     assert {category for category, *_ in read_alone} >= {"NarrativeText", "Title"}
     assert text_types._read == {}  # nothing kept after the partition
@@ -71,25 +73,16 @@ def _waited_for_model(timeout: float = 60.0) -> None:
 def test_a_pdfs_texts_read_by_the_reading_process_are_typed_as_when_read_here(corpus_dir, monkeypatch,
                                                                                reading_process):
     offline.prepare()
-    import unstructured.nlp.tokenize as tokenize
-
     data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
-    options = DecodeOptions(image_ocr="off")
-
-    def typed() -> list[tuple]:
-        _forget_readings(tokenize)
-        partitioned = PdfBackend().partition(data, PDF, options)
-        return [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements]
-
     with monkeypatch.context() as here:
         here.setenv(text_types.PROCESS_VARIABLE, "here")
-        read_here = typed()
+        read_here = _typed(data)
     text_types._reading_process()
     _waited_for_model()
     received = []
     receive = text_types.ReadingProcess.receive
     monkeypatch.setattr(text_types.ReadingProcess, "receive", lambda self: received.append(receive(self)) or received[-1])
-    assert typed() == read_here
+    assert _typed(data) == read_here
     assert len(received) == 2 and all(received)  # both pages' texts read by the process
     assert not text_types._reader_failed and text_types._read == {}
 
@@ -100,13 +93,11 @@ def test_a_reading_process_that_dies_leaves_its_pages_to_be_read_here(corpus_dir
 
     offline.prepare()
     data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
-    options = DecodeOptions(image_ocr="off")
     monkeypatch.setenv(text_types.PROCESS_VARIABLE, "here")
-    read_here = PdfBackend().partition(data, PDF, options).elements
+    read_here = _typed(data)
     monkeypatch.setenv(text_types.PROCESS_VARIABLE, "process")
     text_types._reading_process()
     _waited_for_model()
     os.kill(text_types._reader.pid, signal.SIGKILL)
-    after = PdfBackend().partition(data, PDF, options).elements
-    assert [(e.category, e.text, e.bbox) for e in after] == [(e.category, e.text, e.bbox) for e in read_here]
+    assert _typed(data) == read_here
     assert text_types._reader is None and text_types._reader_failed
