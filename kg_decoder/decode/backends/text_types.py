@@ -133,7 +133,7 @@ def drop(pending: Optional[Pending]) -> None:
     """A page whose reading is no longer wanted (the partition stopped): its reply is taken and dropped,
     so the next page's is the next one the process sends."""
     if pending is not None and pending.readings is None and _reader is not None:
-        _received(pending.texts)
+        _received([])  # nothing to read here should the reply not come
 
 
 def _received(texts: list[str]) -> list:
@@ -166,9 +166,7 @@ def _reading_process() -> Optional["ReadingProcess"]:
     if _reader is not None or _reader_failed:
         return _reader
     wanted = os.environ.get(PROCESS_VARIABLE, "")
-    if wanted == "here" or (wanted != "process" and not _spare_cpu()):
-        return None
-    if wanted != "process" and _pages_typed < PROCESS_AFTER_PAGES:
+    if wanted == "here" or (wanted != "process" and (_pages_typed < PROCESS_AFTER_PAGES or not _spare_cpu())):
         return None
     try:
         _reader = ReadingProcess()
