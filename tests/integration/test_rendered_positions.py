@@ -265,7 +265,7 @@ def test_a_long_rendering_is_read_in_page_ranges_by_forked_readers_alike(paged, 
     store, docx, _ = paged
     pdf = rendered_file(store, docx).read_bytes()
     monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "1")
-    alone = rendered_pages.read_rendered_pages(pdf, 3)
+    alone = rendered_pages.read_rendered_pages(pdf)
     document = pdfium.PdfDocument(pdf)
     for number, page in enumerate(alone, 1):
         chars = page_text(document[number - 1], declared_heights(pdf, number)).chars
@@ -278,7 +278,7 @@ def test_a_long_rendering_is_read_in_page_ranges_by_forked_readers_alike(paged, 
         return _packed(pages) == _packed(alone)
 
     assert len(document) == 3 and sum(len(page) for page in alone) > 0
-    assert same(rendered_pages.read_rendered_pages(pdf, 3))
+    assert same(rendered_pages.read_rendered_pages(pdf))
     decoder, reading = os.getpid(), rendered_pages._pages_of
 
     def dies_in_a_reader(*arguments):
@@ -287,7 +287,7 @@ def test_a_long_rendering_is_read_in_page_ranges_by_forked_readers_alike(paged, 
         return reading(*arguments)
 
     monkeypatch.setattr(rendered_pages, "_pages_of", dies_in_a_reader)
-    assert same(rendered_pages.read_rendered_pages(pdf, 3))
+    assert same(rendered_pages.read_rendered_pages(pdf))
 
 
 def _packed(pages) -> list:
@@ -313,10 +313,22 @@ def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeyp
             self.cancelled = True
 
     monkeypatch.setattr(rendered_pages, "_PAGES_AHEAD", 3)
+    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "1")
     ahead = rendered_pages.ReadAhead(Rendered())
     pages = ahead.pages()
     assert ahead.result() == pdf and pages is not None and len(pages) == 3
-    assert _packed(pages) == _packed(rendered_pages.read_rendered_pages(pdf, 3))
+    read_here = rendered_pages.read_rendered_pages(pdf)
+    assert _packed(pages) == _packed(read_here)
+    assert [(page.size, page.pictures) for page in pages] == [(page.size, page.pictures) for page in read_here]
+    monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "2")  # two readers side by side, a page range each
+    monkeypatch.setattr(rendered_pages, "_PAGES_PER_READER", 1)
+    started = []
+    monkeypatch.setattr(rendered_pages._SpawnedReader, "send",
+                        lambda reader, pdf, send=rendered_pages._SpawnedReader.send: (started.append(reader),
+                                                                                        send(reader, pdf)))
+    side_by_side = rendered_pages.ReadAhead(Rendered()).pages()
+    assert len(started) == 2 and _packed(side_by_side) == _packed(read_here)
+    assert [(page.size, page.pictures) for page in side_by_side] == [(page.size, page.pictures) for page in pages]
     monkeypatch.setattr(rendered_pages, "_READER", "import sys; sys.exit(3)")
     assert rendered_pages.ReadAhead(Rendered()).pages() is None
     monkeypatch.setattr(rendered_pages, "_PAGES_AHEAD", 4)  # too short to read ahead: read when placing

@@ -4,9 +4,10 @@ million characters; as a PageText of character objects each (with its turn, type
 of reading, which placing does not use) it held over a gigabyte, twice while forked readers handed
 it over. The characters and boxes are PDFium's, as ``pdf_text_layer.page_text`` reads them.
 
-A long rendering is read by a process of its own as soon as LibreOffice is done, beside the partition
-(:class:`ReadAhead`); else when its elements are placed, a very long one in page ranges by forked
-readers, as many as this process's share of the CPUs.
+A long rendering is read by processes of its own as soon as LibreOffice is done, beside the partition
+(:class:`ReadAhead`); else when its elements are placed, a very long one by forked readers. Either
+way in page ranges side by side, as many as this process's share of the CPUs. A page's size and the
+boxes of its pictures are read with its characters, while the page is loaded.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from ...model import BBox
 from ..worker import cpu_share
 from .pdf_fonts import declared_heights
+from .pdf_geometry import PageGeometry
 from .pdf_text_layer import drawn_boxes
 
 _PAGES_PER_READER = 256  # a rendering read by one process per so many pages (a fork costs more than a few pages)
@@ -38,12 +40,14 @@ _PAGES_AHEAD = 64
 class RenderedPage:
     """The characters drawn on a rendered page in the drawing's order: ``text`` has one letter for each
     (a line-ending hyphen as ``-``); :meth:`box` and :meth:`line_box` give the boxes of the ``i``-th
-    (see ``PageChar``), on the displayed page."""
+    (see ``PageChar``), on the displayed page. ``size``: the page's (width, height); ``pictures``: the
+    boxes of the pictures drawn on it, in reading order."""
 
-    __slots__ = ("text", "_numbers")
+    __slots__ = ("text", "_numbers", "size", "pictures")
 
-    def __init__(self, text: str, numbers: "np.ndarray") -> None:
-        self.text, self._numbers = text, numbers
+    def __init__(self, text: str, numbers: "np.ndarray", size: tuple[float, float] = (0.0, 0.0),
+                 pictures: tuple[BBox, ...] = ()) -> None:
+        self.text, self._numbers, self.size, self.pictures = text, numbers, size, pictures
 
     def __len__(self) -> int:
         return len(self.text)
@@ -80,13 +84,29 @@ class RenderedPage:
 
 
 def rendered_page(page, heights: dict[str, tuple[float, float]]) -> RenderedPage:
-    """The drawn characters of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``)."""
-    return RenderedPage(*drawn_boxes(page, heights))
+    """The drawn characters, size and pictures of a pypdfium2 page; ``heights``: its fonts'
+    (``pdf_fonts.declared_heights``)."""
+    return RenderedPage(*drawn_boxes(page, heights), size=tuple(round(v, 3) for v in page.get_size()),
+                        pictures=_pictures(page))
 
 
-def read_rendered_pages(pdf: bytes, count: int) -> list[RenderedPage]:
-    """The characters of every page of a rendering of ``count`` pages; a long one in page ranges read
-    side by side by forked processes, the first range by this one."""
+def _pictures(page) -> tuple[BBox, ...]:
+    """The boxes of the pictures drawn on a page, top to bottom, then left to right."""
+    import pypdfium2.raw as pdfium_c
+
+    geometry = PageGeometry.of(page)
+    found = []
+    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
+        box = geometry.clip(geometry.box(obj.get_bounds()))
+        if box is not None:
+            found.append(tuple(round(v, 3) for v in box))
+    return tuple(sorted(found, key=lambda b: (round(b[1]), b[0])))
+
+
+def read_rendered_pages(pdf: bytes) -> list[RenderedPage]:
+    """Every page of a rendering; a long one in page ranges read side by side by forked processes, the
+    first range by this one. A PDF PDFium cannot open raises ``PdfiumError``."""
+    count = _page_count(pdf)
     readers = min(cpu_share(), count // _PAGES_PER_READER) if hasattr(os, "fork") else 1
     bounds = _bounds(count, readers)
     forked = [_RangeReader(pdf, range(bounds[k], bounds[k + 1])) for k in range(1, len(bounds) - 1)]
@@ -162,15 +182,16 @@ class _RangeReader:
 class ReadAhead:
     """A rendering under way beside the document's partition (a :class:`PendingRendering`), whose pages
     are read as soon as it is done, while the partition goes on: a long rendering (``_PAGES_AHEAD``
-    pages at least) by a reader process. A thread waits for LibreOffice and the reader (started afresh:
-    forking a process whose other thread runs the partition is not safe); a short rendering, or a
-    reader that fails, leaves :meth:`pages` None, and the pages are read when the elements are placed."""
+    pages at least) by reader processes, in page ranges side by side where this process has a share of
+    more than one CPU. A thread waits for LibreOffice and the readers (started afresh: forking a process
+    whose other thread runs the partition is not safe); a short rendering, or a reader that fails, leaves
+    :meth:`pages` None, and the pages are read when the elements are placed."""
 
     def __init__(self, conversion) -> None:
         self._conversion = conversion
         self._pdf: Optional[bytes] = None
         self._pages: Optional[list[RenderedPage]] = None
-        self._reader: Optional[_SpawnedReader] = None
+        self._readers: list[_SpawnedReader] = []
         self._stopped = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._read, name="rendering-read-ahead", daemon=True)
@@ -188,37 +209,45 @@ class ReadAhead:
     def cancel(self) -> None:
         with self._lock:
             self._stopped = True
-            reader = self._reader
+            readers = self._readers
         if self._thread.is_alive():  # the conversion is the thread's until it is done
             self._conversion.cancel()
-        if reader is not None:
+        for reader in readers:
             reader.stop()
 
     def _read(self) -> None:
+        readers: list[_SpawnedReader] = []
         try:
             self._pdf = pdf = self._conversion.result()
             count = _page_count(pdf) if pdf is not None else 0
             if count < _PAGES_AHEAD:
                 return
+            bounds = _bounds(count, min(cpu_share(), max(1, count // _PAGES_PER_READER)))
             with self._lock:
                 if self._stopped:
                     return
-                self._reader = _SpawnedReader(pdf, range(count))
-            self._pages = self._reader.pages()
+                self._readers = readers = [_SpawnedReader(range(start, end)) for start, end in zip(bounds, bounds[1:])]
+            for reader in readers:  # every reader started before any is fed: they import side by side
+                reader.send(pdf)
+            pages: list[RenderedPage] = []
+            for reader in readers:
+                found = reader.pages()
+                if found is None:
+                    return
+                pages += found
+            self._pages = pages
         except Exception:  # cancelled under way, or anything else: the pages are read when placing
             self._pages = None
         finally:
-            if self._reader is not None:
-                self._reader.stop()
+            for reader in readers:
+                reader.stop()
 
 
 def _page_count(pdf: bytes) -> int:
+    """The rendering's pages (``PdfiumError`` where PDFium cannot open it)."""
     import pypdfium2 as pdfium
 
-    try:
-        document = pdfium.PdfDocument(pdf)
-    except pdfium.PdfiumError:
-        return 0
+    document = pdfium.PdfDocument(pdf)
     try:
         return len(document)
     finally:
@@ -237,11 +266,10 @@ sys.stdout.buffer.write(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 class _SpawnedReader:
-    """A fresh Python process reading a range of the rendering's pages (:data:`_READER`), run with the
-    kg_decoder this process runs."""
+    """A fresh Python process reading a range of a rendering's pages (:data:`_READER`), run with the
+    kg_decoder this process runs; started at once, fed the rendering by :meth:`send`."""
 
-    def __init__(self, pdf: bytes, numbers: range) -> None:
-        self._pdf = pdf
+    def __init__(self, numbers: range) -> None:
         root = os.path.abspath(__file__)
         for _ in range(4):  # kg_decoder/decode/backends/rendered_pages.py: the folder kg_decoder is in
             root = os.path.dirname(root)
@@ -250,10 +278,15 @@ class _SpawnedReader:
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          env={**os.environ, "PYTHONPATH": path})
 
+    def send(self, pdf: bytes) -> None:
+        """The rendering to read (``OSError`` where the reader is gone)."""
+        with self._process.stdin:
+            self._process.stdin.write(pdf)
+
     def pages(self) -> Optional[list[RenderedPage]]:
         try:
-            answer, _ = self._process.communicate(self._pdf)
-            return pickle.loads(answer) if self._process.returncode == 0 else None
+            answer = self._process.stdout.read()
+            return pickle.loads(answer) if self._process.wait() == 0 else None
         except (OSError, ValueError, pickle.UnpicklingError, EOFError):
             return None
 
@@ -262,6 +295,9 @@ class _SpawnedReader:
             with contextlib.suppress(OSError):
                 self._process.kill()
             self._process.wait()
+        for pipe in (self._process.stdin, self._process.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 __all__ = ["ReadAhead", "RenderedPage", "read_rendered_pages", "rendered_page"]

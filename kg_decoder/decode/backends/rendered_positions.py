@@ -23,7 +23,6 @@ import numpy as np
 from ...model import BBox, Element, Partitioned, Problem, Rendering
 from .box_checks import check_rendered_boxes
 from ..tables import parse_table
-from .pdf_geometry import PageGeometry
 from .rendered_pages import RenderedPage, read_rendered_pages
 from .table_cells import place_rendered_table_cells
 
@@ -51,25 +50,21 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
         return
     import pypdfium2 as pdfium
 
-    try:
-        document = pdfium.PdfDocument(pdf)
-    except pdfium.PdfiumError:
-        partitioned.problems.append(Problem.of("not-rendered", "the rendering of the document could not be read"))
-        return
-    try:
-        count = len(document)
-        sizes, pictures = _sizes_and_pictures(document)
-    finally:
-        document.close()
     pages = read_ahead() if read_ahead is not None else None
-    if pages is None or len(pages) != count:
-        pages = read_rendered_pages(pdf, count)
+    if pages is None:
+        try:
+            pages = read_rendered_pages(pdf)
+        except pdfium.PdfiumError:
+            partitioned.problems.append(Problem.of("not-rendered", "the rendering of the document could not be read"))
+            return
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
     check_rendered_boxes(partitioned.elements, pages)
     if format_name not in _SLIDES:  # a slide's tables state their cells' geometry
         place_rendered_table_cells(partitioned.elements, pages)
-    placed += _place_pictures(partitioned.elements, pictures)
-    partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=sizes, pdf=pdf, placed=placed)
+    placed += _place_pictures(partitioned.elements, [(number, box) for number, page in enumerate(pages, 1)
+                                                     for box in page.pictures])
+    partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=[page.size for page in pages], pdf=pdf,
+                                      placed=placed)
 
 
 def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) -> int:
@@ -132,25 +127,6 @@ def _drawn_texts(element: Element) -> list[str]:
         labels = [cell.text for cell in parse_table(element.html or "").cells if cell.column == 0 and cell.row > 0]
         return [properties.get("chartTitle", "")] + labels
     return [element.text]
-
-
-def _sizes_and_pictures(document) -> tuple[list[tuple[float, float]], list[tuple[int, BBox]]]:
-    """Each rendered page's size, and the pictures drawn on the rendered pages in reading order: (page
-    number, box); each page loaded once (a long rendering's pages cost about 0.6 ms each to load)."""
-    import pypdfium2.raw as pdfium_c
-
-    sizes, pictures = [], []
-    for index in range(len(document)):
-        page = document[index]
-        sizes.append(tuple(round(v, 3) for v in page.get_size()))
-        geometry = PageGeometry.of(page)
-        found = []
-        for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
-            box = geometry.clip(geometry.box(obj.get_bounds()))
-            if box is not None:
-                found.append(tuple(round(v, 3) for v in box))
-        pictures += [(index + 1, box) for box in sorted(found, key=lambda b: (round(b[1]), b[0]))]
-    return sizes, pictures
 
 
 def _place_pictures(elements: list[Element], pictures: list[tuple[int, BBox]]) -> int:
