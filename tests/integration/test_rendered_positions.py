@@ -8,9 +8,11 @@ and the Web Annotation name a cell alike, counted from 1."""
 from __future__ import annotations
 
 import json
+import time
 from urllib.parse import quote
 
 import drawn_office
+import psutil
 import pytest
 
 import kg_decoder
@@ -322,14 +324,37 @@ def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeyp
     assert [(page.size, page.pictures) for page in pages] == [(page.size, page.pictures) for page in read_here]
     monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "2")  # two readers side by side, a page range each
     monkeypatch.setattr(rendered_pages, "_PAGES_PER_READER", 1)
-    started = []
+    fed = []
     monkeypatch.setattr(rendered_pages._SpawnedReader, "send",
-                        lambda reader, pdf, send=rendered_pages._SpawnedReader.send: (started.append(reader),
-                                                                                        send(reader, pdf)))
+                        lambda reader, pdf, numbers, send=rendered_pages._SpawnedReader.send: (
+                            fed.append((reader, numbers)), send(reader, pdf, numbers)))
     side_by_side = rendered_pages.ReadAhead(Rendered()).pages()
-    assert len(started) == 2 and _packed(side_by_side) == _packed(read_here)
+    assert [numbers for _, numbers in fed] == [range(0, 1), range(1, 3)]
+    assert _packed(side_by_side) == _packed(read_here)
     assert [(page.size, page.pictures) for page in side_by_side] == [(page.size, page.pictures) for page in pages]
+
+    class Rendering(Rendered):  # a conversion that takes its time: the readers start while it goes on
+        def result(self):
+            time.sleep(1.0)
+            return pdf
+
+    fed.clear()
+    monkeypatch.setattr(rendered_pages, "_READERS_AFTER_SECONDS", 0.1)
+    started, start = [], rendered_pages._SpawnedReader.__init__
+
+    def starts(reader):
+        started.append(time.monotonic())
+        start(reader)
+
+    monkeypatch.setattr(rendered_pages._SpawnedReader, "__init__", starts)
+    began = time.monotonic()
+    assert _packed(rendered_pages.ReadAhead(Rendering()).pages()) == _packed(read_here)
+    assert len(started) == 2 and all(moment < began + 1.0 for moment in started) and len(fed) == 2
     monkeypatch.setattr(rendered_pages, "_READER", "import sys; sys.exit(3)")
     assert rendered_pages.ReadAhead(Rendered()).pages() is None
     monkeypatch.setattr(rendered_pages, "_PAGES_AHEAD", 4)  # too short to read ahead: read when placing
     assert rendered_pages.ReadAhead(Rendered()).pages() is None
+    started.clear()
+    before = {child.pid for child in psutil.Process().children()}  # the decode's worker
+    assert rendered_pages.ReadAhead(Rendering()).pages() is None  # its readers started early are stopped
+    assert len(started) == 2 and {child.pid for child in psutil.Process().children()} == before

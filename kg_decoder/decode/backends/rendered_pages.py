@@ -35,6 +35,9 @@ _PAGES_PER_READER = 256  # a rendering read by one process per so many pages (a 
 # A rendering of this many pages is read ahead (a reader process's start, about 0.8 s of imports, beside
 # the partition, costs less than reading them after it, about 2.5 ms a page).
 _PAGES_AHEAD = 64
+# A conversion still under way after this long is of a long document (a short one takes about 2 s): its
+# readers are started then, and import while LibreOffice finishes, fed the rendering when it is done.
+_READERS_AFTER_SECONDS = 2.5
 
 
 class RenderedPage:
@@ -183,9 +186,10 @@ class ReadAhead:
     """A rendering under way beside the document's partition (a :class:`PendingRendering`), whose pages
     are read as soon as it is done, while the partition goes on: a long rendering (``_PAGES_AHEAD``
     pages at least) by reader processes, in page ranges side by side where this process has a share of
-    more than one CPU. A thread waits for LibreOffice and the readers (started afresh: forking a process
-    whose other thread runs the partition is not safe); a short rendering, or a reader that fails, leaves
-    :meth:`pages` None, and the pages are read when the elements are placed."""
+    more than one CPU, started while LibreOffice works on a long document. A thread waits for
+    LibreOffice and the readers (started afresh: forking a process whose other thread runs the partition
+    is not safe); a short rendering, or a reader that fails, leaves :meth:`pages` None, and the pages are
+    read when the elements are placed."""
 
     def __init__(self, conversion) -> None:
         self._conversion = conversion
@@ -209,26 +213,29 @@ class ReadAhead:
     def cancel(self) -> None:
         with self._lock:
             self._stopped = True
-            readers = self._readers
         if self._thread.is_alive():  # the conversion is the thread's until it is done
             self._conversion.cancel()
-        for reader in readers:
-            reader.stop()
+        self._stop_readers(0)
 
     def _read(self) -> None:
-        readers: list[_SpawnedReader] = []
+        early = threading.Timer(_READERS_AFTER_SECONDS, self._start_readers, (cpu_share(),))
+        early.daemon = True
+        early.start()
         try:
             self._pdf = pdf = self._conversion.result()
+            early.cancel()
+            early.join()  # readers it is starting are in the list before it is read
             count = _page_count(pdf) if pdf is not None else 0
             if count < _PAGES_AHEAD:
                 return
             bounds = _bounds(count, min(cpu_share(), max(1, count // _PAGES_PER_READER)))
-            with self._lock:
-                if self._stopped:
-                    return
-                self._readers = readers = [_SpawnedReader(range(start, end)) for start, end in zip(bounds, bounds[1:])]
-            for reader in readers:  # every reader started before any is fed: they import side by side
-                reader.send(pdf)
+            ranges = [range(start, end) for start, end in zip(bounds, bounds[1:])]
+            readers = self._start_readers(len(ranges))
+            self._stop_readers(len(ranges))
+            if len(readers) < len(ranges):  # cancelled
+                return
+            for reader, numbers in zip(readers, ranges):
+                reader.send(pdf, numbers)
             pages: list[RenderedPage] = []
             for reader in readers:
                 found = reader.pages()
@@ -239,8 +246,22 @@ class ReadAhead:
         except Exception:  # cancelled under way, or anything else: the pages are read when placing
             self._pages = None
         finally:
-            for reader in readers:
-                reader.stop()
+            early.cancel()
+            self._stop_readers(0)
+
+    def _start_readers(self, count: int) -> list[_SpawnedReader]:
+        """``count`` readers, those already started first; none once cancelled."""
+        with self._lock:
+            while not self._stopped and len(self._readers) < count:
+                self._readers.append(_SpawnedReader())
+            return [] if self._stopped else self._readers[:count]
+
+    def _stop_readers(self, kept: int) -> None:
+        """The readers after the first ``kept`` stopped."""
+        with self._lock:
+            stopped, self._readers = self._readers[kept:], self._readers[:kept]
+        for reader in stopped:
+            reader.stop()
 
 
 def _page_count(pdf: bytes) -> int:
@@ -254,34 +275,35 @@ def _page_count(pdf: bytes) -> int:
         document.close()
 
 
-# A reader process: the rendering on its standard input, its page range as arguments, the pages pickled
-# on its standard output; it dies with the decode's thread that waits for it.
+# A reader process: its page range ("start stop") on the first line of its standard input, then the
+# rendering; the pages pickled on its standard output. It dies with the decode's thread that started it.
 _READER = """
 import ctypes, pickle, signal, sys
 ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when the thread that started it is
 from kg_decoder.decode.backends.rendered_pages import _pages_of
-pages = _pages_of(sys.stdin.buffer.read(), range(int(sys.argv[1]), int(sys.argv[2])))
+start, stop = map(int, sys.stdin.buffer.readline().split())
+pages = _pages_of(sys.stdin.buffer.read(), range(start, stop))
 sys.stdout.buffer.write(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
 """
 
 
 class _SpawnedReader:
     """A fresh Python process reading a range of a rendering's pages (:data:`_READER`), run with the
-    kg_decoder this process runs; started at once, fed the rendering by :meth:`send`."""
+    kg_decoder this process runs; started at once, fed a page range and the rendering by :meth:`send`."""
 
-    def __init__(self, numbers: range) -> None:
+    def __init__(self) -> None:
         root = os.path.abspath(__file__)
         for _ in range(4):  # kg_decoder/decode/backends/rendered_pages.py: the folder kg_decoder is in
             root = os.path.dirname(root)
         path = os.pathsep.join(part for part in (root, os.environ.get("PYTHONPATH", "")) if part)
-        self._process = subprocess.Popen([sys.executable, "-c", _READER, str(numbers.start), str(numbers.stop)],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        self._process = subprocess.Popen([sys.executable, "-c", _READER], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          env={**os.environ, "PYTHONPATH": path})
 
-    def send(self, pdf: bytes) -> None:
-        """The rendering to read (``OSError`` where the reader is gone)."""
+    def send(self, pdf: bytes, numbers: range) -> None:
+        """The pages to read of the rendering ``pdf`` (``OSError`` where the reader is gone)."""
         with self._process.stdin:
-            self._process.stdin.write(pdf)
+            self._process.stdin.write(f"{numbers.start} {numbers.stop}\n".encode() + pdf)
 
     def pages(self) -> Optional[list[RenderedPage]]:
         try:
