@@ -297,9 +297,10 @@ def _packed(pages) -> list:
 
 
 def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeypatch):
-    """A long rendering's pages read by a reader process as soon as it is done (beside the partition)
-    are those the decode reads; a reader that fails, or a short rendering, leaves them to be read when
-    placing."""
+    """A long rendering's pages read by reader processes as soon as it is done (beside the partition),
+    in page ranges side by side, are those the decode reads; the readers start while a conversion that
+    takes its time goes on; a reader that fails, or a short rendering, leaves them to be read when
+    placing, and its readers started early are stopped."""
     from kg_decoder.decode.backends import rendered_pages
 
     store, docx, _ = paged
@@ -307,6 +308,9 @@ def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeyp
 
     class Rendered:  # a conversion already done
         cancelled = False
+
+        def over_within(self, seconds):
+            return True
 
         def result(self):
             return pdf
@@ -334,6 +338,10 @@ def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeyp
     assert [(page.size, page.pictures) for page in side_by_side] == [(page.size, page.pictures) for page in pages]
 
     class Rendering(Rendered):  # a conversion that takes its time: the readers start while it goes on
+        def over_within(self, seconds):
+            time.sleep(seconds)
+            return False
+
         def result(self):
             time.sleep(1.0)
             return pdf

@@ -142,6 +142,16 @@ class Conversion:
         except OSError:
             self.cancel()
 
+    def over_within(self, seconds: float) -> bool:
+        """Whether the run is over (or never started) within ``seconds``."""
+        if self._process is None:
+            return True
+        try:
+            self._process.wait(timeout=seconds)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
     def result(self) -> Optional[bytes]:
         """The first document's conversion, or None (a run of one document)."""
         return self.results()[0]

@@ -218,13 +218,10 @@ class ReadAhead:
         self._stop_readers(0)
 
     def _read(self) -> None:
-        early = threading.Timer(_READERS_AFTER_SECONDS, self._start_readers, (cpu_share(),))
-        early.daemon = True
-        early.start()
         try:
+            if not self._conversion.over_within(_READERS_AFTER_SECONDS):
+                self._start_readers(cpu_share())
             self._pdf = pdf = self._conversion.result()
-            early.cancel()
-            early.join()  # readers it is starting are in the list before it is read
             count = _page_count(pdf) if pdf is not None else 0
             if count < _PAGES_AHEAD:
                 return
@@ -246,7 +243,6 @@ class ReadAhead:
         except Exception:  # cancelled under way, or anything else: the pages are read when placing
             self._pages = None
         finally:
-            early.cancel()
             self._stop_readers(0)
 
     def _start_readers(self, count: int) -> list[_SpawnedReader]:
