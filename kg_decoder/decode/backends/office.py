@@ -144,10 +144,11 @@ class Conversion:
 
     def over_within(self, seconds: float) -> bool:
         """Whether the run is over (or never started) within ``seconds``."""
-        if self._process is None:
+        process = self._process  # cancel() may drop it meanwhile
+        if process is None:
             return True
         try:
-            self._process.wait(timeout=seconds)
+            process.wait(timeout=seconds)
             return True
         except subprocess.TimeoutExpired:
             return False
