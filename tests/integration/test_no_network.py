@@ -23,7 +23,7 @@ def test_a_decode_opens_no_internet_socket_in_any_process(corpus_dir, tmp_path, 
     environment["KG_DECODER_LAYOUT_RUNTIME"] = runtime
     environment["KG_DECODER_TEXT_READING"] = "process"  # the texts' reading process starts on the first page
     files = [corpus_dir / "embedded-images-tables.pdf", corpus_dir / "handbook-1p.docx"]
-    answer = subprocess.run([strace, "-f", "-qq", "-s", "200", "-e", "trace=connect,execve", "-o", str(trace), sys.executable, "-m",
+    answer = subprocess.run([strace, "-f", "-qq", "-s", "2000", "-e", "trace=connect,execve", "-o", str(trace), sys.executable, "-m",
                              "kg_decoder.cli", "decode", "--store", str(tmp_path / "store"), "--no-progress",
                              *map(str, files)], env=environment, capture_output=True, text=True, timeout=600)
     assert answer.returncode == 0, answer.stderr[-2000:]

@@ -19,7 +19,6 @@ import os
 import pickle
 import signal
 import subprocess
-import sys
 import threading
 from typing import Optional
 
@@ -27,6 +26,7 @@ import numpy as np
 
 from ...model import BBox
 from ..worker import cpu_share
+from .child_python import python_command
 from .pdf_fonts import declared_heights
 from .pdf_geometry import PageGeometry
 from .pdf_text_layer import drawn_boxes
@@ -273,14 +273,9 @@ def _page_count(pdf: bytes) -> int:
 
 # A reader process: its page range ("start stop") on the first line of its standard input, then the
 # rendering; the pages pickled on its standard output. It dies with the decode's thread that started it.
-# It imports the reading modules alone, the packages above them made empty (their folders as arguments):
-# kg_decoder's own __init__ imports every stage, 0.7 to 1.3 s of a reader's start against 0.3.
 _READER = """
-import ctypes, pickle, signal, sys, types
+import ctypes, pickle, signal, sys
 ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when the thread that started it is
-for name, folder in zip(("kg_decoder", "kg_decoder.decode", "kg_decoder.decode.backends"), sys.argv[1:]):
-    package = sys.modules[name] = types.ModuleType(name)
-    package.__path__ = [folder]
 from kg_decoder.decode.backends.rendered_pages import _pages_of
 start, stop = map(int, sys.stdin.buffer.readline().split())
 pages = _pages_of(sys.stdin.buffer.read(), range(start, stop))
@@ -289,14 +284,12 @@ sys.stdout.buffer.write(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 class _SpawnedReader:
-    """A fresh Python process reading a range of a rendering's pages (:data:`_READER`), of the modules
-    this process runs; started at once, fed a page range and the rendering by :meth:`send`."""
+    """A fresh Python process reading a range of a rendering's pages (:data:`_READER`, its modules alone:
+    ``child_python``); started at once, fed a page range and the rendering by :meth:`send`."""
 
     def __init__(self) -> None:
-        backends = os.path.dirname(os.path.abspath(__file__))
-        decode = os.path.dirname(backends)
-        self._process = subprocess.Popen([sys.executable, "-c", _READER, os.path.dirname(decode), decode, backends],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self._process = subprocess.Popen(python_command(_READER), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL)
 
     def send(self, pdf: bytes, numbers: range) -> None:
         """The pages to read of the rendering ``pdf`` (``OSError`` where the reader is gone)."""
