@@ -85,3 +85,17 @@ def test_strings_and_numbers_come_back_as_lxml_gives_them():
     with _libraries_own():
         own = paragraph._p.xpath("./w:pPr/w:pStyle/@w:val"), paragraph._p.xpath("count(./w:r)")
     assert compiled == own == (["ListNumber"], 1.0)
+
+
+def test_an_expression_that_does_not_compile_fails_as_lxml_made_it_fail():
+    """A style id with a quote in it makes python-docx build such an expression."""
+    import docx
+
+    styles = docx.Document().styles.element
+    oxml_lookups.install()
+    with pytest.raises(Exception) as compiled:
+        styles.xpath('w:style[@w:styleId="a"b"]')
+    with _libraries_own():
+        with pytest.raises(Exception) as own:
+            styles.xpath('w:style[@w:styleId="a"b"]')
+    assert type(compiled.value) is type(own.value) and str(compiled.value) == str(own.value)

@@ -159,28 +159,32 @@ class Conversion:
 
     def results(self) -> list[Optional[bytes]]:
         """Each document's conversion, or None; the run's files are gone afterwards."""
-        if self._process is None or self._folder is None:
+        process, folder = self._process, self._folder  # a cancel() from another thread may drop them meanwhile
+        if process is None or folder is None:
             self.cancel()
             return [None] * self._count
         try:
-            self._process.wait(timeout=max(0.0, self._deadline - time.monotonic()))
+            process.wait(timeout=max(0.0, self._deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            self._kill()
-        produced = [Path(self._folder.name) / f"document-{number}.{self._extension}" for number in range(self._count)]
+            _kill(process)
+        produced = [Path(folder.name) / f"document-{number}.{self._extension}" for number in range(self._count)]
         converted = [path.read_bytes() if path.is_file() else None for path in produced]
         self.cancel()
         return converted
 
     def cancel(self) -> None:
-        """Stop the run if it still goes on and remove its files (nothing if already done)."""
-        if self._process is not None and self._process.poll() is None:
-            self._kill()
-        self._process = None
-        if self._folder is not None:
-            self._folder.cleanup()
-            self._folder = None
+        """Stop the run if it still goes on and remove its files (nothing if already done). Safe from
+        another thread than the one waiting for :meth:`results`."""
+        process, self._process = self._process, None
+        folder, self._folder = self._folder, None
+        if process is not None and process.poll() is None:
+            _kill(process)
+        if folder is not None:
+            folder.cleanup()
 
-    def _kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self._process.pid, signal.SIGKILL)
-        self._process.wait()
+
+def _kill(process: subprocess.Popen) -> None:
+    """LibreOffice's whole process group (its launcher starts the office process as a child)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()

@@ -14,47 +14,55 @@ those tags, which are the nodes the union selects, in the order it gives them.
 from __future__ import annotations
 
 from functools import lru_cache
+from threading import Lock
 from typing import Any, Callable
 
 _OWN: dict[str, Callable] = {}  # what install() replaced, by "module.Class.attribute"
+_LOCK = Lock()
 
 
 def install() -> None:
     """python-docx and python-pptx look up through compiled expressions from now on (once per process)."""
-    if _OWN:
-        return
-    from docx.oxml.document import CT_Body
-    from docx.oxml.ns import nsmap as docx_namespaces
-    from docx.oxml.ns import qn
-    from docx.oxml.xmlchemy import BaseOxmlElement as DocxElement
-    from pptx.oxml.ns import _nsmap as pptx_namespaces
-    from pptx.oxml.xmlchemy import BaseOxmlElement as PptxElement
+    with _LOCK:
+        if _OWN:
+            return
+        from docx.oxml import ns as docx_ns
+        from docx.oxml.document import CT_Body
+        from docx.oxml.xmlchemy import BaseOxmlElement as DocxElement
+        from pptx.oxml import ns as pptx_ns
+        from pptx.oxml.xmlchemy import BaseOxmlElement as PptxElement
 
-    _OWN.update({"docx.BaseOxmlElement.xpath": DocxElement.xpath, "pptx.BaseOxmlElement.xpath": PptxElement.xpath,
-                 "docx.CT_Body.inner_content_elements": CT_Body.inner_content_elements})
-    DocxElement.xpath = compiled_lookup(docx_namespaces)
-    PptxElement.xpath = compiled_lookup(pptx_namespaces)
-    body_content = (qn("w:p"), qn("w:tbl"))
-    CT_Body.inner_content_elements = property(lambda body: list(body.iterchildren(*body_content)),
-                                              doc=CT_Body.inner_content_elements.__doc__)
+        _OWN.update({"docx.BaseOxmlElement.xpath": DocxElement.xpath,
+                     "docx.CT_Body.inner_content_elements": CT_Body.inner_content_elements})
+        DocxElement.xpath = compiled_lookup(docx_ns.nsmap, DocxElement.xpath)
+        body_content = (docx_ns.qn("w:p"), docx_ns.qn("w:tbl"))
+        CT_Body.inner_content_elements = property(lambda body: list(body.iterchildren(*body_content)),
+                                                  doc=CT_Body.inner_content_elements.__doc__)
+        # python-pptx's namespaces are a private name of its own: a release without it keeps its look-up.
+        if isinstance(getattr(pptx_ns, "_nsmap", None), dict):
+            _OWN["pptx.BaseOxmlElement.xpath"] = PptxElement.xpath
+            PptxElement.xpath = compiled_lookup(pptx_ns._nsmap, PptxElement.xpath)
 
 
 def uninstall() -> None:
     """The libraries' own look-ups back (to compare the two)."""
-    if not _OWN:
-        return
-    from docx.oxml.document import CT_Body
-    from docx.oxml.xmlchemy import BaseOxmlElement as DocxElement
-    from pptx.oxml.xmlchemy import BaseOxmlElement as PptxElement
+    with _LOCK:
+        from docx.oxml.document import CT_Body
+        from docx.oxml.xmlchemy import BaseOxmlElement as DocxElement
+        from pptx.oxml.xmlchemy import BaseOxmlElement as PptxElement
 
-    DocxElement.xpath = _OWN.pop("docx.BaseOxmlElement.xpath")
-    PptxElement.xpath = _OWN.pop("pptx.BaseOxmlElement.xpath")
-    CT_Body.inner_content_elements = _OWN.pop("docx.CT_Body.inner_content_elements")
+        if "docx.BaseOxmlElement.xpath" in _OWN:
+            DocxElement.xpath = _OWN.pop("docx.BaseOxmlElement.xpath")
+            CT_Body.inner_content_elements = _OWN.pop("docx.CT_Body.inner_content_elements")
+        if "pptx.BaseOxmlElement.xpath" in _OWN:
+            PptxElement.xpath = _OWN.pop("pptx.BaseOxmlElement.xpath")
 
 
-def compiled_lookup(namespaces: dict[str, str]) -> Callable[[Any, str], Any]:
+def compiled_lookup(namespaces: dict[str, str], own: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
     """An element's ``xpath(expression)`` with ``namespaces``, each expression compiled once. Kept per
-    expression up to a bound: a few are built from values (a list level, a comment's id)."""
+    expression up to a bound: a few are built from values (a list level, a comment's id). An expression
+    that does not compile goes to the library's ``own`` look-up, which raises lxml's error as it did (a
+    style id with a quote in it makes one)."""
     from lxml import etree
 
     @lru_cache(maxsize=1024)
@@ -62,7 +70,11 @@ def compiled_lookup(namespaces: dict[str, str]) -> Callable[[Any, str], Any]:
         return etree.XPath(expression, namespaces=namespaces)
 
     def xpath(self, xpath_str: str) -> Any:
-        return compiled(xpath_str)(self)
+        try:
+            evaluate = compiled(xpath_str)
+        except etree.XPathSyntaxError:
+            return own(self, xpath_str)
+        return evaluate(self)
 
     return xpath
 
