@@ -43,10 +43,14 @@ def install() -> None:
 
     def init_with_builtin_fallback(self, rsrcmgr, spec) -> None:
         original_init(self, rsrcmgr, spec)
-        if "Encoding" in spec:
-            builtin = _builtin_encoding(self.descriptor)
-            if builtin:  # a new dict: pdfminer shares its named encodings between fonts
-                self.cid2unicode = {**builtin, **self.cid2unicode}
+        # The font program's own encoding, read when a code first needs it (None: not read yet): most
+        # fonts never do, and reading it runs pdfminer's PostScript parser over the program's header.
+        self.kg_builtin_encoding = None if "Encoding" in spec else {}
+
+    def builtin(font) -> dict[int, str]:
+        if getattr(font, "kg_builtin_encoding", {}) is None:
+            font.kg_builtin_encoding = _builtin_encoding(font.descriptor)
+        return getattr(font, "kg_builtin_encoding", {})
 
     def to_unichr_past_null_mappings(self, cid: int) -> str:
         try:
@@ -54,8 +58,9 @@ def install() -> None:
         except PDFUnicodeNotDefined:
             char = None
         if char is None or char in _NOTHING:
-            fallback = self.cid2unicode.get(cid)
-            if fallback and fallback not in _NOTHING:
+            # The declared encoding wins for every code it defines; the font program's fills the rest.
+            fallback = self.cid2unicode[cid] if cid in self.cid2unicode else builtin(self).get(cid)
+            if fallback is not None and (char is None or fallback not in _NOTHING):
                 return fallback
             if char is None:
                 raise PDFUnicodeNotDefined(None, cid)
