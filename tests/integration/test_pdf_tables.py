@@ -273,3 +273,23 @@ def test_table_marks_come_from_the_page_fast_laid_out_the_same_as_pdfplumbers_ow
     with pdfplumber.open(io.BytesIO(data)) as own:
         marks_from_pdfplumber(own.pages[0])
     assert len(interpreted) == 1  # what the decode would have paid on each table page
+
+
+def test_a_margin_stamp_turned_across_the_page_is_no_sign_of_a_table(corpus_dir):
+    """arXiv's stamp runs up the left margin of page 1, beside every line of the body: read as
+    words, it split each line in two and sent a page of prose to the layout model."""
+    import pypdfium2 as pdfium
+
+    from kg_decoder.decode.backends.pdf_text_layer import has_turned_text
+    from kg_decoder.decode.backends.table_page import marks_from_pdfium, text_lines
+    from kg_decoder.decode.backends.table_regions import table_signal
+
+    pdf = pdfium.PdfDocument(str(corpus_dir / "layout-parser-paper-with-empty-pages.pdf"))
+    try:
+        page = pdf[0]
+        assert has_turned_text(page) and "arXiv" in page.get_textpage().get_text_range()
+        marks = marks_from_pdfium(page)
+        assert len(text_lines(marks.words)) > 30 and min(word.x0 for word in marks.words) > 100  # the body's
+        assert table_signal(marks) == ""
+    finally:
+        pdf.close()

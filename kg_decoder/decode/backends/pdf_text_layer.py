@@ -201,7 +201,7 @@ def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = 
             geometry.box(loose) if loose[2] > loose[0] and loose[3] > loose[1] else box)
         shown = "-" if hyphen else chr(code) if code else "\ufffd"
         if turned:
-            yield PageChar(shown, box, _around(line_box, box), _turn(numbers[10], page_turn),
+            yield PageChar(shown, box, _around(line_box, box), glyph_turn(numbers[10], page_turn),
                            fonts.size(index, text_object))
         else:
             yield PageChar(shown, box, _around(line_box, box))
@@ -209,11 +209,11 @@ def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = 
             yield "\n"
 
 
-def _turn(angle: float, page_rotation: int) -> int:
+def glyph_turn(angle: float, page_rotation: int) -> int:
     """A glyph's turn on the displayed page from PDFium's angle (radians, clockwise in user space) and
     the page's /Rotate: one of 0, 90, 180, 270, or -1 for an angle between them.
 
-    >>> _turn(math.radians(270), 0), _turn(0.0, 90), _turn(math.radians(270), 90), _turn(0.5, 0)
+    >>> glyph_turn(math.radians(270), 0), glyph_turn(0.0, 90), glyph_turn(math.radians(270), 90), glyph_turn(0.5, 0)
     (270, 90, 0, -1)
     """
     if angle < 0:  # PDFium could not say: take the glyph as upright
@@ -510,5 +510,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["PdfLines", "drawn_boxes", "has_turned_text", "largest_text", "lines_beside", "lines_outside", "page_text", "read_page",
+__all__ = ["PdfLines", "drawn_boxes", "glyph_turn", "has_turned_text", "largest_text", "lines_beside", "lines_outside", "page_text", "read_page",
            "text_layer_elements", "turned_text_elements"]

@@ -12,11 +12,13 @@ reading has them), so a page is not interpreted twice.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
 from ...model import BBox
 from .pdf_geometry import PageGeometry
+from .pdf_text_layer import glyph_turn
 from .pdfium_chars import LOOSE, read_characters
 
 PIECE_GAP = 0.5  # words closer than this many times their height belong to one piece of a line
@@ -173,8 +175,9 @@ def marks_from_pdfium(page) -> PageMarks:
     run = None
     characters = read_characters(text_page)  # every box at once (a foreign call a box cost 4 µs)
     loose_boxes, flags = characters.numbers[:, 4:8].tolist(), characters.flags.tolist()
+    across = _across_the_page(characters, text, geometry.rotation)
     for index in range(min(count, len(text))):
-        if text[index].isspace():
+        if text[index].isspace() or not across[index]:
             run = None
             continue
         if not flags[index] & LOOSE:
@@ -202,6 +205,16 @@ def marks_from_pdfium(page) -> PageMarks:
             horizontal += [Rule(top, x0, x1), Rule(bottom, x0, x1)]
             vertical += [Rule(x0, top, bottom), Rule(x1, top, bottom)]
     return PageMarks(width, height, words, merge_collinear(horizontal), merge_collinear(vertical))
+
+
+def _across_the_page(characters, text: str, rotation: int) -> list[bool]:
+    """Which characters run the way most of the page's text runs on the displayed page: a margin stamp
+    turned across it (arXiv's, a journal's) sits beside every line of the body, and its letters are
+    no column of a table."""
+    turns = [glyph_turn(angle, rotation) for angle in characters.numbers[:, 10].tolist()]
+    counted = Counter(turn for turn, char in zip(turns, text) if not char.isspace())
+    main = counted.most_common(1)[0][0] if counted else 0
+    return [turn == main for turn in turns]
 
 
 def merge_collinear(rules: Sequence[Rule], position_tolerance: float = 1.0, gap_tolerance: float = 2.0) -> list[Rule]:
