@@ -211,7 +211,9 @@ def _across_the_page(characters, text: str, rotation: int) -> list[bool]:
     """Which characters run the way most of the page's text runs on the displayed page: a margin stamp
     turned across it (arXiv's, a journal's) sits beside every line of the body, and its letters are
     no column of a table."""
-    turns = [glyph_turn(angle, rotation) for angle in characters.numbers[:, 10].tolist()]
+    angles = characters.numbers[:, 10].tolist()
+    turn_of = {angle: glyph_turn(angle, rotation) for angle in set(angles)}  # a page's glyphs share few angles
+    turns = [turn_of[angle] for angle in angles]
     counted = Counter(turn for turn, char in zip(turns, text) if not char.isspace())
     main = counted.most_common(1)[0][0] if counted else 0
     return [turn == main for turn in turns]
