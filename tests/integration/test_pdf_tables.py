@@ -293,3 +293,29 @@ def test_a_margin_stamp_turned_across_the_page_is_no_sign_of_a_table(corpus_dir)
         assert table_signal(marks) == ""
     finally:
         pdf.close()
+
+
+def test_words_keep_their_last_letter_past_a_character_read_as_nothing(corpus_dir):
+    """An author's ORCID mark on page 1 reads as U+0000, which the page's text leaves out: words built
+    from that text's indices lost their last letter to the space after them from there on, every gap
+    of the abstract widened by a letter, and the page of prose looked like a table's columns."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    from kg_decoder.decode.backends.table_page import marks_from_pdfium
+    from kg_decoder.decode.backends.table_regions import table_signal
+
+    pdf = pdfium.PdfDocument(str(corpus_dir / "layout-parser-paper-fast.pdf"))
+    try:
+        page = pdf[0]
+        text_page = page.get_textpage()
+        codes = [pdfium_c.FPDFText_GetUnicode(text_page, index) for index in range(text_page.count_chars())]
+        assert 0 in codes[:200]  # the mark, before the abstract
+        shown = "".join(chr(code) for code in codes)
+        last = shown.index("primarily driven") + len("primarily driven") - 1  # the "n"
+        right_of_n = text_page.get_charbox(last, loose=True)[2]  # the page is not turned: x as PDFium gives it
+        words = marks_from_pdfium(page).words
+        assert any(abs(word.x1 - right_of_n) < 0.01 for word in words)
+        assert table_signal(marks_from_pdfium(page)) == ""
+    finally:
+        pdf.close()

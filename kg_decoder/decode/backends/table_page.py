@@ -168,16 +168,17 @@ def marks_from_pdfium(page) -> PageMarks:
 
     geometry = PageGeometry.of(page)
     width, height = geometry.size
-    text_page = page.get_textpage()
-    count = text_page.count_chars()
-    text = text_page.get_text_range(0, count) if count else ""
     runs: list[list[float]] = []  # [x0, top, x1, bottom] of each run of characters
     run = None
-    characters = read_characters(text_page)  # every box at once (a foreign call a box cost 4 µs)
+    # Every box at once (a foreign call a box cost 4 µs), each with its own code: the page's text
+    # (get_text_range) leaves out a character PDFium reads as U+0000, and its indices then drift from
+    # PDFium's (a word's last letter taken for the space after it, its gap widened).
+    characters = read_characters(page.get_textpage())
     loose_boxes, flags = characters.numbers[:, 4:8].tolist(), characters.flags.tolist()
-    across = _across_the_page(characters, text, geometry.rotation)
-    for index in range(min(count, len(text))):
-        if text[index].isspace() or not across[index]:
+    spaces = [chr(code).isspace() for code in characters.codes.tolist()]
+    across = _across_the_page(characters, spaces, geometry.rotation)
+    for index in range(len(characters)):
+        if spaces[index] or not across[index]:
             run = None
             continue
         if not flags[index] & LOOSE:
@@ -207,14 +208,14 @@ def marks_from_pdfium(page) -> PageMarks:
     return PageMarks(width, height, words, merge_collinear(horizontal), merge_collinear(vertical))
 
 
-def _across_the_page(characters, text: str, rotation: int) -> list[bool]:
+def _across_the_page(characters, spaces: list[bool], rotation: int) -> list[bool]:
     """Which characters run the way most of the page's text runs on the displayed page: a margin stamp
     turned across it (arXiv's, a journal's) sits beside every line of the body, and its letters are
     no column of a table."""
     angles = characters.numbers[:, 10].tolist()
     turn_of = {angle: glyph_turn(angle, rotation) for angle in set(angles)}  # a page's glyphs share few angles
     turns = [turn_of[angle] for angle in angles]
-    counted = Counter(turn for turn, char in zip(turns, text) if not char.isspace())
+    counted = Counter(turn for turn, space in zip(turns, spaces) if not space)
     main = counted.most_common(1)[0][0] if counted else 0
     return [turn == main for turn in turns]
 
