@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
+import numpy as np
+
 from ...model import BBox
 from .pdf_geometry import PageGeometry
 from .pdf_text_layer import glyph_turn
@@ -168,31 +170,33 @@ def marks_from_pdfium(page) -> PageMarks:
 
     geometry = PageGeometry.of(page)
     width, height = geometry.size
-    runs: list[list[float]] = []  # [x0, top, x1, bottom] of each run of characters
-    run = None
     # Every box at once (a foreign call a box cost 4 µs), each with its own code: the page's text
     # (get_text_range) leaves out a character PDFium reads as U+0000, and its indices then drift from
     # PDFium's (a word's last letter taken for the space after it, its gap widened).
     characters = read_characters(page.get_textpage())
-    loose_boxes, flags = characters.numbers[:, 4:8].tolist(), characters.flags.tolist()
-    spaces = [chr(code).isspace() for code in characters.codes.tolist()]
-    across = _across_the_page(characters, spaces, geometry.rotation)
-    for index in range(len(characters)):
-        if spaces[index] or not across[index]:
-            run = None
-            continue
-        if not flags[index] & LOOSE:
-            raise PdfiumError("Failed to get charbox.")  # as pypdfium2's get_charbox: the page is not looked at
-        x0, top, x1, bottom = geometry.box(loose_boxes[index])
-        if x1 <= x0 or bottom <= top:
-            continue
-        char_height = bottom - top
-        if run is not None and abs(top - run[1]) < 0.5 * char_height \
-                and -0.5 * char_height <= x0 - run[2] <= 0.2 * char_height:
-            run[2], run[1], run[3] = max(run[2], x1), min(run[1], top), max(run[3], bottom)
-        else:
-            run = [x0, top, x1, bottom]
-            runs.append(run)
+    codes = characters.codes
+    spaces = np.zeros(len(codes), bool)
+    for code in np.unique(codes).tolist():
+        if chr(code).isspace():
+            spaces |= codes == code
+    counted = ~spaces & _across_the_page(characters, spaces, geometry.rotation)
+    if not np.all(characters.flags[counted] & LOOSE):
+        raise PdfiumError("Failed to get charbox.")  # as pypdfium2's get_charbox: the page is not looked at
+    boxes = _displayed_boxes(geometry, characters.numbers[:, 4:8])
+    drawn = counted & (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
+    # A run of characters ends at a space or a character across the page, and where a character does
+    # not follow the one before on its line (a blank, with no area, is passed over).
+    indices = np.flatnonzero(drawn)
+    x0, top, x1, bottom = boxes[indices].T
+    char_height = bottom - top
+    gap = x0[1:] - x1[:-1]
+    follows = (np.cumsum(~counted)[indices][1:] == np.cumsum(~counted)[indices][:-1]) \
+        & (np.abs(top[1:] - top[:-1]) < 0.5 * char_height[1:]) \
+        & (gap >= -0.5 * char_height[1:]) & (gap <= 0.2 * char_height[1:])
+    starts = np.flatnonzero(np.concatenate([[True], ~follows])) if len(indices) else np.zeros(0, np.int64)
+    runs = np.stack([x0[starts], np.minimum.reduceat(top, starts),
+                     np.maximum.reduceat(x1, starts), np.maximum.reduceat(bottom, starts)], axis=1).tolist() \
+        if len(starts) else []
     words = [Word("", x0, top, x1, bottom, bottom - top) for x0, top, x1, bottom in runs]
     horizontal, vertical = [], []
     for path in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_PATH,), max_depth=3):
@@ -208,16 +212,28 @@ def marks_from_pdfium(page) -> PageMarks:
     return PageMarks(width, height, words, merge_collinear(horizontal), merge_collinear(vertical))
 
 
-def _across_the_page(characters, spaces: list[bool], rotation: int) -> list[bool]:
+def _displayed_boxes(geometry: PageGeometry, rects: "np.ndarray") -> "np.ndarray":
+    """:meth:`PageGeometry.box` of each user-space rectangle (a row of x0, y0, x1, y1): on an upright
+    page at once, with the same operations on the same doubles; else one by one."""
+    ordered = (rects[:, 0] <= rects[:, 2]) & (rects[:, 1] <= rects[:, 3])
+    if geometry.rotation or not np.all(ordered):
+        return np.array([geometry.box(rect) for rect in rects.tolist()], dtype=np.float64).reshape(-1, 4)
+    area = geometry.visible
+    height = area[3] - area[1]
+    return np.stack([rects[:, 0] - area[0], height - (rects[:, 3] - area[1]),
+                     rects[:, 2] - area[0], height - (rects[:, 1] - area[1])], axis=1)
+
+
+def _across_the_page(characters, spaces: "np.ndarray", rotation: int) -> "np.ndarray":
     """Which characters run the way most of the page's text runs on the displayed page: a margin stamp
     turned across it (arXiv's, a journal's) sits beside every line of the body, and its letters are
     no column of a table."""
-    angles = characters.numbers[:, 10].tolist()
-    turn_of = {angle: glyph_turn(angle, rotation) for angle in set(angles)}  # a page's glyphs share few angles
-    turns = [turn_of[angle] for angle in angles]
-    counted = Counter(turn for turn, space in zip(turns, spaces) if not space)
+    angles = characters.numbers[:, 10]
+    distinct, which = np.unique(angles, return_inverse=True)  # a page's glyphs share few angles
+    turns = np.array([glyph_turn(angle, rotation) for angle in distinct.tolist()], dtype=np.int64)[which]
+    counted = Counter(turns[~spaces].tolist())
     main = counted.most_common(1)[0][0] if counted else 0
-    return [turn == main for turn in turns]
+    return turns == main
 
 
 def merge_collinear(rules: Sequence[Rule], position_tolerance: float = 1.0, gap_tolerance: float = 2.0) -> list[Rule]:
