@@ -54,6 +54,22 @@ def test_a_pages_boxes_computed_at_once_are_those_read_character_by_character(co
     assert compared > 5000
 
 
+def test_a_pages_lines_read_at_once_are_those_read_character_by_character(corpus_dir):
+    """The lines turned text, the title, the text beside a table and dropped lines are taken from:
+    the paper's page 1 has a turned margin stamp and an author's mark PDFium reads as U+0000."""
+    from kg_decoder.decode.backends.pdf_text_layer import _lines, _lines_one_by_one
+
+    compared = lines = 0
+    for data, index, page in pages(corpus_dir):
+        heights = declared_heights(data, index + 1, hashlib.sha256(data).hexdigest())
+        at_once = _lines(page, heights)
+        assert at_once == _lines_one_by_one(page, heights)
+        compared += 1
+        lines += len(at_once)
+    assert compared >= 4 and lines > 100
+    assert {line.turn for line in _lines(next(pages(corpus_dir))[2], {})} == {0, 270}  # the stamp reads upwards
+
+
 def test_without_the_c_reader_the_characters_are_read_through_ctypes(corpus_dir, monkeypatch):
     monkeypatch.setenv("KG_DECODER_PDFIUM_CHARS", "ctypes")
     pdfium_chars._native_reader.cache_clear()

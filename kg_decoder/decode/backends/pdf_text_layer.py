@@ -76,6 +76,26 @@ def drawn_boxes(page, heights: dict[str, tuple[float, float]]) -> tuple[str, "np
     same doubles, in the same order."""
     import numpy as np
 
+    drawn = _drawn_upright(page, heights)
+    if drawn is None:  # a rendering's pages are upright: a turned one the general way
+        chars = list(drawn_characters(page, heights))
+        return "".join(char.char for char in chars), np.array([char.box + char.line_box for char in chars],
+                                                               dtype=np.float64).reshape(-1, 8)
+    _, read, indices, rows = drawn
+    return _letters(read.codes[indices]), rows
+
+
+def _letters(codes: "np.ndarray") -> str:
+    return "".join("-" if code == 0x02 else chr(code) for code in codes.tolist())
+
+
+def _drawn_upright(page, heights: dict[str, tuple[float, float]]):
+    """The drawn characters of an upright page, as :func:`_characters` reads them, all at once: the
+    fonts' frames (``_FontHeights``), PDFium's characters, the indices of the drawn ones and their
+    rows of eight numbers (glyph box, line box). None on a turned page or one without a drawn
+    character (read one by one)."""
+    import numpy as np
+
     geometry = PageGeometry.of(page)
     textpage = page.get_textpage()
     read = read_characters(textpage)
@@ -86,17 +106,15 @@ def drawn_boxes(page, heights: dict[str, tuple[float, float]]) -> tuple[str, "np
         if code in (0x0A, 0x0D, 0xFFFE, 0xFFFF) or chr(code).isspace():
             drawn &= codes != code
     indices = np.flatnonzero(drawn)
-    if geometry.rotation or not len(indices):  # a rendering's pages are upright: a turned one the general way
-        chars = list(drawn_characters(page, heights))
-        return "".join(char.char for char in chars), np.array([char.box + char.line_box for char in chars],
-                                                               dtype=np.float64).reshape(-1, 8)
+    if geometry.rotation or not len(indices):
+        return None
     rows = numbers[indices]
     box = _upright_boxes(geometry, rows[:, 0], rows[:, 2], rows[:, 1], rows[:, 3])
     left, bottom, right, top = rows[:, 4], rows[:, 5], rows[:, 6], rows[:, 7]
     line_box = np.where(((right > left) & (top > bottom))[:, None], _upright_boxes(geometry, left, bottom, right, top),
                         box)
+    fonts = _FontHeights(textpage, heights)
     if heights:  # the line's height from its font, where it declares one: a frame a text object
-        fonts = _FontHeights(textpage, heights)
         objects = read.objects[indices]
         usable = np.flatnonzero(((flags[indices] & ORIGIN) != 0) & (right > left) & (objects != 0))
         addresses, first, which = np.unique(objects[usable], return_index=True, return_inverse=True)
@@ -105,7 +123,7 @@ def drawn_boxes(page, heights: dict[str, tuple[float, float]]) -> tuple[str, "np
             frame = fonts.frame(indices[k], address)
             if frame is not None and frame[0] == (1.0, 0.0) and frame[1] == (0.0, 1.0):  # upright, the usual case
                 low[number], high[number] = frame[2], frame[3]
-            elif frame is not None:  # turned text in a rendering: its characters one by one
+            elif frame is not None:  # turned text on an upright page: its characters one by one
                 for j in usable[which == number].tolist():
                     loose = (left[j], bottom[j], right[j], top[j])
                     line_box[j] = geometry.box(fonts.line(indices[j], address, loose, (rows[j, 8], rows[j, 9])))
@@ -116,8 +134,7 @@ def drawn_boxes(page, heights: dict[str, tuple[float, float]]) -> tuple[str, "np
         line_box[chars] = _upright_boxes(geometry, left[chars], baseline + char_low[upright], right[chars],
                                          baseline + char_high[upright])
     around = np.concatenate([np.minimum(line_box[:, :2], box[:, :2]), np.maximum(line_box[:, 2:], box[:, 2:])], axis=1)
-    letters = "".join("-" if code == 0x02 else chr(code) for code in codes[indices].tolist())
-    return letters, np.concatenate([box, around], axis=1)
+    return fonts, read, indices, np.concatenate([box, around], axis=1)
 
 
 def _upright_boxes(geometry: PageGeometry, x0, y0, x1, y1) -> "np.ndarray":
@@ -349,6 +366,7 @@ class _FontHeights:
         import pypdfium2.raw as pdfium_c
 
         self._pdfium = pdfium_c
+        self._textpage = textpage  # kept open while its raw handle is read
         self._raw = textpage.raw
         self._heights = heights
         self._by_font: dict[int, Optional[tuple[float, float]]] = {}
@@ -448,6 +466,68 @@ class _Line:
 
 
 def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
+    """The page's lines as PDFium breaks them (and where the glyphs' turn changes), with the spaces it
+    reads or puts between words. An upright page's characters are read all at once (the same lines as
+    one by one: :func:`_lines_one_by_one`)."""
+    import numpy as np
+
+    drawn = _drawn_upright(page, heights)
+    if drawn is None:
+        return _lines_one_by_one(page, heights)
+    fonts, read, indices, rows = drawn
+    codes = read.codes
+    letters = _letters(codes[indices])
+    # What parts the drawn characters: a line break PDFium reads (or a hyphen ending a line, after
+    # it), a change of turn, a space (a word's end within a line).
+    spaces = np.zeros(len(codes), bool)
+    for code in np.unique(codes).tolist():
+        if code not in (0, 0xFFFE, 0xFFFF) and chr(code).isspace():
+            spaces |= codes == code
+    breaks = np.zeros(len(codes) + 1, np.int64)
+    breaks[:-1] += (codes == 0x0A) | (codes == 0x0D)
+    breaks[indices[codes[indices] == 0x02] + 1] += 1
+    breaks_before = np.cumsum(breaks)[indices]
+    angles = read.numbers[indices, 10]
+    distinct, which = np.unique(angles, return_inverse=True)
+    turns = np.array([glyph_turn(angle, 0) for angle in distinct.tolist()], dtype=np.int64)[which]
+    new_line = np.ones(len(indices), bool)
+    new_line[1:] = (breaks_before[1:] != breaks_before[:-1]) | (turns[1:] != turns[:-1])
+    spaces_before = np.cumsum(spaces)[indices]
+    new_word = np.ones(len(indices), bool)
+    new_word[1:] = spaces_before[1:] != spaces_before[:-1]
+    sizes = _type_sizes(fonts, indices, read.objects[indices])
+    starts = np.flatnonzero(new_line).tolist() + [len(indices)]
+    word_starts = np.flatnonzero(new_word | new_line).tolist() + [len(indices)]
+    around = rows[:, 4:8]
+    lines: list[_Line] = []
+    word = 0
+    for start, end in zip(starts, starts[1:]):
+        words = []
+        while word_starts[word] < end:
+            words.append(letters[word_starts[word]:word_starts[word + 1]])
+            word += 1
+        low, high = around[start:end, :2].min(axis=0).tolist(), around[start:end, 2:].max(axis=0).tolist()
+        lines.append(_Line(" ".join(" ".join(words).split()), (low[0], low[1], high[0], high[1]), int(turns[start]),
+                           max(sizes[start:end])))
+    return lines
+
+
+def _type_sizes(fonts: "_FontHeights", indices: "np.ndarray", objects: "np.ndarray") -> list[float]:
+    """Each drawn character's type size (:meth:`_FontHeights.size`), read once for each text object."""
+    sizes: dict[int, float] = {}
+    result = []
+    for index, address in zip(indices.tolist(), objects.tolist()):
+        if not address:
+            result.append(fonts.size(index, None))
+            continue
+        size = sizes.get(address)
+        if size is None:
+            size = sizes[address] = fonts.size(index, address)
+        result.append(size)
+    return result
+
+
+def _lines_one_by_one(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
     """The page's lines as PDFium breaks them (and where the glyphs' turn changes), with the spaces it
     reads or puts between words."""
     lines: list[_Line] = []
