@@ -33,7 +33,7 @@ def test_the_c_reader_is_built_and_reads_what_ctypes_reads(corpus_dir, monkeypat
         native = pdfium_chars.read_characters(textpage)
         with monkeypatch.context() as patched:
             patched.setattr(pdfium_chars, "_native_reader", lambda: None)
-            one_by_one = pdfium_chars.read_characters(textpage)
+            one_by_one = pdfium_chars.read_characters(page.get_textpage())  # a new text page: not the one read
         for ours, theirs in ((native.codes, one_by_one.codes), (native.flags, one_by_one.flags),
                              (native.objects, one_by_one.objects), (native.numbers, one_by_one.numbers)):
             assert np.array_equal(ours, theirs)
@@ -85,7 +85,8 @@ def test_without_the_c_reader_the_characters_are_read_through_ctypes(corpus_dir,
 
 def test_a_pdf_page_is_loaded_once_by_all_the_steps_of_its_partition(corpus_dir, monkeypatch):
     """Its geometry, text layer, turned text, tables' pre-signal and the model's drawing, the title, the
-    lines a first reading dropped and the boxes' check: each used to load the page again (about 1 ms)."""
+    lines a first reading dropped and the boxes' check: each used to load the page again (about 1 ms),
+    and to build its own text page (about 1 ms more)."""
     from pypdfium2._helpers.document import PdfDocument
 
     from kg_decoder.decode.backends.pdf import PDF, PdfBackend
@@ -99,7 +100,41 @@ def test_a_pdf_page_is_loaded_once_by_all_the_steps_of_its_partition(corpus_dir,
         return get_page(document, index)
 
     monkeypatch.setattr(PdfDocument, "get_page", counted)
+    from pypdfium2._helpers.page import PdfPage
+
+    text_pages: list = []
+    get_textpage = PdfPage.get_textpage
+
+    def counted_text_page(page):
+        text_pages.append(page)
+        return get_textpage(page)
+
+    monkeypatch.setattr(PdfPage, "get_textpage", counted_text_page)
     for name in ("layout-parser-paper-fast.pdf", "embedded-images-tables.pdf"):
         loaded.clear()
+        text_pages.clear()
         partitioned = PdfBackend().partition((corpus_dir / name).read_bytes(), PDF, DecodeOptions(image_ocr="off"))
         assert partitioned.elements and sorted(loaded) == list(range(len(partitioned.pages)))
+        assert len(text_pages) == len(partitioned.pages)  # one text page a page, for every step
+
+
+def test_the_pictures_found_ahead_and_the_partition_load_each_page_once(corpus_dir, monkeypatch):
+    """The pictures are found before the partition (their OCR starts beside it), in the document the
+    partition then takes over: it used to open the PDF a second time and load every page again."""
+    from pypdfium2._helpers.document import PdfDocument
+
+    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.model import DecodeOptions
+
+    loaded: list[int] = []
+    get_page = PdfDocument.get_page
+    monkeypatch.setattr(PdfDocument, "get_page", lambda document, index: loaded.append(index) or get_page(document, index))
+    data = (corpus_dir / "embedded-images-tables.pdf").read_bytes()
+    backend = PdfBackend()
+    ahead = backend.pictures_ahead(data, PDF)
+    partitioned = backend.partition(data, PDF, DecodeOptions(image_ocr="off"))
+    assert ahead.pictures and partitioned.elements
+    assert sorted(loaded) == list(range(len(partitioned.pages)))
+    loaded.clear()
+    backend.partition(data, PDF, DecodeOptions(image_ocr="off"))  # handed over once: opened again
+    assert sorted(loaded) == list(range(len(partitioned.pages)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import replace
@@ -44,7 +45,7 @@ class PdfBackend(Backend):
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
         data = readable_pdf(data, options.password)
-        pdf, pages, geometries, with_text, needs_ocr, turned = _inspect_pdf(data, options.password)
+        pdf, pages, geometries, with_text, needs_ocr, turned = _inspect_pdf(data, options.password, _opened_ahead(data))
         languages = ocr_languages(options)
         strategy = options.strategy
         if strategy == "hi_res":
@@ -114,10 +115,28 @@ class PdfBackend(Backend):
 
     def images(self, data: bytes, fmt: Format, elements: list[Element], pages: list[Page]) -> list[Element]:
         """Image objects with their placement on the page (JPEG streams kept byte for byte)."""
-        return merge_by_position(elements, _pictures(data).pictures)
+        import pypdfium2 as pdfium
+
+        pdf = LoadedPages(pdfium.PdfDocument(readable_pdf(data)))
+        try:
+            return merge_by_position(elements, _pictures(pdf).pictures)
+        finally:
+            pdf.close()
 
     def pictures_ahead(self, data: bytes, fmt: Format) -> Optional[PicturesAhead]:
-        return _pictures(data)
+        """The pictures, found in the document opened for the partition that follows (its pages loaded
+        once for both)."""
+        import pypdfium2 as pdfium
+
+        readable = readable_pdf(data)
+        pdf = LoadedPages(pdfium.PdfDocument(readable))
+        try:
+            found = _pictures(pdf)
+        except BaseException:
+            pdf.close()
+            raise
+        _AHEAD.opened = (readable, pdf)
+        return found
 
     def renders_pages(self, fmt: Format) -> bool:
         return True
@@ -136,37 +155,42 @@ class PdfBackend(Backend):
         import unstructured.partition.pdf  # noqa: F401
 
 
-def _pictures(data: bytes) -> PicturesAhead:
+_AHEAD = threading.local()  # .opened: (the bytes, their document) opened by pictures_ahead for the partition
+
+
+def _opened_ahead(data: bytes):
+    """The document ``pictures_ahead`` opened from these very bytes (None: none), handed over once."""
+    opened = getattr(_AHEAD, "opened", None)
+    _AHEAD.opened = None
+    return opened[1] if opened is not None and opened[0] is data else None
+
+
+def _pictures(pdf: "LoadedPages") -> PicturesAhead:
     """The PDF's image objects with their placement on the page (JPEG streams kept byte for byte)."""
-    import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
-    pdf = pdfium.PdfDocument(readable_pdf(data))
     found: list[Element] = []
     to_read: list[Element] = []  # on pages with a text layer (the others are read by OCR whole)
-    try:
-        for number in range(1, len(pdf) + 1):
-            page = pdf[number - 1]
-            with_text = page.get_textpage().count_chars() > 0
-            geometry = PageGeometry.of(page)
-            for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
-                box = geometry.clip(geometry.box(obj.get_bounds()))
-                width, height = obj.get_px_size()
-                buffer = io.BytesIO()
-                try:
-                    obj.extract(buffer)
-                    payload: Optional[bytes] = buffer.getvalue()
-                except Exception:  # an image PDFium cannot extract keeps its place, without bytes
-                    payload = None
-                mime = describe_image(payload)[0] if payload else None
-                found.append(Element(0, "Image", "", page_number=number,
-                                     bbox=_rounded(box),
-                                     image_data=payload, image_mime=mime, image_width=width,
-                                     image_height=height, image_turned=_shown_turned(obj, geometry)))
-                if with_text:
-                    to_read.append(found[-1])
-    finally:
-        pdf.close()
+    for number in range(1, len(pdf) + 1):
+        page = pdf[number - 1]
+        with_text = page.get_textpage().count_chars() > 0
+        geometry = PageGeometry.of(page)
+        for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
+            box = geometry.clip(geometry.box(obj.get_bounds()))
+            width, height = obj.get_px_size()
+            buffer = io.BytesIO()
+            try:
+                obj.extract(buffer)
+                payload: Optional[bytes] = buffer.getvalue()
+            except Exception:  # an image PDFium cannot extract keeps its place, without bytes
+                payload = None
+            mime = describe_image(payload)[0] if payload else None
+            found.append(Element(0, "Image", "", page_number=number,
+                                 bbox=_rounded(box),
+                                 image_data=payload, image_mime=mime, image_width=width,
+                                 image_height=height, image_turned=_shown_turned(obj, geometry)))
+            if with_text:
+                to_read.append(found[-1])
     return PicturesAhead(found, to_read)
 
 
@@ -235,23 +259,24 @@ def _closer_look(data: bytes, pdf, layer: PdfLines, found: list[Element], read_f
     return found
 
 
-def _inspect_pdf(data: bytes, password: Optional[str]):
-    """Open the PDF with PDFium: each page's size and geometry, the pages with a text layer, and the
-    pages without one but with pictures to OCR."""
+def _inspect_pdf(data: bytes, password: Optional[str], opened: Optional["LoadedPages"] = None):
+    """Open the PDF with PDFium (unless ``opened`` is its document, open already): each page's size and
+    geometry, the pages with a text layer, and the pages without one but with pictures to OCR."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
-    try:
-        pdf = pdfium.PdfDocument(data, password=password)
-    except pdfium.PdfiumError as exc:
-        if "password" in str(exc).lower():
-            if password:
-                raise EncryptedDocument("the PDF is encrypted and the password given is wrong") from None
-            raise EncryptedDocument("the PDF is encrypted; give its password to decode it") from None
-        raise CorruptDocument(f"the file could not be read as PDF: {exc}") from None
+    if opened is None:
+        try:
+            opened = LoadedPages(pdfium.PdfDocument(data, password=password))
+        except pdfium.PdfiumError as exc:
+            if "password" in str(exc).lower():
+                if password:
+                    raise EncryptedDocument("the PDF is encrypted and the password given is wrong") from None
+                raise EncryptedDocument("the PDF is encrypted; give its password to decode it") from None
+            raise CorruptDocument(f"the file could not be read as PDF: {exc}") from None
+    pdf = opened
     if len(pdf) == 0:
         raise EmptyDocument("the PDF has no pages")
-    pdf = LoadedPages(pdf)
     pages: list[Page] = []
     geometries: dict[int, PageGeometry] = {}
     with_text: set[int] = set()
@@ -275,11 +300,27 @@ def _inspect_pdf(data: bytes, password: Optional[str]):
     return pdf, pages, geometries, with_text, needs_ocr, turned
 
 
+def _sharing_its_text_page(page):
+    """A pypdfium2 page whose ``get_textpage`` gives the same text page every time."""
+    build = page.get_textpage
+    shared: list = []
+
+    def get_textpage():
+        if not shared:
+            shared.append(build())
+        return shared[0]
+
+    page.get_textpage = get_textpage
+    return page
+
+
 class LoadedPages:
     """A PDF open in PDFium whose pages are loaded once each for all the steps that look at them (its
     geometry, text layer, drawings, tables' pre-signal, the model's drawing, forms, the boxes' check):
-    a page loaded again parses its content again, about 1 ms. The last ``kept`` pages stay loaded (a
-    page a step still holds stays alive with it); anything else is the document's own."""
+    a page loaded again parses its content again, about 1 ms. Each page hands its steps one text page
+    (PDFium builds one in about 1 ms; four steps built their own), which it owns: a step does not
+    close it. The last ``kept`` pages stay loaded (a page a step still holds stays alive with it);
+    anything else is the document's own."""
 
     def __init__(self, pdf, kept: int = 64) -> None:
         self._pdf, self._kept = pdf, kept
@@ -288,7 +329,7 @@ class LoadedPages:
     def __getitem__(self, index: int):
         page = self._pages.pop(index, None)
         if page is None:
-            page = self._pdf[index]
+            page = _sharing_its_text_page(self._pdf[index])
         self._pages[index] = page
         while len(self._pages) > self._kept:
             self._pages.popitem(last=False)

@@ -179,9 +179,7 @@ def with_forms(data: bytes, pdf, elements: list[Element], pages: list[Page], geo
                 layers[number] = pdf[number - 1].get_textpage()
             return layers[number].get_text_bounded(*rect)
 
-        found = annotation_elements(data, password, numbers, geometries, shown_at)
-        for layer in layers.values():
-            layer.close()
+        found = annotation_elements(data, password, numbers, geometries, shown_at)  # each text page its page's
     except Exception as exc:  # pypdf and PDFium raise anything on damaged annotations: keep the text
         problems.append(Problem.of("forms-not-read", "form fields and annotations not read", exc))
         return elements

@@ -26,11 +26,7 @@ def with_unread_lines(layer: PdfLines, elements: list[Element], numbers: list[in
         for number in numbers:
             on_page = [e for e in elements if e.page_number == number and not e.is_image]
             letters = _letters(" ".join(e.text for e in on_page))
-            textpage = layer.page(number).get_textpage()
-            try:
-                shown = textpage.get_text_range()
-            finally:
-                textpage.close()
+            shown = layer.page(number).get_textpage().get_text_range()  # the page's own: it closes it
             if all(_read(line, letters) for line in shown.splitlines()):
                 continue
             boxes = [e.bbox for e in on_page if e.bbox is not None]

@@ -41,7 +41,17 @@ class Characters:
 
 
 def read_characters(textpage) -> Characters:
-    """Every character of a pypdfium2 text page."""
+    """Every character of a pypdfium2 text page, read once for all the steps that ask (a text page
+    does not change; the arrays are not to be changed)."""
+    kept = getattr(textpage, "kg_characters", None)
+    if kept is not None:
+        return kept
+    characters = _read(textpage)
+    textpage.kg_characters = characters
+    return characters
+
+
+def _read(textpage) -> Characters:
     count = textpage.count_chars()
     characters = Characters(np.zeros(count, np.uint32), np.zeros(count, np.int32),
                             np.zeros((count, NUMBERS), np.float64), np.zeros(count, np.uint64))
