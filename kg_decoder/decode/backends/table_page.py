@@ -3,7 +3,7 @@ displayed page's coordinates (PDF points, origin at the top-left corner, ``/Rota
 gathered into text lines, and lines cut into pieces at wide gaps.
 
 Two readings: :func:`marks_from_pdfplumber` (words with their text, every ruling line; what cells are
-built from) and :func:`marks_from_pdfium` (about 8 ms a page: words without their text, rules from
+built from) and :func:`marks_from_pdfium` (about 4 ms a page of prose: words without their text, rules from
 path objects; enough for the pre-signal that decides whether a page is worth a closer look).
 :func:`marks_from_layout` gives pdfplumber's marks from the page pdfminer already read for
 unstructured's ``fast`` (the characters in the order the page draws them, as pdfplumber's own
