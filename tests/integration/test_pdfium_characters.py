@@ -128,7 +128,8 @@ def test_the_pictures_found_ahead_and_the_partition_load_each_page_once(corpus_d
 
     loaded: list[int] = []
     get_page = PdfDocument.get_page
-    monkeypatch.setattr(PdfDocument, "get_page", lambda document, index: loaded.append(index) or get_page(document, index))
+    monkeypatch.setattr(PdfDocument, "get_page",
+                        lambda document, index: loaded.append(index) or get_page(document, index))
     data = (corpus_dir / "embedded-images-tables.pdf").read_bytes()
     backend = PdfBackend()
     ahead = backend.pictures_ahead(data, PDF)
