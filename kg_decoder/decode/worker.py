@@ -26,6 +26,7 @@ and dies with the process that started it.
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib
 import inspect
 import json
@@ -108,6 +109,20 @@ def _address_space() -> Optional[int]:
         return None
 
 
+def _freeze_what_lives_on() -> None:
+    """What the warm-up made (modules, parsers, models: about 340 000 objects) lives as long as the
+    worker: kept out of the garbage collector's full collections, which walked it all each time a
+    decode's own objects triggered one (on the 38 corpus and ICDAR PDFs 2.9 of 43 s in those
+    collections, 0.5 s frozen; on an 872-page DOCX 1.7 s, 0.2 s). Its garbage is collected first."""
+    gc.collect()
+    gc.freeze()
+
+
+def collector_state() -> dict[str, int]:
+    """The worker's garbage collector: how many objects it keeps frozen (a task, for tests and tools)."""
+    return {"frozen": gc.get_freeze_count()}
+
+
 def _serve(connection, setup: WorkerSetup) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the caller stops the worker itself,
     # and a worker dying of it would be reported as a parser that crashed.
@@ -126,6 +141,7 @@ def _serve(connection, setup: WorkerSetup) -> None:
     warm_up, _ = _task(setup.warm_up)
     warm_up()
     limit_image_pixels()  # after the imports: unstructured raises PIL's limit when imported
+    _freeze_what_lives_on()
     import resource
 
     at_rest = _address_space()

@@ -38,6 +38,8 @@ def holds(inside: str, text: str) -> bool:
     letters, drawn = _letters(_UNMAPPED.sub(" ", text)), _letters(inside)
     if len(letters) < 3:
         return letters in drawn if letters else bool(inside.strip())
+    if letters in drawn:  # every run of three is there (the usual case, found without the sets)
+        return True
     wanted = _runs(letters)
     return len(wanted & _runs(drawn)) >= _SHARE * len(wanted)
 

@@ -167,7 +167,7 @@ def _locate(stream: str, wanted: str, cursor: int, low: int, high: int) -> Optio
 
 def _fold(text: str) -> str:
     """The letters of ``text`` as both sides are compared: compatibility forms, case and whitespace aside."""
-    return "".join(letter for letter in unicodedata.normalize("NFKC", text).casefold() if not letter.isspace())
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())  # split(): at what isspace() says
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,20 @@
+"""A decoding worker keeps what its warm-up loaded (modules, parsers, models) out of the garbage
+collector's full collections: they walked all of it each time a decode's own objects set one off."""
+
+from __future__ import annotations
+
+import kg_decoder
+from kg_decoder.decode.worker import PartitionWorker
+
+
+def test_a_warm_worker_freezes_what_its_warm_up_loaded_and_decodes_as_before(tmp_path, corpus_dir):
+    worker = PartitionWorker()
+    try:
+        frozen = worker.call("kg_decoder.decode.worker:collector_state")["frozen"]
+        assert frozen > 100_000  # spaCy's model, unstructured, pdfminer, the layout model...
+        with kg_decoder.open_store(tmp_path / "store") as store:
+            result = kg_decoder.decode(corpus_dir / "layout-parser-paper-fast.pdf", store=store, worker=worker)
+            assert result.status == "decoded" and result.pages == 2
+        assert worker.call("kg_decoder.decode.worker:collector_state")["frozen"] <= frozen  # frozen once, not per decode
+    finally:
+        worker.close()
