@@ -3,8 +3,8 @@ displayed page's coordinates (PDF points, origin at the top-left corner, ``/Rota
 gathered into text lines, and lines cut into pieces at wide gaps.
 
 Two readings: :func:`marks_from_pdfplumber` (words with their text, every ruling line; what cells are
-built from) and :func:`marks_from_pdfium` (about 4 ms a page of prose: words without their text, rules from
-path objects; enough for the pre-signal that decides whether a page is worth a closer look).
+built from) and :func:`marks_from_pdfium` (about 4 ms a page of prose: words without their text, rules
+from path objects; enough for the pre-signal that decides whether a page is worth a closer look).
 :func:`marks_from_layout` gives pdfplumber's marks from the page pdfminer already read for
 unstructured's ``fast`` (the characters in the order the page draws them, as pdfplumber's own
 reading has them), so a page is not interpreted twice.
@@ -190,8 +190,8 @@ def marks_from_pdfium(page) -> PageMarks:
     x0, top, x1, bottom = boxes[indices].T
     char_height = bottom - top
     gap = x0[1:] - x1[:-1]
-    follows = (np.cumsum(~counted)[indices][1:] == np.cumsum(~counted)[indices][:-1]) \
-        & (np.abs(top[1:] - top[:-1]) < 0.5 * char_height[1:]) \
+    ends_before = np.cumsum(~counted)[indices]  # the spaces and characters across the page before each
+    follows = (ends_before[1:] == ends_before[:-1]) & (np.abs(top[1:] - top[:-1]) < 0.5 * char_height[1:]) \
         & (gap >= -0.5 * char_height[1:]) & (gap <= 0.2 * char_height[1:])
     starts = np.flatnonzero(np.concatenate([[True], ~follows])) if len(indices) else np.zeros(0, np.int64)
     runs = np.stack([x0[starts], np.minimum.reduceat(top, starts),
