@@ -13,9 +13,11 @@ Each process warms up first (imports, spaCy model, the worker's start) on its sm
 ``--warm-up FILE``, then times the files. A warm-up on a file outside the set keeps every timed file
 cold in unstructured's text caches: on a set of two or three files, raw's caches keep the warmed
 file's texts typed, while the decode still reads them (measured on the two layout-parser PDFs: raw
-187 ms a document against 280-330 ms cold). The files are those kg-decoder decodes (a file it refuses, such as an
-encrypted PDF without its password, is left out of every side). Prints the medians, decode/raw and,
-for a set of PDFs only, decode/floor and milliseconds per page. ``--compare image-ocr pdf-tables
+187 ms a document against 280-330 ms cold). The files are those kg-decoder decodes (a file it refuses,
+such as an encrypted PDF without its password, is left out of every side). Prints the medians,
+decode/raw and, for a set of PDFs only, decode/floor and milliseconds per page; and decode/raw in CPU
+seconds (every process of each side: the decode's worker, its reading process, LibreOffice), steadier
+than wall time on a busy machine. ``--compare image-ocr pdf-tables
 rendered-positions`` adds a decode with each of those off, so what each costs prints beside it;
 ``--only pdf`` times the files of one format.
 
@@ -96,7 +98,32 @@ def warm_up_file(plan: list[dict], warm_up: Optional[str], pdfs_first: bool = Fa
     return min(pdfs or plan, key=lambda item: Path(item["path"]).stat().st_size)
 
 
-def run_raw(plan: list[dict], warm_up: Optional[str] = None) -> float:
+class Spent:
+    """Wall seconds and CPU seconds (this process and every process it started, gone or not: the
+    decode's worker, its reading process, LibreOffice) from its making to :meth:`now`. CPU seconds
+    are a side's own work, whatever else the machine runs: steadier than wall time on a busy one."""
+
+    def __init__(self) -> None:
+        self._wall, self._cpu = time.perf_counter(), cpu_seconds()
+
+    def now(self) -> dict[str, float]:
+        return {"seconds": time.perf_counter() - self._wall, "cpu": cpu_seconds() - self._cpu}
+
+
+def cpu_seconds() -> float:
+    import psutil
+
+    me, total = psutil.Process(), 0.0
+    for process in [me] + me.children(recursive=True):
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def run_raw(plan: list[dict], warm_up: Optional[str] = None) -> dict[str, float]:
     from kg_decoder.decode import offline
 
     offline.prepare()
@@ -107,13 +134,13 @@ def run_raw(plan: list[dict], warm_up: Optional[str] = None) -> float:
 
     warm = warm_up_file(plan, warm_up)
     partition(filename=warm["path"], **kwargs(warm))
-    started = time.perf_counter()
+    spent = Spent()
     for item in plan:
         partition(filename=item["path"], **kwargs(item))
-    return time.perf_counter() - started
+    return spent.now()
 
 
-def run_decode(plan: list[dict], options: Optional[dict] = None, warm_up: Optional[str] = None) -> float:
+def run_decode(plan: list[dict], options: Optional[dict] = None, warm_up: Optional[str] = None) -> dict[str, float]:
     import kg_decoder
 
     options = options or {}
@@ -122,14 +149,14 @@ def run_decode(plan: list[dict], options: Optional[dict] = None, warm_up: Option
         warm = warm_up_file(plan, warm_up, pdfs_first=True)
         kg_decoder.decode(warm["path"], store=warm_store, partition_cache=False, **options)
         store = kg_decoder.open_store(Path(folder) / "store")
-        started = time.perf_counter()
+        spent = Spent()
         for item in plan:
             kg_decoder.decode(item["path"], store=store, partition_cache=False, **options)
         store.flush()
-        return time.perf_counter() - started
+        return spent.now()
 
 
-def run_floor(plan: list[dict], warm_up: Optional[str] = None) -> float:
+def run_floor(plan: list[dict], warm_up: Optional[str] = None) -> dict[str, float]:
     """PDFium's text of every page of the plan's PDFs."""
     import pypdfium2 as pdfium
 
@@ -146,13 +173,13 @@ def run_floor(plan: list[dict], warm_up: Optional[str] = None) -> float:
 
     pdfs = [item["path"] for item in plan if item["format"] == "pdf"]
     if not pdfs:
-        return 0.0
+        return {"seconds": 0.0, "cpu": 0.0}
     warm = warm_up_file(plan, warm_up, pdfs_first=True)
     read(warm["path"] if warm["format"] == "pdf" else min(pdfs, key=lambda path: Path(path).stat().st_size))
-    started = time.perf_counter()
+    spent = Spent()
     for path in pdfs:
         read(path)
-    return time.perf_counter() - started
+    return spent.now()
 
 
 def write_throughput(plan: list[dict], rounds: int) -> tuple[float, float, float, int]:
@@ -212,13 +239,13 @@ def main() -> None:
     if args.child:
         plan = json.loads(Path(args.plan).read_text())
         if args.child == "raw":
-            seconds = run_raw(plan, args.warm_up)
+            spent = run_raw(plan, args.warm_up)
         elif args.child == "floor":
-            seconds = run_floor(plan, args.warm_up)
+            spent = run_floor(plan, args.warm_up)
         else:
-            seconds = run_decode(plan, WITHOUT.get(args.child.removeprefix("no-")) if args.child != "decode" else None,
-                                 args.warm_up)
-        print(json.dumps({"seconds": seconds}))
+            spent = run_decode(plan, WITHOUT.get(args.child.removeprefix("no-")) if args.child != "decode" else None,
+                               args.warm_up)
+        print(json.dumps(spent))
         return
     plan = corpus_plan([Path(folder) for folder in args.corpus], args.only)
     pdf_pages = sum(item["pages"] or 0 for item in plan if item["format"] == "pdf")
@@ -233,19 +260,25 @@ def main() -> None:
     plan_file.write_text(json.dumps(plan))
     modes = ("raw", "decode", "floor") + tuple(f"no-{name}" for name in args.compare)
     times: dict[str, list[float]] = {mode: [] for mode in modes}
+    cpu: dict[str, list[float]] = {mode: [] for mode in modes}
     for round_number in range(args.rounds):
         for mode in (modes if round_number % 2 == 0 else tuple(reversed(modes))):
             warm_up = ["--warm-up", str(Path(args.warm_up).resolve())] if args.warm_up else []
             done = subprocess.run([sys.executable, __file__, "--child", mode, "--plan", str(plan_file)] + warm_up,
                                   capture_output=True, text=True, check=True)
-            times[mode].append(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
-            print(f"round {round_number + 1} {mode:22} {times[mode][-1]:.3f} s", flush=True)
+            spent = json.loads(done.stdout.strip().splitlines()[-1])
+            times[mode].append(spent["seconds"])
+            cpu[mode].append(spent["cpu"])
+            print(f"round {round_number + 1} {mode:22} {times[mode][-1]:.3f} s  CPU {cpu[mode][-1]:.2f} s", flush=True)
     raw, decoded, floor = (statistics.median(times[mode]) for mode in ("raw", "decode", "floor"))
     print(f"\nfiles: {len(plan)}  rounds: {args.rounds}")
     print(f"raw partition median   {raw:.3f} s")
     print(f"kg-decoder median      {decoded:.3f} s")
     print(f"PDFium text median     {floor:.3f} s  (the PDFs only)")
     print(f"ratio decode/raw       {decoded / raw:.3f}   (target <= 1.3 with everything on)")
+    raw_cpu, decode_cpu = statistics.median(cpu["raw"]), statistics.median(cpu["decode"])
+    print(f"CPU decode/raw         {decode_cpu / raw_cpu:.3f}   (medians {decode_cpu:.2f} and {raw_cpu:.2f} CPU-s: every "
+          "process of each side, steadier than wall time on a busy machine)")
     if only_pdfs and floor > 0:
         print(f"ratio decode/floor     {decoded / floor:.1f}")
         print(f"per page               decode {1000 * decoded / pdf_pages:.0f} ms, "
