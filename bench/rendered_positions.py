@@ -49,18 +49,11 @@ print(json.dumps(seconds))
 
 
 # The CPU seconds of this process and all it started (LibreOffice, the worker, its readers), gone or not:
-# on a shared machine a side's own work, whatever else runs.
-_CPU = """
-import psutil
-def cpu():
-    me, total = psutil.Process(), 0.0
-    for process in [me] + me.children(recursive=True):
-        try:
-            times = process.cpu_times()
-        except psutil.Error:
-            continue
-        total += times.user + times.system + times.children_user + times.children_system
-    return total
+# on a shared machine a side's own work, whatever else runs (decode_overhead.py counts them so too).
+_CPU = f"""
+import sys
+sys.path.insert(0, {str(REPO / "bench")!r})
+from decode_overhead import cpu_seconds as cpu
 """
 
 _LONG_RAW = _CPU + """
