@@ -365,7 +365,7 @@ class RemoteStore(KgStore):
                                  f"{str(exc)[:200]}") from None
             raise
 
-    def _load(self, nquads: bytes) -> None:
+    def _load(self, nquads: bytes, mapped: bool = False) -> None:
         if self.config.graph_store is None:
             self._update(insert_data(parse(nquads, format=RdfFormat.N_QUADS)))
             return

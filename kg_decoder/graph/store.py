@@ -95,8 +95,8 @@ class KgStore(GraphReads, TextIndexing):
         StoreError when the answer is cut off or damaged."""
         raise NotImplementedError
 
-    def _load(self, nquads: bytes) -> None:
-        """Add N-Quads in one transaction."""
+    def _load(self, nquads: bytes, mapped: bool = False) -> None:
+        """Add N-Quads in one transaction; ``mapped``: quads a mapping made (no blank nodes)."""
         raise NotImplementedError
 
     def _update(self, update: str, repeatable: bool = True) -> None:
@@ -369,7 +369,7 @@ class KgStore(GraphReads, TextIndexing):
     def write_document(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:
         """A decoded document in one transaction, replacing what the store held of it when ``replace``;
         then its texts into the text index (:mod:`~kg_decoder.graph.indexing`)."""
-        self._write(nquads, blobs, ("delete_document", {"document": document}) if replace else None)
+        self._write(nquads, blobs, ("delete_document", {"document": document}) if replace else None, mapped=True)
         self.index_committed(document)
 
     def remove_document(self, document: str) -> None:
@@ -395,7 +395,7 @@ class KgStore(GraphReads, TextIndexing):
 
     def write_chunks(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:
         """A chunking run of a document in one transaction, replacing the earlier one when ``replace``."""
-        self._write(nquads, blobs, ("delete_chunks", {"document": document}) if replace else None)
+        self._write(nquads, blobs, ("delete_chunks", {"document": document}) if replace else None, mapped=True)
 
     def write_failure(self, failure: str, quads: list[Quad]) -> None:
         """A failed decode's record, replacing an earlier record of the same bytes."""
@@ -430,13 +430,14 @@ class KgStore(GraphReads, TextIndexing):
         self._write(nquads, {}, None)
 
     def _write(self, nquads: Union[bytes, list[Quad]], blobs: dict[str, bytes],
-               delete: Union[tuple[str, dict], list[tuple[str, dict]], None]) -> None:
+               delete: Union[tuple[str, dict], list[tuple[str, dict]], None], mapped: bool = False) -> None:
         """Library blobs first, then one graph transaction; the blobs go again if it fails.
 
         Without a ``delete`` the N-Quads are loaded as they are (embedded: Oxigraph parses and
         commits them outside Python, the web server's reading threads go on meanwhile; remote:
         one POST); with one, a single ``DELETE ... ; INSERT DATA ...`` update (of the quads as they
-        were given, when they were not serialised).
+        were given, when they were not serialised). ``mapped``: the quads are a mapping's own (no blank
+        nodes), which a large load may ingest through the bulk loader (``EmbeddedStore._load``).
         """
         self._writable()
         if delete is not None:
@@ -449,7 +450,7 @@ class KgStore(GraphReads, TextIndexing):
             commit = lambda: self._update(update)  # noqa: E731
         else:
             data = as_nquads(nquads) if isinstance(nquads, list) else nquads
-            commit = lambda: self._load(data)  # noqa: E731
+            commit = lambda: self._load(data, mapped)  # noqa: E731
         with self.library.writing():
             added = self.library.put_new(blobs)
             try:

@@ -365,3 +365,41 @@ def test_serve_reads_a_remote_store_as_it_reads_an_embedded_one(both, server_url
     finally:
         process.terminate()
         process.wait(30)
+
+
+def _mapped_quads(count: int, tag: str) -> bytes:
+    """``count`` quads in the source graph, as a mapping writes them (texts with quotes and accents)."""
+    return "".join(f'<urn:kg-test:{tag}:{k}> <https://trustgraph.ai/ns/text> "line {k}: \\"é\\"\\n" '
+                   f'<urn:graph:source> .\n' for k in range(count)).encode()
+
+
+def _table_files(folder) -> set[str]:
+    return {path.name for path in (folder / "oxigraph").glob("*.sst")}
+
+
+def test_a_large_decode_is_ingested_whole_and_kept(tmp_path):
+    """A write past 20 000 quads goes in as table files built beside the store (the bulk loader), not
+    key by key: the store then holds every quad, and still does when opened again."""
+    folder, nquads = tmp_path / "store", _mapped_quads(25_000, "large")
+    with kg_decoder.open_store(folder) as store:
+        kg_decoder.decode(b"a small document first", store=store, file_name="small.txt")
+        files, before = _table_files(folder), store.quads()
+        store.write_document("urn:kg-test:large:0", nquads, {}, replace=False)
+        added = store.quads() - before
+        assert _table_files(folder) - files  # ingested, not in the write-ahead log
+    assert len(added) == 25_000 and {str(q.object) for q in added} >= {'"line 24999: \\"é\\"\\n"'}
+    with kg_decoder.open_store(folder) as again:
+        assert again.quads() == before | added
+
+
+def test_a_large_write_that_does_not_parse_leaves_nothing(tmp_path):
+    folder = tmp_path / "store"
+    broken = _mapped_quads(30_000, "first") + b"<urn:kg-test:cut> <urn:p \n" + _mapped_quads(30_000, "second")
+    with kg_decoder.open_store(folder) as store:
+        kg_decoder.decode(b"a small document first", store=store, file_name="small.txt")
+        files, before = _table_files(folder), store.quads()
+        with pytest.raises(MalformedUpdate):
+            store.write_document("urn:kg-test:first:0", broken, {}, replace=False)
+        assert store.quads() == before and _table_files(folder) == files
+        store.write_document("urn:kg-test:first:0", _mapped_quads(30_000, "first"), {}, replace=False)
+        assert len(store.quads() - before) == 30_000
