@@ -108,11 +108,12 @@ def build_document(plain: bytes, job: DocumentJob, progress: Optional[ProgressCa
         page_numbers_from=partitioned.page_numbers_from,
     )
     image_blobs = _image_blobs(record, options) | _image_text_blobs(record)
-    quads = document_quads(record) + (origin_quads(iri, job.origin) if job.origin else [])
-    report(progress, "map", 1, 1, f"{len(quads)} quads")
-    result = _result(record, partitioned, len(quads))
+    mapped, origin = document_quads(record), origin_quads(iri, job.origin) if job.origin else []
+    quad_count = len(mapped) + len(origin)
+    report(progress, "map", 1, 1, f"{quad_count} quads")
+    result = _result(record, partitioned, quad_count)
     result.partition_source = source
-    return BuiltDocument(nquads=as_nquads(quads), quad_count=len(quads),
+    return BuiltDocument(nquads=mapped.nquads() + as_nquads(origin), quad_count=quad_count,
                          blobs=dict(zip(segment_sha256, segment_bytes)) | image_blobs, result=result,
                          rendering=partitioned.rendering.pdf if partitioned.rendering else None)
 

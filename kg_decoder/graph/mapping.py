@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
-from pyoxigraph import NamedNode, Quad
+from pyoxigraph import NamedNode
 
 from ..model import RENDERED_PDF_POINTS, DecodeOptions, Element, ElementSpan, Page, Problem, Rendering, Segment
 from .identifiers import derived_iri
-from .quads import (QuadWriter, activity_iri, bool_literal, describe_agent, describe_box, double_literal, int_literal,
+from .quads import (NQuadsWriter, QuadWriter, activity_iri, bool_literal, describe_agent, describe_box, double_literal, int_literal,
                     text_literal, time_literal, typed_literal)
 from .vocabulary import RDF_TYPE, dcterms, prov, tg
 
@@ -99,9 +99,9 @@ class DocumentRecord:
                            self.rendering.renderer if self.rendering else "")
 
 
-def document_quads(record: DocumentRecord) -> list[Quad]:
+def document_quads(record: DocumentRecord) -> NQuadsWriter:
     """All quads of one decode: document, activity, agent, pages, sections, elements, images."""
-    out = QuadWriter()
+    out = NQuadsWriter()
     document = NamedNode(record.iri)
     activity = NamedNode(record.activity_iri)
     _describe_document(out, record, document)
@@ -117,7 +117,7 @@ def document_quads(record: DocumentRecord) -> list[Quad]:
             _describe_cells(out, record, element, activity)
     for position, image in enumerate(record.image_texts()):
         _describe_image_text(out, record, links, image, len(record.segments) + position, activity)
-    return out.quads
+    return out
 
 
 @dataclass

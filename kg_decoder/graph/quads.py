@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Optional
 
-from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
+from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, parse, serialize
 
 from ..model import DecodeOptions
 from .identifiers import derived_iri
@@ -69,6 +69,32 @@ class QuadWriter:
             self.add(subject, predicate, convert(value))
 
 
+class NQuadsWriter(QuadWriter):
+    """Collects quads in the source graph as N-Quads lines, each joined from its terms' N-Triples forms
+    (pyoxigraph's own ``str``, escapes and all; IRIs and literals, never triple terms): a pyoxigraph
+    ``Quad`` costs four times its line (6 against 1.6 µs), a long document's mapping writes 150 000 of
+    them, and lines are what the store loads."""
+
+    def __init__(self) -> None:  # no list of Quads: ``quads`` reads the lines back
+        self._lines: list[str] = []
+
+    def add(self, subject: NamedNode, predicate: NamedNode, obj) -> None:
+        self._lines.append(f"{subject} {predicate} {obj} {_SOURCE_GRAPH} .\n")
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    @property
+    def quads(self) -> list[Quad]:
+        return list(parse(self.nquads(), format=RdfFormat.N_QUADS))
+
+    def nquads(self) -> bytes:
+        return "".join(self._lines).encode()
+
+
+_SOURCE_GRAPH = str(SOURCE_GRAPH)
+
+
 def describe_agent(out: QuadWriter, versions: dict[str, str]) -> NamedNode:
     """The software agent of a run: kg-decoder with the versions of what it runs on."""
     agent = NamedNode(agent_iri(versions))
@@ -97,5 +123,5 @@ def as_nquads(quads: list[Quad]) -> bytes:
     return serialize(quads, format=RdfFormat.N_QUADS) or b""
 
 
-__all__ = ["QuadWriter", "activity_iri", "agent_iri", "as_nquads", "bool_literal", "describe_agent", "describe_box",
+__all__ = ["NQuadsWriter", "QuadWriter", "activity_iri", "agent_iri", "as_nquads", "bool_literal", "describe_agent", "describe_box",
            "double_literal", "int_literal", "text_literal", "time_literal", "typed_literal"]

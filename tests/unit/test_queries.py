@@ -111,3 +111,22 @@ def test_a_json_lines_fact_file_keeps_a_quote_that_holds_a_line_separator():
                                                          "quote": "next\u0085one"}, ensure_ascii=False)]
     triples, spans = read_facts("facts.jsonl", data="\r\n".join(lines).encode())
     assert len(triples) == 2 and spans == [{"quote": "two\u2028lines"}, {"quote": "next\u0085one"}]
+
+
+def test_a_mappings_lines_are_the_quads_its_terms_make():
+    """The document mapping writes N-Quads lines from its terms' own N-Triples forms: the same quads
+    as pyoxigraph's, whatever a text holds (quotes, backslashes, line breaks, control characters,
+    other scripts, a language, a datatype)."""
+    from pyoxigraph import Literal, NamedNode
+
+    from kg_decoder.graph.quads import NQuadsWriter, QuadWriter, double_literal, int_literal, typed_literal
+
+    subject, predicate = NamedNode("urn:kg-test:élément/1?a=b#c"), NamedNode("https://trustgraph.ai/ns/text")
+    objects = [Literal('say "hi"\\ there\n\r\ttab\x00\x07\x7f\u2028 שלום 中文 😀'), Literal("Olá", language="pt-BR"),
+               int_literal(-12), double_literal(1e-300), double_literal(float("inf")), typed_literal(True),
+               NamedNode("https://example.org/a%20b"), Literal("")]
+    lines, quads = NQuadsWriter(), QuadWriter()
+    for obj in objects:
+        lines.add(subject, predicate, obj)
+        quads.add(subject, predicate, obj)
+    assert len(lines) == len(objects) and lines.quads == quads.quads
