@@ -139,3 +139,13 @@ def test_the_pictures_found_ahead_and_the_partition_load_each_page_once(corpus_d
     loaded.clear()
     backend.partition(data, PDF, DecodeOptions(image_ocr="off"))  # handed over once: opened again
     assert sorted(loaded) == list(range(len(partitioned.pages)))
+
+
+def test_a_pages_letters_are_decoded_at_once_as_chr_decodes_each():
+    """Every code point (lone surrogates too), PDFium's line-ending hyphen read as "-"."""
+    import numpy as np
+
+    from kg_decoder.decode.backends.pdf_text_layer import _letters
+
+    codes = np.arange(0, 0x110000, dtype=np.uint32)
+    assert _letters(codes) == "".join("-" if code == 0x02 else chr(code) for code in range(0x110000))

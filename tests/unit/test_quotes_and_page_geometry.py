@@ -210,3 +210,29 @@ def test_a_changed_quote_keeps_most_of_its_words():
     # A quote of a word or two is weighed by its letters, as is text written without spaces.
     assert found("Net income rose.", "Net revenue") is None
     assert found("本公司的年度收入为十四亿元。", "本公司的年度收入为十二亿元") == "本公司的年度收入为十四亿元"
+
+
+def _folded_by_one_pattern(text: str) -> str:
+    """folded_letters as first written: one pattern for whitespace and hyphens, quotes by str.translate."""
+    import re
+    import unicodedata
+
+    from kg_decoder.model.page_text import _LEFT_OUT, _PLAIN
+
+    left_out_or_space = re.compile("[\\s" + "".join(map(re.escape, sorted(_LEFT_OUT))) + "]+")
+    return left_out_or_space.sub("", unicodedata.normalize("NFKC", text).translate(str.maketrans(_PLAIN)).casefold())
+
+
+def test_folded_letters_and_trigrams_are_those_of_their_plain_definitions():
+    """The fast folding (str.split, a search for quotes) and the trigrams numpy cuts give what the plain
+    definitions give, on random texts of every script, spaces, hyphens, quotes and lone surrogates."""
+    from kg_decoder.graph.text_index import trigrams
+    from kg_decoder.model import folded_letters
+
+    pick = random.Random(11)
+    alphabet = ([chr(code) for code in range(0, 0x3100)] + ["\U0001F600", "\ud800", "\udfff", "\U0010FFFF"]
+                + list("  \t\n\x1c\x85\u2028\u3000-\u00ad\u2014\u201c\u201d\u2019\ufb03ßİ"))
+    for _ in range(5000):
+        text = "".join(pick.choice(alphabet) for _ in range(pick.randint(0, 30)))
+        assert folded_letters(text) == _folded_by_one_pattern(text), repr(text)
+        assert trigrams(text) == sorted({text[k:k + 3] for k in range(len(text) - 2)}), repr(text)
