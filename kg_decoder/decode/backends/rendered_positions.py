@@ -70,7 +70,8 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
 def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) -> int:
     """Find each element's letters in the rendered letters, in order; ``by_page``: only on the page of
     the element's own number (a slide is its page)."""
-    folded = [_page_letters(page) for page in pages]
+    folds: dict[str, str] = {}  # each character's letters, worked out once for the whole rendering
+    folded = [_page_letters(page, folds) for page in pages]
     starts = [0]
     for letters, _ in folded:
         starts.append(starts[-1] + len(letters))
@@ -80,7 +81,7 @@ def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) ->
     for element in elements:
         if element.is_image or element.bbox is not None:
             continue
-        pieces = [wanted for wanted in ("".join(_fold(text)) for text in _drawn_texts(element)) if wanted]
+        pieces = [wanted for wanted in map(_fold, _drawn_texts(element)) if wanted]
         if by_page and (not element.page_number or element.page_number > len(pages)):
             continue
         low, high = (starts[element.page_number - 1], starts[element.page_number]) if by_page else (0, len(stream))
@@ -93,27 +94,29 @@ def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) ->
             cursor = max(cursor, max(end for _, end in spans))
         # The characters of the letters found on the page where the first piece begins.
         first, last, owners = starts[page_index], starts[page_index + 1], folded[page_index][1]
-        on_page = {position - first if owners is None else owners[position - first]
-                   for start, end in spans for position in range(max(start, first), min(end, last))}
-        around = pages[page_index].line_box_around(np.fromiter(on_page, dtype=np.intp, count=len(on_page)))
+        on_page = np.concatenate([np.arange(max(start, first), min(end, last)) - first for start, end in spans
+                                  if min(end, last) > max(start, first)])  # a character twice is the same box
+        around = pages[page_index].line_box_around(on_page if owners is None else owners[on_page])
         element.rendered_page = page_index + 1
         element.bbox = tuple(round(v, 3) for v in around)
         placed += 1
     return placed
 
 
-def _page_letters(page: RenderedPage) -> tuple[str, Optional[array]]:
+def _page_letters(page: RenderedPage, folds: dict[str, str]) -> tuple[str, Optional[np.ndarray]]:
     """A page's letters as they are compared (:func:`_fold`), and the character each is of (None: the
     letter at a place is the character at that place: each character folds to one letter, as on a page
-    of plain letters)."""
-    folds = {char: _fold(char) for char in set(page.text)}
-    letters = page.text.translate({ord(char): letter for char, letter in folds.items()})
-    if all(len(letter) == 1 for letter in folds.values()):
+    of plain letters). ``folds``: the letters of the characters met so far, added to."""
+    drawn = set(page.text)
+    for char in drawn.difference(folds):
+        folds[char] = _fold(char)
+    letters = page.text.translate({ord(char): folds[char] for char in drawn})
+    if all(len(folds[char]) == 1 for char in drawn):
         return letters, None
     owners = array("i")
     for index, char in enumerate(page.text):
         owners.extend([index] * len(folds[char]))
-    return letters, owners
+    return letters, np.frombuffer(owners, dtype=np.intc)
 
 
 def _drawn_texts(element: Element) -> list[str]:
