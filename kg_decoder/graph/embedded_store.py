@@ -55,6 +55,7 @@ class EmbeddedStore(KgStore):
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
                 self.graph = Store(str(graph_path))
+                _drop_cut_off_loads(graph_path)
         except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL in the path
             if "lock" in str(exc).lower():
                 raise StoreLocked(
@@ -175,13 +176,23 @@ def _read_only_graph(path: str, attempts: int = 10) -> Store:
     raise AssertionError("unreachable")
 
 
+def _drop_cut_off_loads(graph_path: Path) -> None:
+    """The files of a bulk load a crash cut off (Oxigraph builds them as ``bulk-*.sst`` beside the store's
+    own, which RocksDB never names so): never ingested, and no other load is under way while this
+    process alone holds the store for writing."""
+    for leftover in graph_path.glob("bulk-*.sst"):
+        leftover.unlink(missing_ok=True)
+
+
 def _writable_graph(path: str, wait: float = 30.0) -> Store:
     """The store at ``path`` opened for writing, waiting up to ``wait`` seconds for another process
     (the one it was lent to) to release it."""
     deadline = time.monotonic() + wait
     while True:
         try:
-            return Store(path)
+            graph = Store(path)
+            _drop_cut_off_loads(Path(path))
+            return graph
         except (OSError, RuntimeError) as exc:
             if "lock" not in str(exc).lower() or time.monotonic() > deadline:
                 raise StoreError(f"cannot open the store at {path} for writing again: {exc}") from None

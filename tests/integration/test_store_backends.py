@@ -403,3 +403,43 @@ def test_a_large_write_that_does_not_parse_leaves_nothing(tmp_path):
         assert store.quads() == before and _table_files(folder) == files
         store.write_document("urn:kg-test:first:0", _mapped_quads(30_000, "first"), {}, replace=False)
         assert len(store.quads() - before) == 30_000
+
+
+_WRITE_A_LARGE_DOCUMENT = """
+import sys
+import kg_decoder
+with kg_decoder.open_store(sys.argv[1]) as store:
+    nquads = open(sys.argv[2], "rb").read()
+    print("writing", flush=True)
+    store.write_document("urn:kg-test:killed:0", nquads, {}, replace=False)
+"""
+
+
+@pytest.mark.slow
+def test_a_large_write_killed_at_any_moment_is_all_or_nothing(tmp_path):
+    """SIGKILL while the bulk loader builds its files, ingests them, or after: the store then holds all
+    of the document or none of it, and opening it for writing clears what a cut-off load left."""
+    import subprocess
+    import sys
+    import time
+
+    folder, outcomes = tmp_path / "store", []
+    with kg_decoder.open_store(folder) as store:
+        kg_decoder.decode(b"a small document first", store=store, file_name="small.txt")
+    for trial, delay in enumerate((0.2, 1.0, 1.8, 2.6, 3.4, None)):
+        source = tmp_path / f"large-{trial}.nq"
+        source.write_bytes(_mapped_quads(200_000, f"killed-{trial}"))
+        with kg_decoder.open_store(folder) as store:
+            before = len(store)
+        writer = subprocess.Popen([sys.executable, "-c", _WRITE_A_LARGE_DOCUMENT, str(folder), str(source)],
+                                  stdout=subprocess.PIPE, text=True)
+        assert writer.stdout.readline().strip() == "writing"
+        if delay is not None:
+            time.sleep(delay)
+            writer.kill()
+        writer.wait(timeout=120)
+        with kg_decoder.open_store(folder) as store:
+            outcomes.append(len(store) - before)
+            assert not list((folder / "oxigraph").glob("bulk-*.sst"))
+        writer.stdout.close()
+    assert set(outcomes) <= {0, 200_000} and outcomes[0] == 0 and outcomes[-1] == 200_000, outcomes
