@@ -79,6 +79,10 @@ class NQuadsWriter(QuadWriter):
         self._lines: list[str] = []
 
     def add(self, subject: NamedNode, predicate: NamedNode, obj) -> None:
+        # IRIs and literals only: a plain string would be written as it is (a line of its own making),
+        # and a triple term's str() is not its N-Quads form.
+        if type(subject) is not NamedNode or type(predicate) is not NamedNode or type(obj) not in _TERMS:
+            raise TypeError(f"not an IRI or a literal: {subject!r} {predicate!r} {obj!r}"[:300])
         self._lines.append(f"{subject} {predicate} {obj} {_SOURCE_GRAPH} .\n")
 
     def __len__(self) -> int:
@@ -93,6 +97,7 @@ class NQuadsWriter(QuadWriter):
 
 
 _SOURCE_GRAPH = str(SOURCE_GRAPH)
+_TERMS = (NamedNode, Literal)
 
 
 def describe_agent(out: QuadWriter, versions: dict[str, str]) -> NamedNode:

@@ -100,14 +100,17 @@ def search_key(text: str) -> str:
     return folded_letters(text)
 
 
+_PACKED_FROM = 1000  # letters from which numpy cuts a text's trigrams faster than a set of slices
+
+
 def trigrams(key: str) -> list[str]:
     """The distinct trigrams of a folded text, as FTS5's ``trigram`` tokenizer cuts them.
 
     >>> trigrams("abcab")
     ['abc', 'bca', 'cab']
     """
-    if len(key) < 3:
-        return []
+    if len(key) < _PACKED_FROM:
+        return sorted({key[i:i + 3] for i in range(len(key) - 2)})
     # Each trigram packed in one number (21 bits a code point), made distinct and sorted by numpy: the
     # numbers sort as the strings do (by code point), and a long document's text is cut in a third of
     # the time a set of slices takes.

@@ -130,3 +130,9 @@ def test_a_mappings_lines_are_the_quads_its_terms_make():
         lines.add(subject, predicate, obj)
         quads.add(subject, predicate, obj)
     assert len(lines) == len(objects) and lines.quads == quads.quads
+    from pyoxigraph import Triple
+
+    for odd in ('"x" <urn:graph:other> .\n<urn:a> <urn:b> "injected"', None, Triple(subject, predicate, subject)):
+        with pytest.raises(TypeError):
+            lines.add(subject, predicate, odd)
+    assert len(lines) == len(objects)

@@ -236,3 +236,6 @@ def test_folded_letters_and_trigrams_are_those_of_their_plain_definitions():
         text = "".join(pick.choice(alphabet) for _ in range(pick.randint(0, 30)))
         assert folded_letters(text) == _folded_by_one_pattern(text), repr(text)
         assert trigrams(text) == sorted({text[k:k + 3] for k in range(len(text) - 2)}), repr(text)
+    for length in (999, 1000, 1001, 5000):  # long texts: cut by numpy
+        text = "".join(pick.choice(alphabet[:300] + alphabet[-12:]) for _ in range(length))
+        assert trigrams(text) == sorted({text[k:k + 3] for k in range(len(text) - 2)})
