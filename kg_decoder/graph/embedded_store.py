@@ -31,6 +31,7 @@ from .store import KgStore, StorePath
 # the same 20 seconds later.
 _INGESTED_FROM_QUADS = 20_000
 
+
 class EmbeddedStore(KgStore):
     """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None."""
 

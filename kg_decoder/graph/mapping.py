@@ -15,8 +15,8 @@ from pyoxigraph import NamedNode
 
 from ..model import RENDERED_PDF_POINTS, DecodeOptions, Element, ElementSpan, Page, Problem, Rendering, Segment
 from .identifiers import derived_iri
-from .quads import (NQuadsWriter, QuadWriter, activity_iri, bool_literal, describe_agent, describe_box, double_literal, int_literal,
-                    text_literal, time_literal, typed_literal)
+from .quads import (NQuadsWriter, QuadWriter, activity_iri, bool_literal, describe_agent, describe_box, double_literal,
+                    int_literal, text_literal, time_literal, typed_literal)
 from .vocabulary import RDF_TYPE, dcterms, prov, tg
 
 

@@ -128,5 +128,5 @@ def as_nquads(quads: list[Quad]) -> bytes:
     return serialize(quads, format=RdfFormat.N_QUADS) or b""
 
 
-__all__ = ["NQuadsWriter", "QuadWriter", "activity_iri", "agent_iri", "as_nquads", "bool_literal", "describe_agent", "describe_box",
-           "double_literal", "int_literal", "text_literal", "time_literal", "typed_literal"]
+__all__ = ["NQuadsWriter", "QuadWriter", "activity_iri", "agent_iri", "as_nquads", "bool_literal", "describe_agent",
+           "describe_box", "double_literal", "int_literal", "text_literal", "time_literal", "typed_literal"]

@@ -122,7 +122,8 @@ def test_a_mappings_lines_are_the_quads_its_terms_make():
     from kg_decoder.graph.quads import NQuadsWriter, QuadWriter, double_literal, int_literal, typed_literal
 
     subject, predicate = NamedNode("urn:kg-test:élément/1?a=b#c"), NamedNode("https://trustgraph.ai/ns/text")
-    objects = [Literal('say "hi"\\ there\n\r\ttab\x00\x07\x7f\u2028 שלום 中文 😀'), Literal("Olá", language="pt-BR"),
+    objects = [Literal('say "hi"\\ there\n\r\ttab\x00\x07\x7f\u2028 שלום 中文 😀'),
+               Literal("Olá", language="pt-BR"),
                int_literal(-12), double_literal(1e-300), double_literal(float("inf")), typed_literal(True),
                NamedNode("https://example.org/a%20b"), Literal("")]
     lines, quads = NQuadsWriter(), QuadWriter()
