@@ -16,9 +16,9 @@ file's texts typed, while the decode still reads them (measured on the two layou
 187 ms a document against 280-330 ms cold). The files are those kg-decoder decodes (a file it refuses,
 such as an encrypted PDF without its password, is left out of every side). Prints the medians,
 decode/raw and, for a set of PDFs only, decode/floor and milliseconds per page; and decode/raw in CPU
-seconds (every process of each side: the decode's worker, its reading process, LibreOffice), steadier
-than wall time on a busy machine. ``--compare image-ocr pdf-tables
-rendered-positions`` adds a decode with each of those off, so what each costs prints beside it;
+seconds (every process of each side: the decode's worker, its reading process, LibreOffice), a side's
+own work whatever else the machine runs (where cores change speed it varies as much as wall time).
+``--compare image-ocr pdf-tables rendered-positions`` adds a decode with each of those off, so what each costs prints beside it;
 ``--only pdf`` times the files of one format.
 
 Then compares write throughput on the same quads: kg-decoder's transactional per-document writes
@@ -101,7 +101,7 @@ def warm_up_file(plan: list[dict], warm_up: Optional[str], pdfs_first: bool = Fa
 class Spent:
     """Wall seconds and CPU seconds (this process and every process it started, gone or not: the
     decode's worker, its reading process, LibreOffice) from its making to :meth:`now`. CPU seconds
-    are a side's own work, whatever else the machine runs: steadier than wall time on a busy one."""
+    are a side's own work, whatever else the machine runs (where cores change speed, it varies too)."""
 
     def __init__(self) -> None:
         self._wall, self._cpu = time.perf_counter(), cpu_seconds()
@@ -278,7 +278,7 @@ def main() -> None:
     print(f"ratio decode/raw       {decoded / raw:.3f}   (target <= 1.3 with everything on)")
     raw_cpu, decode_cpu = statistics.median(cpu["raw"]), statistics.median(cpu["decode"])
     print(f"CPU decode/raw         {decode_cpu / raw_cpu:.3f}   (medians {decode_cpu:.2f} and {raw_cpu:.2f} CPU-s: every "
-          "process of each side, steadier than wall time on a busy machine)")
+          "process of each side: its own work, whatever else the machine runs)")
     if only_pdfs and floor > 0:
         print(f"ratio decode/floor     {decoded / floor:.1f}")
         print(f"per page               decode {1000 * decoded / pdf_pages:.0f} ms, "

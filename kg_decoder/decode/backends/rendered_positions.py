@@ -14,7 +14,6 @@ import bisect
 import difflib
 import subprocess
 import unicodedata
-from array import array
 from functools import lru_cache
 from typing import Callable, Optional
 
@@ -113,10 +112,7 @@ def _page_letters(page: RenderedPage, folds: dict[str, str]) -> tuple[str, Optio
     letters = page.text.translate({ord(char): folds[char] for char in drawn})
     if all(len(folds[char]) == 1 for char in drawn):
         return letters, None
-    owners = array("i")
-    for index, char in enumerate(page.text):
-        owners.extend([index] * len(folds[char]))
-    return letters, np.frombuffer(owners, dtype=np.intc)
+    return letters, np.repeat(np.arange(len(page.text)), [len(folds[char]) for char in page.text])
 
 
 def _drawn_texts(element: Element) -> list[str]:
