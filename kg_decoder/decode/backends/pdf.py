@@ -352,9 +352,8 @@ def _document_title(data: bytes, pdf, layer: PdfLines, first_page_has_text: bool
     stated = [(pdf.get_metadata_dict().get("Title") or "").strip()]
     if not stated[0]:
         try:
-            import pypdf
-
-            xmp = pypdf.PdfReader(io.BytesIO(data)).xmp_metadata
+            with pdf_fonts.parsed(data) as reader:
+                xmp = reader.xmp_metadata
             titles = (xmp.dc_title or {}) if xmp is not None else {}
             stated.append(str(titles.get("x-default") or next(iter(titles.values()), "")).strip())
         except Exception:  # damaged XMP is not worth a document

@@ -17,9 +17,10 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
+from contextlib import contextmanager
 from io import BytesIO
 from threading import Lock
-from typing import Optional
+from typing import Iterator, Optional
 
 _INSTALLED = False
 _READERS: OrderedDict = OrderedDict()  # document key (sha256, or its bytes) -> pypdf reader, the most recent last
@@ -93,32 +94,43 @@ def declared_heights(data: bytes, page_number: int, key: Optional[str] = None) -
     the baseline reached by glyphs" and depth below it), the standard 14 fonts' from their metrics,
     read with poppler's repairs (a negative ascent, a positive descent, zero or absurd values give
     the defaults). Type 3 fonts, whose glyph space is their own, are left out. Empty when the page
-    cannot be read. ``key`` (the document's sha256; else its bytes, whose hash Python keeps) keeps the
-    parsed document for its next page: a decode asks for a page's heights at several steps, and
-    parsing the whole document each time made a long document's cost grow with its pages squared."""
-    import pypdf
-
-    key = data if key is None else key
+    cannot be read. ``key`` as :func:`parsed` takes it."""
     heights: dict[str, tuple[float, float]] = {}
     logger = logging.getLogger("pypdf")
     level = logger.level
     logger.setLevel(logging.ERROR)  # a damaged PDF's repairs are not the reader's business here
     try:
-        with _READERS_LOCK:  # a pypdf reader is not safe for two threads at once
-            reader = _READERS.pop(key, None) or pypdf.PdfReader(BytesIO(data))
+        with parsed(data, key) as reader:
             page = reader.pages[page_number - 1]
             _collect_heights(page.get("/Resources"), heights, 0, set())
-            if isinstance(key, bytes):  # one document kept by its bytes (the one being decoded), not more
-                for other in [k for k in _READERS if isinstance(k, bytes)]:
-                    del _READERS[other]
-            _READERS[key] = reader  # kept for the document's next page: parsing its structure costs most
-            while len(_READERS) > _READERS_KEPT:
-                _READERS.popitem(last=False)
     except Exception:
         return {}
     finally:
         logger.setLevel(level)
     return heights
+
+
+@contextmanager
+def parsed(data: bytes, key: Optional[str] = None) -> Iterator:
+    """The document parsed by pypdf, this thread's alone while within (a pypdf reader is not safe for
+    two threads at once). ``key`` (the document's sha256; else its bytes, whose hash Python keeps)
+    keeps the parsed document for its next use: a decode asks for a page's heights at several steps,
+    then the title and the annotations, and parsing the whole document each time made a long
+    document's cost grow with its pages squared. Raises what pypdf raises on a document it cannot parse."""
+    import pypdf
+
+    key = data if key is None else key
+    with _READERS_LOCK:
+        reader = _READERS.pop(key, None) or pypdf.PdfReader(BytesIO(data))
+        try:
+            yield reader
+        finally:
+            if isinstance(key, bytes):  # one document kept by its bytes (the one being decoded), not more
+                for other in [k for k in _READERS if isinstance(k, bytes)]:
+                    del _READERS[other]
+            _READERS[key] = reader  # kept for the document's next use: parsing its structure costs most
+            while len(_READERS) > _READERS_KEPT:
+                _READERS.popitem(last=False)
 
 
 def _collect_heights(resources, heights: dict[str, tuple[float, float]], depth: int, seen: set[int]) -> None:
@@ -169,4 +181,4 @@ def _font_heights(font, name: str) -> tuple[float, float]:
     return ascent, descent
 
 
-__all__ = ["DEFAULT_HEIGHTS", "declared_heights", "install"]
+__all__ = ["DEFAULT_HEIGHTS", "declared_heights", "install", "parsed"]

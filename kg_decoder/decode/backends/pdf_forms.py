@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable, Optional
 
 from ...model import Element, Page, Problem, Verification
+from .pdf_fonts import parsed
 from .pdf_geometry import BBox, PageGeometry, Rect
 
 _NO_TEXT_SUBTYPES = {2, 16}  # PDFium's link and pop-up annotations: nothing of their own to read
@@ -79,9 +80,15 @@ def annotation_elements(data: bytes, password: Optional[str], numbers: list[int]
     """The form fields and annotations of the given pages, in page order, each with its box."""
     import pypdf
 
-    reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
-    if reader.is_encrypted:
-        reader.decrypt(password or "")
+    with parsed(data) as reader:  # the document as the fonts' heights parsed it
+        if reader.is_encrypted:  # decrypted in a reader of its own: the shared one stays as the fonts read it
+            reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
+            reader.decrypt(password or "")
+        return _annotations_found(reader, numbers, geometries, shown_at)
+
+
+def _annotations_found(reader, numbers: list[int], geometries: dict[int, PageGeometry],
+                       shown_at: ShownAt) -> list[Found]:
     form = reader.trailer["/Root"].get("/AcroForm")
     form = form.get_object() if form is not None else {}
     regenerated = bool(form.get("/NeedAppearances", False))  # a viewer draws values anew: the value shows
