@@ -63,11 +63,13 @@ def cpu_share() -> int:
 
 @dataclass(frozen=True)
 class WorkerSetup:
-    """What a worker process is for: the task run once to warm it up, whether it runs at idle
+    """What a worker process is for: the task run once to warm it up, the one run once what the warm-up
+    made is frozen (None: none; a decoding worker forks its texts' reading process then), whether it runs at idle
     priority, how many bytes of address space it may take beyond what it maps when warm (None: no
     limit), and whether its tasks can be interrupted without killing it."""
 
     warm_up: str = "kg_decoder.decode.offline:warm_up_decoding"
+    warmed: Optional[str] = "kg_decoder.decode.backends.text_types:fork_reading_process"
     idle: bool = True
     memory_bytes: Optional[int] = None
     interruptible: bool = False
@@ -91,8 +93,9 @@ def _task(name: str):
     return target, "progress" in inspect.signature(target).parameters
 
 
-def _die_with_parent() -> None:
-    """Let the kernel kill this worker when the process that started it dies (Linux)."""
+def die_with_parent() -> None:
+    """Let the kernel kill this process (a worker, a process it forks) when the process that started it
+    dies (Linux)."""
     try:
         import ctypes
 
@@ -109,25 +112,33 @@ def _address_space() -> Optional[int]:
         return None
 
 
+YOUNG_OBJECTS_COLLECTED = 20_000
+
+
 def _freeze_what_lives_on() -> None:
     """What the warm-up made (modules, parsers, models: about 340 000 objects) lives as long as the
     worker: kept out of the garbage collector's full collections, which walked it all each time a
     decode's own objects triggered one (on the 38 corpus and ICDAR PDFs 2.9 of 43 s in those
-    collections, 0.5 s frozen; on an 872-page DOCX 1.7 s, 0.2 s). Its garbage is collected first."""
+    collections, 0.5 s frozen; on an 872-page DOCX 1.7 s, 0.2 s). Its garbage is collected first.
+    A collection of the youngest objects then waits for 20 000 of them, not 700: a page's reading
+    makes thousands that reference counting frees (pdfminer's characters), and collecting them every
+    700 took 2 % of a prose PDF's decode (45 collections over the two layout-parser PDFs, none after)."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(YOUNG_OBJECTS_COLLECTED, *gc.get_threshold()[1:])
 
 
 def collector_state() -> dict[str, int]:
-    """The worker's garbage collector: how many objects it keeps frozen (a task, for tests and tools)."""
-    return {"frozen": gc.get_freeze_count()}
+    """The worker's garbage collector: how many objects it keeps frozen, and how many young ones a
+    collection waits for (a task, for tests and tools)."""
+    return {"frozen": gc.get_freeze_count(), "young_collected_after": gc.get_threshold()[0]}
 
 
 def _serve(connection, setup: WorkerSetup) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the caller stops the worker itself,
     # and a worker dying of it would be reported as a parser that crashed.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()
+    die_with_parent()
     # No task uses torch, but thinc (under spaCy) imports it whenever it is installed: 1.2 of the
     # 4 CPU-seconds a worker takes to start. Kept out, thinc goes on without it.
     sys.modules.setdefault("torch", None)
@@ -142,6 +153,8 @@ def _serve(connection, setup: WorkerSetup) -> None:
     warm_up()
     limit_image_pixels()  # after the imports: unstructured raises PIL's limit when imported
     _freeze_what_lives_on()
+    if setup.warmed:
+        _task(setup.warmed)[0]()
     import resource
 
     at_rest = _address_space()

@@ -101,3 +101,41 @@ def test_a_reading_process_that_dies_leaves_its_pages_to_be_read_here(corpus_dir
     os.kill(text_types._reader.pid, signal.SIGKILL)
     assert _typed(data) == read_here
     assert text_types._reader is None and text_types._reader_failed
+
+
+def test_a_decoding_worker_with_a_second_cpu_forks_its_reading_process_warm_and_types_as_when_read_here(
+        tmp_path, corpus_dir, monkeypatch):
+    import time
+
+    import psutil
+
+    import kg_decoder
+    from kg_decoder.decode.worker import PartitionWorker
+
+    state_task = "kg_decoder.decode.backends.text_types:reading_state"
+    monkeypatch.setenv(text_types.PROCESS_VARIABLE, "here")  # read by the worker as it starts
+    here = PartitionWorker(threads=2)
+    assert here.call(state_task)["pid"] is None
+    monkeypatch.delenv(text_types.PROCESS_VARIABLE)
+    aside = PartitionWorker(threads=2)
+    try:
+        warm = aside.call(state_task)
+        worker = psutil.Process(aside._process.pid)
+        assert warm["forked"] and warm["pid"] in {child.pid for child in worker.children()}
+        assert warm["pages_read_aside"] == 0
+        elements = []
+        for name, each in (("here", here), ("aside", aside)):
+            with kg_decoder.open_store(tmp_path / name) as store:
+                result = kg_decoder.decode(corpus_dir / "layout-parser-paper-fast.pdf", store=store, worker=each,
+                                           partition_cache=False)
+                elements.append(store.document_elements(result.document))
+        assert elements[0] == elements[1] and {row.category for row in elements[1]} >= {"NarrativeText", "Title"}
+        after = aside.call(state_task)
+        assert after["pid"] == warm["pid"] and after["pages_read_aside"] == 2  # both pages, from the first on
+    finally:
+        here.close()
+        aside.close()
+    deadline = time.monotonic() + 10
+    while psutil.pid_exists(warm["pid"]) and psutil.Process(warm["pid"]).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "the reading process outlived its worker"
+        time.sleep(0.1)

@@ -15,10 +15,13 @@ pipeline) while pdfminer reads the next page, where the worker has a second CPU:
 was slower than in turn (it holds the interpreter), in a process pdfminer's and spaCy's reading of
 the 127 corpus and ICDAR pages took 8.4–10.5 s against 11.7–13.8 s. unstructured reads only each
 token's text and tag and each sentence's text of a reading, so those come back (:class:`Reading`).
-The process starts once the worker has typed ``PROCESS_AFTER_PAGES`` pages (it costs about 1.5
-CPU-seconds and 160 MB); until it is ready, and if it fails, pages are read here, to the same
-readings. Decoding workers read one document at a time; the readings of one page are dropped when
-the next page's are taken, and when the partition ends.
+A decoding worker forks that process as soon as it is warm (:func:`fork_reading_process`): the model
+is loaded already and what the warm-up made is shared, so the process costs no start of its own and
+reads from the first page of the first document. Elsewhere (a decode in this process) it is started
+anew once ``PROCESS_AFTER_PAGES`` pages are typed (it costs about 1.5 CPU-seconds and 160 MB). Until
+it is ready, and if it fails, pages are read here, to the same readings. Decoding workers read one
+document at a time; the readings of one page are dropped when the next page's are taken, and when
+the partition ends.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import os
 import pickle
 import re
 import select
+import signal
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -44,6 +48,7 @@ _installed = False
 _reader: Optional["ReadingProcess"] = None
 _reader_failed = False
 _pages_typed = 0
+_pages_read_aside = 0  # pages whose texts the reading process read
 
 
 class Token(NamedTuple):
@@ -139,6 +144,7 @@ def drop(pending: Optional[Pending]) -> None:
 
 
 def _received(texts: list[str]) -> list:
+    global _pages_read_aside
     try:
         replies = _reader.receive()
     except Exception:  # noqa: BLE001 — the process failed: this page and the next are read here
@@ -147,8 +153,16 @@ def _received(texts: list[str]) -> list:
     except BaseException:  # the worker interrupted while waiting: the reply is not awaited again
         _stop_process()
         raise
+    _pages_read_aside += bool(texts)
     return [Reading([Token(*token) for token in tokens], [Sentence(text) for text in sentences])
             for tokens, sentences in replies]
+
+
+def reading_state() -> dict:
+    """This process's reading process (a task, for tests and tools): its pid (None: none), whether it
+    was forked from this process, and how many pages' texts it read."""
+    return {"pid": _reader.pid if _reader is not None else None, "forked": isinstance(_reader, ForkedReadingProcess),
+            "pages_read_aside": _pages_read_aside}
 
 
 def _read_here(texts: list[str]) -> list:
@@ -190,6 +204,20 @@ def _stop_process() -> None:
     _reader, _reader_failed = None, True
 
 
+def fork_reading_process() -> None:
+    """The reading process of a decoding worker with a second CPU, forked once its warm-up has loaded
+    the model and frozen what it made (one thread runs then): it shares all that with the worker, so it
+    is ready at once. Not where reading is kept here, nor where this process cannot fork: a process is
+    then started after ``PROCESS_AFTER_PAGES`` pages, as elsewhere."""
+    global _reader
+    if _reader is not None or os.environ.get(PROCESS_VARIABLE) == "here" or not _spare_cpu() or not hasattr(os, "fork"):
+        return
+    try:
+        _reader = ForkedReadingProcess()
+    except Exception:  # noqa: BLE001 — no fork: pages are read here until a process is started
+        _reader = None
+
+
 class ReadingProcess:
     """spaCy's pipeline in a process of its own, reading a batch of texts at a time: a request is the
     pickled list of texts on its input, the reply the pickled list of (tokens with tags, sentences) on
@@ -200,22 +228,23 @@ class ReadingProcess:
         code = "from kg_decoder.decode.backends.text_types import serve; serve()"  # its modules alone
         self._child = subprocess.Popen(python_command(code), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                        stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        self._requests, self._replies = self._child.stdin, self._child.stdout
         self._ready = False
 
     def ready(self) -> bool:
         """Whether the model is loaded (without waiting)."""
-        if not self._ready and select.select([self._child.stdout], [], [], 0)[0]:
-            self._ready = pickle.load(self._child.stdout) == "ready"
+        if not self._ready and select.select([self._replies], [], [], 0)[0]:
+            self._ready = pickle.load(self._replies) == "ready"
         return self._ready
 
     def send(self, texts: list[str]) -> None:
-        pickle.dump(texts, self._child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-        self._child.stdin.flush()
+        pickle.dump(texts, self._requests, protocol=pickle.HIGHEST_PROTOCOL)
+        self._requests.flush()
 
     def receive(self) -> list:
-        if not select.select([self._child.stdout], [], [], REPLY_SECONDS)[0]:
+        if not select.select([self._replies], [], [], REPLY_SECONDS)[0]:
             raise TimeoutError("the reading process did not answer")
-        return pickle.load(self._child.stdout)
+        return pickle.load(self._replies)
 
     def stop(self) -> None:
         self._child.kill()
@@ -226,8 +255,65 @@ class ReadingProcess:
         return self._child.pid
 
 
+class ForkedReadingProcess(ReadingProcess):
+    """:class:`ReadingProcess` forked from this process, whose spaCy model is loaded: its requests and
+    replies on two pipes; it keeps no other file of this process open (the worker's connection to its
+    caller above all, whose end must tell the caller the worker is gone) and dies with this process."""
+
+    def __init__(self) -> None:
+        import unstructured.nlp.tokenize as tokenize
+
+        nlp = tokenize._get_nlp()
+        requests_in, requests_out = os.pipe()
+        replies_in, replies_out = os.pipe()
+        if min(requests_in, replies_out) <= 2:  # a standard stream closed here: the child's would be a pipe
+            for end in (requests_in, requests_out, replies_in, replies_out):
+                os.close(end)
+            raise OSError("a standard stream of this process is closed")
+        pid = os.fork()
+        if pid == 0:  # the reading process: it never returns into the worker's code
+            try:
+                _answer_alone(nlp, requests_in, replies_out)
+            finally:
+                os._exit(0)
+        os.close(requests_in)
+        os.close(replies_out)
+        self._pid = pid
+        self._requests, self._replies = os.fdopen(requests_out, "wb"), os.fdopen(replies_in, "rb")
+        self._ready = False
+
+    def stop(self) -> None:
+        try:
+            os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        self._requests.close()
+        self._replies.close()
+
+    @property
+    def pid(self) -> int:
+        return self._pid
+
+
+def _answer_alone(nlp: Any, requests: int, replies: int) -> None:
+    """The forked reading process: every file but its two pipes and stderr closed, output to stderr."""
+    from ..worker import die_with_parent
+
+    die_with_parent()
+    kept = sorted({requests, replies})
+    os.closerange(3, kept[0])
+    os.closerange(kept[0] + 1, kept[1])
+    os.closerange(kept[1] + 1, os.sysconf("SC_OPEN_MAX"))
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
+    os.dup2(2, 1)  # whatever a library prints goes to stderr, not into the replies
+    _answer(nlp, os.fdopen(requests, "rb"), os.fdopen(replies, "wb"))
+
+
 def serve() -> None:
-    """The reading process's loop (see :class:`ReadingProcess`)."""
+    """The reading process's loop, started anew (see :class:`ReadingProcess`)."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever a library prints goes to stderr, not into the replies
     sys.modules.setdefault("torch", None)  # as in a worker: thinc goes on without it
@@ -236,10 +322,13 @@ def serve() -> None:
     offline.prepare()
     import unstructured.nlp.tokenize as tokenize
 
-    nlp = tokenize._get_nlp()
+    _answer(tokenize._get_nlp(), sys.stdin.buffer, replies)
+
+
+def _answer(nlp: Any, requests: Any, replies: Any) -> None:
+    """"ready", then each request's readings, until the requests end."""
     pickle.dump("ready", replies)
     replies.flush()
-    requests = sys.stdin.buffer
     while True:
         try:
             texts = pickle.load(requests)
