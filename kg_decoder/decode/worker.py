@@ -63,10 +63,10 @@ def cpu_share() -> int:
 
 @dataclass(frozen=True)
 class WorkerSetup:
-    """What a worker process is for: the task run once to warm it up, the one run once what the warm-up
-    made is frozen (None: none; a decoding worker forks its texts' reading process then), whether it runs at idle
-    priority, how many bytes of address space it may take beyond what it maps when warm (None: no
-    limit), and whether its tasks can be interrupted without killing it."""
+    """What a worker process is for: the task run once to warm it up, the task run once what the
+    warm-up made is frozen (None: none; a decoding worker forks its texts' reading process then),
+    whether it runs at idle priority, how many bytes of address space it may take beyond what it maps
+    when warm (None: no limit), and whether its tasks can be interrupted without killing it."""
 
     warm_up: str = "kg_decoder.decode.offline:warm_up_decoding"
     warmed: Optional[str] = "kg_decoder.decode.backends.text_types:fork_reading_process"
