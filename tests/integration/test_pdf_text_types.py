@@ -103,39 +103,88 @@ def test_a_reading_process_that_dies_leaves_its_pages_to_be_read_here(corpus_dir
     assert text_types._reader is None and text_types._reader_failed
 
 
-def test_a_decoding_worker_with_a_second_cpu_forks_its_reading_process_warm_and_types_as_when_read_here(
-        tmp_path, corpus_dir, monkeypatch):
+def _ready_state(worker, timeout: float = 60.0) -> dict:
+    """The worker's reading process once ready to read (it runs at the worker's idle priority)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not (state := worker.call(READING_STATE))["ready"]:
+        assert time.monotonic() < deadline, "the forked reading process never said it was ready"
+        time.sleep(0.1)
+    return state
+
+
+def _gone(pid: int, timeout: float = 10.0) -> bool:
     import time
 
     import psutil
 
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+READING_STATE = "kg_decoder.decode.backends.text_types:reading_state"
+
+
+def _decoded_elements(worker, path, store_path) -> list:
     import kg_decoder
+
+    with kg_decoder.open_store(store_path) as store:
+        result = kg_decoder.decode(path, store=store, worker=worker, partition_cache=False)
+        assert result.status == "decoded"
+        return store.document_elements(result.document)
+
+
+def test_a_decoding_worker_with_a_second_cpu_forks_its_reading_process_warm_and_types_as_when_read_here(
+        tmp_path, corpus_dir, monkeypatch):
+    import psutil
+
     from kg_decoder.decode.worker import PartitionWorker
 
-    state_task = "kg_decoder.decode.backends.text_types:reading_state"
+    document = corpus_dir / "layout-parser-paper-fast.pdf"
     monkeypatch.setenv(text_types.PROCESS_VARIABLE, "here")  # read by the worker as it starts
     here = PartitionWorker(threads=2)
-    assert here.call(state_task)["pid"] is None
+    assert here.call(READING_STATE)["pid"] is None
     monkeypatch.delenv(text_types.PROCESS_VARIABLE)
     aside = PartitionWorker(threads=2)
     try:
-        warm = aside.call(state_task)
+        warm = _ready_state(aside)
         worker = psutil.Process(aside._process.pid)
         assert warm["forked"] and warm["pid"] in {child.pid for child in worker.children()}
         assert warm["pages_read_aside"] == 0
-        elements = []
-        for name, each in (("here", here), ("aside", aside)):
-            with kg_decoder.open_store(tmp_path / name) as store:
-                result = kg_decoder.decode(corpus_dir / "layout-parser-paper-fast.pdf", store=store, worker=each,
-                                           partition_cache=False)
-                elements.append(store.document_elements(result.document))
-        assert elements[0] == elements[1] and {row.category for row in elements[1]} >= {"NarrativeText", "Title"}
-        after = aside.call(state_task)
+        read_here = _decoded_elements(here, document, tmp_path / "here")
+        assert _decoded_elements(aside, document, tmp_path / "aside") == read_here
+        assert {row.category for row in read_here} >= {"NarrativeText", "Title"}
+        after = aside.call(READING_STATE)
         assert after["pid"] == warm["pid"] and after["pages_read_aside"] == 2  # both pages, from the first on
     finally:
         here.close()
         aside.close()
-    deadline = time.monotonic() + 10
-    while psutil.pid_exists(warm["pid"]) and psutil.Process(warm["pid"]).status() != psutil.STATUS_ZOMBIE:
-        assert time.monotonic() < deadline, "the reading process outlived its worker"
-        time.sleep(0.1)
+    assert _gone(warm["pid"]), "the reading process outlived its worker"
+
+
+def test_a_forked_reading_process_that_dies_between_documents_leaves_the_next_to_be_read_here(tmp_path, corpus_dir):
+    import os
+    import signal
+
+    from kg_decoder.decode.worker import PartitionWorker
+
+    document = corpus_dir / "layout-parser-paper-fast.pdf"
+    worker = PartitionWorker(threads=2)
+    try:
+        first = _decoded_elements(worker, document, tmp_path / "first")
+        state = _ready_state(worker)
+        os.kill(state["pid"], signal.SIGKILL)
+        assert _gone(state["pid"])
+        assert _decoded_elements(worker, document, tmp_path / "second") == first  # its request fell in a dead pipe
+        after = worker.call(READING_STATE)
+        assert after["pid"] is None and after["failed"] and after["pages_read_aside"] == state["pages_read_aside"]
+    finally:
+        worker.close()

@@ -160,9 +160,13 @@ def _received(texts: list[str]) -> list:
 
 def reading_state() -> dict:
     """This process's reading process (a task, for tests and tools): its pid (None: none), whether it
-    was forked from this process, and how many pages' texts it read."""
+    was forked from this process and is ready, whether one failed, and how many pages' texts one read."""
+    try:
+        ready = _reader is not None and _reader.ready()
+    except Exception:  # noqa: BLE001 — it died: the next page finds out and reads here
+        ready = False
     return {"pid": _reader.pid if _reader is not None else None, "forked": isinstance(_reader, ForkedReadingProcess),
-            "pages_read_aside": _pages_read_aside}
+            "ready": ready, "failed": _reader_failed, "pages_read_aside": _pages_read_aside}
 
 
 def _read_here(texts: list[str]) -> list:
@@ -270,7 +274,17 @@ class ForkedReadingProcess(ReadingProcess):
             for end in (requests_in, requests_out, replies_in, replies_out):
                 os.close(end)
             raise OSError("a standard stream of this process is closed")
-        pid = os.fork()
+        for stream in (sys.stdout, sys.stderr):  # nothing of this process's waits in the child's buffers
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
+        try:
+            pid = os.fork()
+        except OSError:
+            for end in (requests_in, requests_out, replies_in, replies_out):
+                os.close(end)
+            raise
         if pid == 0:  # the reading process: it never returns into the worker's code
             try:
                 _answer_alone(nlp, requests_in, replies_out)
@@ -283,16 +297,24 @@ class ForkedReadingProcess(ReadingProcess):
         self._ready = False
 
     def stop(self) -> None:
+        """Killed and reaped once (its pid may be another process's after), its pipes closed: a request
+        left in the buffer of a pipe whose reader died is dropped, not raised."""
+        pid, self._pid = self._pid, None
+        if pid is None:
+            return
         try:
-            os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
-        self._requests.close()
-        self._replies.close()
+        for end in (self._requests, self._replies):
+            try:
+                end.close()
+            except OSError:
+                pass
 
     @property
-    def pid(self) -> int:
+    def pid(self) -> Optional[int]:
         return self._pid
 
 
