@@ -270,18 +270,16 @@ class ForkedReadingProcess(ReadingProcess):
         nlp = tokenize._get_nlp()
         requests_in, requests_out = os.pipe()
         replies_in, replies_out = os.pipe()
-        if min(requests_in, replies_out) <= 2:  # a standard stream closed here: the child's would be a pipe
-            for end in (requests_in, requests_out, replies_in, replies_out):
-                os.close(end)
-            raise OSError("a standard stream of this process is closed")
-        for stream in (sys.stdout, sys.stderr):  # nothing of this process's waits in the child's buffers
-            try:
-                stream.flush()
-            except (AttributeError, OSError, ValueError):
-                pass
         try:
+            if min(requests_in, replies_out) <= 2:  # a standard stream closed here: the child's would be a pipe
+                raise OSError("a standard stream of this process is closed")
+            for stream in (sys.stdout, sys.stderr):  # nothing of this process's waits in the child's buffers
+                try:
+                    stream.flush()
+                except (AttributeError, OSError, ValueError):
+                    pass
             pid = os.fork()
-        except OSError:
+        except BaseException:
             for end in (requests_in, requests_out, replies_in, replies_out):
                 os.close(end)
             raise
