@@ -22,6 +22,13 @@ anew once ``PROCESS_AFTER_PAGES`` pages are typed (it costs about 1.5 CPU-second
 it is ready, and if it fails, pages are read here, to the same readings. Decoding workers read one
 document at a time; the readings of one page are dropped when the next page's are taken, and when
 the partition ends.
+
+The process and the worker share a page's reading: it is cut in shares (the first about half of its
+letters, each next half of the rest, :func:`shares`), each claimed by whichever of the two takes its
+token first from a pipe both read (a byte read from a pipe goes to one reader). The process claims as
+it reads; the worker claims what is left when it wants the page's readings, instead of waiting. A
+short document's last page has no next page for pdfminer to read meanwhile: on the corpus's two
+layout-parser papers the worker waited 160 ms a decode for such pages, of about 600.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from typing import Any, Iterator, NamedTuple, Optional
 from .child_python import python_command
 
 BATCH = 64  # spaCy's batch: little faster beyond (2 517 texts: 16 → 6.9 s, 64 → 5.9 s, 256 → 6.1 s)
+SHARE_TEXTS = 4  # a share's fewest texts: spaCy reads a batch of 4 at 1.26 times a page's cost, of 1 at 2
 PROCESS_VARIABLE = "KG_DECODER_TEXT_READING"  # "process": read by the process from the first page; "here": never
 PROCESS_AFTER_PAGES = 20
 REPLY_SECONDS = 60.0  # a page's reading not back by then: the process is stopped, the page read here
@@ -48,7 +56,8 @@ _installed = False
 _reader: Optional["ReadingProcess"] = None
 _reader_failed = False
 _pages_typed = 0
-_pages_read_aside = 0  # pages whose texts the reading process read
+_pages_read_aside = 0  # pages of whose texts the reading process read a share
+_shares_read_here = 0  # shares of pages sent to the reading process that this process claimed
 
 
 class Token(NamedTuple):
@@ -74,9 +83,11 @@ class Reading:
 
 
 class Pending(NamedTuple):
-    """A page's texts, read here (``readings``) or being read by the process (``readings`` None)."""
+    """A page's texts, read here (``readings``) or being read by the process (``readings`` None) in
+    the shares that start at ``starts`` (the last: where the texts end)."""
     texts: list[str]
     readings: Optional[list]
+    starts: tuple[int, ...] = ()
 
 
 def install() -> None:
@@ -120,8 +131,9 @@ def read_ahead(layout: Any) -> Pending:
     if texts and reader is not None:
         try:
             if reader.ready():
-                reader.send(texts)
-                return Pending(texts, None)
+                starts = shares(texts)
+                reader.send(texts, starts)
+                return Pending(texts, None, starts)
         except Exception:  # noqa: BLE001 — the process is gone: this page and the next are read here
             _stop_process()
     return Pending(texts, _read_here(texts))
@@ -131,42 +143,80 @@ def take(pending: Pending) -> None:
     """The page's readings in place of the last page's, for unstructured to find as it types the page."""
     readings = pending.readings
     if readings is None:
-        readings = _received(pending.texts)
+        readings = _received(pending)
     _read.clear()
-    _read.update(zip(pending.texts, readings))
+    _read.update((text, reading) for text, reading in zip(pending.texts, readings) if reading is not None)
 
 
 def drop(pending: Optional[Pending]) -> None:
-    """A page whose reading is no longer wanted (the partition stopped): its reply is taken and dropped,
-    so the next page's is the next one the process sends."""
+    """A page whose reading is no longer wanted (the partition stopped): its shares left are claimed
+    and its reply taken, both dropped, so the next page's are the next ones."""
     if pending is not None and pending.readings is None and _reader is not None:
-        _received([])  # nothing to read here should the reply not come
+        _received(pending, wanted=False)
 
 
-def _received(texts: list[str]) -> list:
-    global _pages_read_aside
+def shares(texts: list[str]) -> tuple[int, ...]:
+    """Where each share of a page's texts starts, then where the texts end: the first share about half
+    the page's letters, each next about half of the rest (so whichever of the reading process and
+    the worker claims the last ones, they end about together), none of fewer than ``SHARE_TEXTS``.
+
+    >>> shares(["a" * 40, "b" * 10, "c" * 10, "d" * 10, "e" * 10, "f", "g", "h", "i"])
+    (0, 4, 9)
+    """
+    starts, start, left = [0], 0, sum(map(len, texts))
+    while start < len(texts):
+        end, taken = start, 0
+        while end < len(texts) and (taken < left / 2 or end - start < SHARE_TEXTS):
+            taken += len(texts[end])
+            end += 1
+        if len(texts) - end < SHARE_TEXTS:
+            end = len(texts)
+        starts.append(end)
+        start, left = end, left - taken
+    return tuple(starts)
+
+
+def _received(pending: Pending, wanted: bool = True) -> list:
+    """The page's readings, one a text (None: not read): the shares the process has not claimed read
+    here, the process's from its reply. ``wanted`` False: claimed and not read, nothing read here."""
+    global _pages_read_aside, _shares_read_here
+    texts, starts = pending.texts, pending.starts
+    readings: list = [None] * len(texts)
     try:
+        while (share := _reader.claim()) is not None:
+            if not 0 <= share < len(starts) - 1:
+                raise ValueError(f"a share {share} of {len(starts) - 1} claimed")
+            _shares_read_here += 1
+            if wanted:
+                begin, end = starts[share], starts[share + 1]
+                readings[begin:end] = _read_here(texts[begin:end]) or [None] * (end - begin)
         replies = _reader.receive()
+        for share, share_readings in replies:
+            begin = starts[share]
+            readings[begin:begin + len(share_readings)] = [
+                Reading([Token(*token) for token in tokens], [Sentence(text) for text in sentences])
+                for tokens, sentences in share_readings]
     except Exception:  # noqa: BLE001 — the process failed: this page and the next are read here
         _stop_process()
-        return _read_here(texts)
-    except BaseException:  # the worker interrupted while waiting: the reply is not awaited again
+        return _read_here(texts) if wanted else []
+    except BaseException:  # the worker interrupted meanwhile: nothing of this page is awaited again
         _stop_process()
         raise
-    _pages_read_aside += bool(texts)
-    return [Reading([Token(*token) for token in tokens], [Sentence(text) for text in sentences])
-            for tokens, sentences in replies]
+    _pages_read_aside += bool(replies)
+    return readings
 
 
 def reading_state() -> dict:
     """This process's reading process (a task, for tests and tools): its pid (None: none), whether it
-    was forked from this process and is ready, whether one failed, and how many pages' texts one read."""
+    was forked from this process and is ready, whether one failed, how many pages sent to it it read a
+    share of, and how many shares of those pages this process read itself."""
     try:
         ready = _reader is not None and _reader.ready()
     except Exception:  # noqa: BLE001 — it died: the next page finds out and reads here
         ready = False
     return {"pid": _reader.pid if _reader is not None else None, "forked": isinstance(_reader, ForkedReadingProcess),
-            "ready": ready, "failed": _reader_failed, "pages_read_aside": _pages_read_aside}
+            "ready": ready, "failed": _reader_failed, "pages_read_aside": _pages_read_aside,
+            "shares_read_here": _shares_read_here}
 
 
 def _read_here(texts: list[str]) -> list:
@@ -223,15 +273,22 @@ def fork_reading_process() -> None:
 
 
 class ReadingProcess:
-    """spaCy's pipeline in a process of its own, reading a batch of texts at a time: a request is the
-    pickled list of texts on its input, the reply the pickled list of (tokens with tags, sentences) on
-    its output, after a first "ready" once the model is loaded. It ends when its input closes (the
-    worker ended)."""
+    """spaCy's pipeline in a process of its own, reading a page's texts at a time: a request is the
+    pickled texts with where their shares start on its input, each share's token (its number, a byte)
+    on the claims pipe before it; the reply the pickled list of the shares it claimed, each with its
+    texts' (tokens with tags, sentences), on its output, after a first "ready" once the model is loaded.
+    It ends when its input closes (the worker ended)."""
 
     def __init__(self) -> None:
-        code = "from kg_decoder.decode.backends.text_types import serve; serve()"  # its modules alone
-        self._child = subprocess.Popen(python_command(code), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        self._claims, self._tokens = _claims_pipe()
+        code = f"from kg_decoder.decode.backends.text_types import serve; serve({self._claims})"  # its modules alone
+        try:
+            self._child = subprocess.Popen(python_command(code), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.DEVNULL, pass_fds=(self._claims,),
+                                           env={**os.environ, "OMP_NUM_THREADS": "1"})
+        except BaseException:
+            _close_all(self._claims, self._tokens)
+            raise
         self._requests, self._replies = self._child.stdin, self._child.stdout
         self._ready = False
 
@@ -241,9 +298,14 @@ class ReadingProcess:
             self._ready = pickle.load(self._replies) == "ready"
         return self._ready
 
-    def send(self, texts: list[str]) -> None:
-        pickle.dump(texts, self._requests, protocol=pickle.HIGHEST_PROTOCOL)
+    def send(self, texts: list[str], starts: tuple[int, ...]) -> None:
+        os.write(self._tokens, bytes(range(len(starts) - 1)))  # before the request: the process finds them
+        pickle.dump((texts, starts), self._requests, protocol=pickle.HIGHEST_PROTOCOL)
         self._requests.flush()
+
+    def claim(self) -> Optional[int]:
+        """The next share of the page sent last that the process has not claimed (None: none is left)."""
+        return _claimed(self._claims)
 
     def receive(self) -> list:
         if not select.select([self._replies], [], [], REPLY_SECONDS)[0]:
@@ -253,6 +315,7 @@ class ReadingProcess:
     def stop(self) -> None:
         self._child.kill()
         self._child.wait()
+        _close_all(self._requests, self._replies, self._claims, self._tokens)
 
     @property
     def pid(self) -> int:
@@ -268,10 +331,10 @@ class ForkedReadingProcess(ReadingProcess):
         import unstructured.nlp.tokenize as tokenize
 
         nlp = tokenize._get_nlp()
-        requests_in, requests_out = os.pipe()
-        replies_in, replies_out = os.pipe()
+        ends = (*os.pipe(), *os.pipe(), *_claims_pipe())
+        requests_in, requests_out, replies_in, replies_out, claims, tokens = ends
         try:
-            if min(requests_in, replies_out) <= 2:  # a standard stream closed here: the child's would be a pipe
+            if min(ends) <= 2:  # a standard stream closed here: the child's would be a pipe
                 raise OSError("a standard stream of this process is closed")
             for stream in (sys.stdout, sys.stderr):  # nothing of this process's waits in the child's buffers
                 try:
@@ -280,17 +343,16 @@ class ForkedReadingProcess(ReadingProcess):
                     pass
             pid = os.fork()
         except BaseException:
-            for end in (requests_in, requests_out, replies_in, replies_out):
-                os.close(end)
+            _close_all(*ends)
             raise
         if pid == 0:  # the reading process: it never returns into the worker's code
             try:
-                _answer_alone(nlp, requests_in, replies_out)
+                _answer_alone(nlp, requests_in, replies_out, claims)
             finally:
                 os._exit(0)
         os.close(requests_in)
         os.close(replies_out)
-        self._pid = pid
+        self._pid, self._claims, self._tokens = pid, claims, tokens
         self._requests, self._replies = os.fdopen(requests_out, "wb"), os.fdopen(replies_in, "rb")
         self._ready = False
 
@@ -305,35 +367,33 @@ class ForkedReadingProcess(ReadingProcess):
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
-        for end in (self._requests, self._replies):
-            try:
-                end.close()
-            except OSError:
-                pass
+        _close_all(self._requests, self._replies, self._claims, self._tokens)
 
     @property
     def pid(self) -> Optional[int]:
         return self._pid
 
 
-def _answer_alone(nlp: Any, requests: int, replies: int) -> None:
-    """The forked reading process: every file but its two pipes and stderr closed, output to stderr."""
+def _answer_alone(nlp: Any, requests: int, replies: int, claims: int) -> None:
+    """The forked reading process: every file but its three pipe ends and stderr closed, output to stderr."""
     from ..worker import die_with_parent
 
     die_with_parent()
-    kept = sorted({requests, replies})
-    os.closerange(3, kept[0])
-    os.closerange(kept[0] + 1, kept[1])
-    os.closerange(kept[1] + 1, os.sysconf("SC_OPEN_MAX"))
+    after = 2
+    for kept in sorted({requests, replies, claims}):
+        os.closerange(after + 1, kept)
+        after = kept
+    os.closerange(after + 1, os.sysconf("SC_OPEN_MAX"))
     nothing = os.open(os.devnull, os.O_RDONLY)
     os.dup2(nothing, 0)
     os.close(nothing)
     os.dup2(2, 1)  # whatever a library prints goes to stderr, not into the replies
-    _answer(nlp, os.fdopen(requests, "rb"), os.fdopen(replies, "wb"))
+    _answer(nlp, os.fdopen(requests, "rb"), os.fdopen(replies, "wb"), claims)
 
 
-def serve() -> None:
-    """The reading process's loop, started anew (see :class:`ReadingProcess`)."""
+def serve(claims: int) -> None:
+    """The reading process's loop, started anew (see :class:`ReadingProcess`); ``claims``: the claims
+    pipe's end it reads."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever a library prints goes to stderr, not into the replies
     sys.modules.setdefault("torch", None)  # as in a worker: thinc goes on without it
@@ -342,22 +402,51 @@ def serve() -> None:
     offline.prepare()
     import unstructured.nlp.tokenize as tokenize
 
-    _answer(tokenize._get_nlp(), sys.stdin.buffer, replies)
+    _answer(tokenize._get_nlp(), sys.stdin.buffer, replies, claims)
 
 
-def _answer(nlp: Any, requests: Any, replies: Any) -> None:
-    """"ready", then each request's readings, until the requests end."""
+def _answer(nlp: Any, requests: Any, replies: Any, claims: int) -> None:
+    """"ready", then for each request the readings of the shares it claimed, until the requests end."""
     pickle.dump("ready", replies)
     replies.flush()
     while True:
         try:
-            texts = pickle.load(requests)
+            texts, starts = pickle.load(requests)
         except EOFError:
             return
-        readings = [([(token.text, token.tag_) for token in doc], [sent.text for sent in doc.sents])
-                    for doc in nlp.pipe(texts, batch_size=BATCH)]
-        pickle.dump(readings, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        read = []
+        while (share := _claimed(claims)) is not None:
+            read.append((share, [([(token.text, token.tag_) for token in doc], [sent.text for sent in doc.sents])
+                                 for doc in nlp.pipe(texts[starts[share]:starts[share + 1]], batch_size=BATCH)]))
+        pickle.dump(read, replies, protocol=pickle.HIGHEST_PROTOCOL)
         replies.flush()
+
+
+def _claims_pipe() -> tuple[int, int]:
+    """The pipe of a page's shares' tokens: its end both processes claim from (not blocking: an empty
+    pipe is no share left), and the worker's end that writes them."""
+    claims, tokens = os.pipe()
+    os.set_blocking(claims, False)
+    return claims, tokens
+
+
+def _claimed(claims: int) -> Optional[int]:
+    """The share whose token this process took from the claims pipe (None: none is left)."""
+    try:
+        token = os.read(claims, 1)
+    except BlockingIOError:
+        return None
+    return token[0] if token else None
+
+
+def _close_all(*ends: Any) -> None:
+    """Pipe ends closed (file objects or descriptors), none raising: a request left in the buffer of a
+    pipe whose reader died is dropped."""
+    for end in ends:
+        try:
+            end.close() if hasattr(end, "close") else os.close(end)
+        except OSError:
+            pass
 
 
 def _texts_to_type(layout: Any) -> list[str]:
