@@ -108,7 +108,7 @@ def test_a_pages_shares_are_each_read_once_by_the_process_or_here_to_the_reading
              for n in range(400)]
     starts = text_types.shares(texts)
     assert starts[0] == 0 and starts[-1] == len(texts) and len(starts) > 3
-    assert all(end - begin >= text_types.SHARE_TEXTS for begin, end in zip(starts, starts[1:]))
+    assert all(sum(map(len, texts[begin:end])) >= text_types.SHARE_LETTERS for begin, end in zip(starts, starts[1:]))
     text_types._reading_process()
     _waited_for_model()
     before = text_types.reading_state()
