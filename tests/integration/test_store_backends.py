@@ -398,10 +398,11 @@ def test_a_large_write_that_does_not_parse_leaves_nothing(tmp_path):
     broken = _mapped_quads(30_000, "first") + b"<urn:kg-test:cut> <urn:p \n" + _mapped_quads(30_000, "second")
     with kg_decoder.open_store(folder) as store:
         kg_decoder.decode(b"a small document first", store=store, file_name="small.txt")
-        files, before = _table_files(folder), store.quads()
+        before = store.quads()
         with pytest.raises(MalformedUpdate):
             store.write_document("urn:kg-test:first:0", broken, {}, replace=False)
-        assert store.quads() == before and _table_files(folder) == files
+        # (not the table files' names: RocksDB compacts the small document's files whenever it likes)
+        assert store.quads() == before
     with kg_decoder.open_store(folder) as store:  # what the failed load built is gone once opened again
         assert not list((folder / "oxigraph").glob("bulk-*.sst"))
         store.write_document("urn:kg-test:first:0", _mapped_quads(30_000, "first"), {}, replace=False)
