@@ -87,6 +87,32 @@ def test_a_pdfs_texts_read_by_the_reading_process_are_typed_as_when_read_here(co
     assert not text_types._reader_failed and text_types._read == {}
 
 
+def test_a_partition_interrupted_as_a_page_is_read_ahead_stops_at_once(corpus_dir, monkeypatch, reading_process):
+    import time
+
+    offline.prepare()
+    data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
+    text_types._reading_process()
+    _waited_for_model()
+    to_type, seen = text_types._texts_to_type, []
+
+    def interrupted_on_the_second_page(layout):
+        seen.append(layout)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+        return to_type(layout)
+
+    monkeypatch.setattr(text_types, "_texts_to_type", interrupted_on_the_second_page)
+    monkeypatch.setattr(text_types, "REPLY_SECONDS", 30.0)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        _typed(data)
+    assert time.monotonic() - started < 20  # the first page, taken already, is not waited for again
+    assert text_types._reader is not None and not text_types._reader_failed  # nothing of it left in flight
+    monkeypatch.setattr(text_types, "_texts_to_type", to_type)
+    assert [category for category, *_ in _typed(data)]  # the process reads the next partition's pages
+
+
 def _tokens_left(reader) -> int:
     """How many shares' tokens wait in the reading process's claims pipe."""
     import array
@@ -206,7 +232,7 @@ def test_a_decoding_worker_with_a_second_cpu_forks_its_reading_process_warm_and_
         assert _decoded_elements(aside, document, tmp_path / "aside") == read_here
         assert {row.category for row in read_here} >= {"NarrativeText", "Title"}
         after = aside.call(READING_STATE)
-        assert after["pid"] == warm["pid"] and after["pages_read_aside"] >= 1  # from the first page on
+        assert after["pid"] == warm["pid"] and after["pages_read_aside"] >= 1  # a share at least, from the first page
     finally:
         here.close()
         aside.close()

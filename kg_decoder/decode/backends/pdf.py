@@ -459,9 +459,10 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
                 if not typed_fast:
                     yield page, layout
                     continue
-                if held is not None:
-                    text_types.take(held[1])  # the last page's readings back before this page's go out
-                previous, held = held, ((page, layout), text_types.read_ahead(layout))
+                previous, held = held, None  # a page taken is never dropped after
+                if previous is not None:
+                    text_types.take(previous[1])  # the last page's readings back before this page's go out
+                held = ((page, layout), text_types.read_ahead(layout))
                 if previous is not None:
                     yield previous[0]
             if held is not None:

@@ -136,6 +136,9 @@ def read_ahead(layout: Any) -> Pending:
                 return Pending(texts, None, starts)
         except Exception:  # noqa: BLE001 — the process is gone: this page and the next are read here
             _stop_process()
+        except BaseException:  # interrupted part way through the request: the process would read it wrong
+            _stop_process()
+            raise
     return Pending(texts, _read_here(texts))
 
 
@@ -159,7 +162,8 @@ def shares(texts: list[str]) -> tuple[int, ...]:
     """Where each share of a page's texts starts, then where the texts end: the first share as close to
     half the page's letters as its texts allow, each next as close to half of the rest (so whichever of
     the reading process and the worker claims the last ones, they end about together), none of fewer
-    than ``SHARE_LETTERS`` letters. A long text takes a share alone rather than overfill one.
+    than ``SHARE_LETTERS`` letters (a page of fewer: one share). A long text takes a share alone rather
+    than overfill one.
 
     >>> shares(["a" * 100, "b" * 300, "c" * 1500, "d" * 100, "e" * 150])
     (0, 2, 3, 5)
@@ -216,7 +220,7 @@ def _received(pending: Pending, wanted: bool = True) -> list:
 def reading_state() -> dict:
     """This process's reading process (a task, for tests and tools): its pid (None: none), whether it
     was forked from this process and is ready, whether one failed, how many pages sent to it it read a
-    share of, and how many shares of those pages this process read itself."""
+    share of, and how many shares of those pages this process claimed (to read them, or to drop them)."""
     try:
         ready = _reader is not None and _reader.ready()
     except Exception:  # noqa: BLE001 — it died: the next page finds out and reads here
@@ -290,6 +294,8 @@ class ReadingProcess:
         self._claims, self._tokens = _claims_pipe()
         code = f"from kg_decoder.decode.backends.text_types import serve; serve({self._claims})"  # its modules alone
         try:
+            if min(self._claims, self._tokens) <= 2:  # a standard stream closed here: the child's would be a pipe
+                raise OSError("a standard stream of this process is closed")
             self._child = subprocess.Popen(python_command(code), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            stderr=subprocess.DEVNULL, pass_fds=(self._claims,),
                                            env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -331,16 +337,20 @@ class ReadingProcess:
 
 class ForkedReadingProcess(ReadingProcess):
     """:class:`ReadingProcess` forked from this process, whose spaCy model is loaded: its requests and
-    replies on two pipes; it keeps no other file of this process open (the worker's connection to its
-    caller above all, whose end must tell the caller the worker is gone) and dies with this process."""
+    replies on two pipes, its claims on a third; it keeps no other file of this process open (the
+    worker's connection to its caller above all, whose end must tell the caller the worker is gone)
+    and dies with this process."""
 
     def __init__(self) -> None:
         import unstructured.nlp.tokenize as tokenize
 
         nlp = tokenize._get_nlp()
-        ends = (*os.pipe(), *os.pipe(), *_claims_pipe())
-        requests_in, requests_out, replies_in, replies_out, claims, tokens = ends
+        ends: list[int] = []
         try:
+            ends += os.pipe()
+            ends += os.pipe()
+            ends += _claims_pipe()
+            requests_in, requests_out, replies_in, replies_out, claims, tokens = ends
             if min(ends) <= 2:  # a standard stream closed here: the child's would be a pipe
                 raise OSError("a standard stream of this process is closed")
             for stream in (sys.stdout, sys.stderr):  # nothing of this process's waits in the child's buffers
@@ -433,7 +443,11 @@ def _claims_pipe() -> tuple[int, int]:
     """The pipe of a page's shares' tokens: its end both processes claim from (not blocking: an empty
     pipe is no share left), and the worker's end that writes them."""
     claims, tokens = os.pipe()
-    os.set_blocking(claims, False)
+    try:
+        os.set_blocking(claims, False)
+    except BaseException:
+        _close_all(claims, tokens)
+        raise
     return claims, tokens
 
 
