@@ -79,12 +79,54 @@ def test_a_pdfs_texts_read_by_the_reading_process_are_typed_as_when_read_here(co
         read_here = _typed(data)
     text_types._reading_process()
     _waited_for_model()
+    before = text_types.reading_state()
     received = []
     receive = text_types.ReadingProcess.receive
     monkeypatch.setattr(text_types.ReadingProcess, "receive", lambda self: received.append(receive(self)) or received[-1])
     assert _typed(data) == read_here
-    assert len(received) == 2 and any(received)  # both pages sent; the last one's shares may all be read here
+    # page 1's turned text (an arXiv stamp) read by the process first; a page is sent once it is answered
+    assert text_types.reading_state()["calls_answered"] == before["calls_answered"] + 1
+    assert 1 <= len(received) <= 2  # the pages sent once the lines were back
     assert not text_types._reader_failed and text_types._read == {}
+
+
+def test_a_call_aside_is_answered_by_the_reading_process_and_pages_wait_for_its_answer(reading_process):
+    import os
+    import time
+
+    from kg_decoder.decode.backends.pdf_text_layer import page_lines
+
+    offline.prepare()
+    text_types._reading_process()
+    _waited_for_model()
+    call = text_types.aside(os.getpid)
+    deadline = time.monotonic() + 30
+    while not text_types._reader.answered():
+        assert time.monotonic() < deadline, "the reading process did not answer the call"
+        time.sleep(0.01)
+    assert call.result() == text_types._reader.pid  # run there, not here
+    with pytest.raises(RuntimeError):
+        call.result()  # its answer is taken once
+
+    failing = text_types.aside(page_lines, b"not a PDF", None, [1])
+    while not text_types._reader.answered():
+        time.sleep(0.01)
+    with pytest.raises(RuntimeError, match="PdfiumError"):
+        failing.result()  # the failure said, the process still reading
+    assert not text_types._reader_failed and text_types.reading_state()["ready"]
+
+    slow = text_types.aside(time.sleep, 1.0)
+    assert text_types.aside(os.getpid) is None  # one call at a time
+    with pytest.raises(RuntimeError, match="not answered"):
+        slow.result()  # not back yet: the caller does the work itself
+    texts = ["A page of text long enough to be cut in shares, read while the process is busy with a call."] * 9
+    assert text_types.read_texts_ahead(texts).readings is not None  # read here, not sent behind the call
+    time.sleep(1.2)
+    sent = text_types.read_texts_ahead(texts)
+    assert sent.readings is None  # sent, once the call is answered
+    text_types.take(sent)
+    assert all(text in text_types._read for text in texts) and not text_types._reader_failed
+    text_types._read.clear()
 
 
 def test_a_partition_interrupted_as_a_page_is_read_ahead_stops_at_once(corpus_dir, monkeypatch, reading_process):

@@ -31,11 +31,12 @@ from .pdf_unread import with_unread_lines
 from .pdf_tables import TableReadings, find_tables
 from .table_page import keep_drawing_order
 from .regions import replacing
-from .pdf_text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, read_page, text_layer_elements,
-                             turned_text_elements)
+from .pdf_text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, page_lines, read_page,
+                             text_layer_elements, turned_text_elements)
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
+LINES_AHEAD = 4  # pages whose lines the reading process reads ahead: it takes no page's texts meanwhile
 
 
 class PdfBackend(Backend):
@@ -63,7 +64,8 @@ class PdfBackend(Backend):
                         password=password)
 
         by_number = {p.number: p for p in pages}
-        layer = PdfLines(data, pdf)  # the pages' lines through PDFium, each page read once by every step below
+        # the pages' lines through PDFium, each page read once by every step below
+        layer = PdfLines(data, pdf, _lines_ahead(data, pdf, options.password, turned, with_text, strategy))
         problems: list[Problem] = []
         found: list[Element] = []  # elements of every source, each source in reading order
         if strategy == "ocr_only":
@@ -228,6 +230,21 @@ def _shown_turned(picture, geometry: PageGeometry) -> bool:
         return True
     shown = (math.degrees(math.atan2(matrix.b, matrix.a)) - geometry.rotation) % 360
     return min(shown, 360 - shown) > 1.0
+
+
+def _lines_ahead(data: bytes, pdf, password: Optional[str], turned: set[int], with_text: set[int], strategy: str):
+    """The lines a closer look at a first reading will want (of the first pages with turned text, and of
+    page 1 for a title the PDF's Info does not state), read by the reading process while pdfminer reads
+    the first pages: how to take them (None: they are read here when wanted)."""
+    if strategy not in ("fast", "auto"):
+        return None
+    wanted = sorted(turned & with_text)
+    if 1 in with_text and 1 not in turned and not (pdf.get_metadata_dict().get("Title") or "").strip():
+        wanted.insert(0, 1)
+    if not wanted:
+        return None
+    call = text_types.aside(page_lines, data, password, wanted[:LINES_AHEAD])
+    return call.result if call is not None else None
 
 
 def _closer_look(data: bytes, pdf, layer: PdfLines, found: list[Element], read_fast: list[int], with_layer: list[int],

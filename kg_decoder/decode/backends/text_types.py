@@ -29,6 +29,11 @@ token first from a pipe both read (a byte read from a pipe goes to one reader). 
 it reads; the worker claims what is left when it wants the page's readings, instead of waiting. A
 short document's last page has no next page for pdfminer to read meanwhile: on the corpus's two
 layout-parser papers the worker waited 160 ms a decode for such pages, of about 600.
+
+Before the first page's texts the process has nothing to read: the worker hands it other work of the
+document meanwhile (:func:`aside`: a call whose value it takes later, the turned text's lines of a
+PDF's pages). A page is sent only once the call is answered, so the process never keeps a page
+waiting behind a call; until then pages are read here.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ _reader_failed = False
 _pages_typed = 0
 _pages_read_aside = 0  # pages of whose texts the reading process read a share
 _shares_read_here = 0  # shares of pages sent to the reading process that this process claimed
+_calls_answered = 0  # calls run aside whose value came back
 
 
 class Token(NamedTuple):
@@ -121,16 +127,22 @@ def read_ahead(layout: Any) -> Pending:
     """Start reading in one batch the texts of this pdfminer page (an ``LTPage``) that unstructured's
     ``fast`` will type with spaCy: sent to the reading process when it is ready, else read here.
     :func:`take` puts the readings in place for unstructured; one page at a time is sent."""
-    global _pages_typed
     try:
         texts = _texts_to_type(layout)
     except Exception:  # noqa: BLE001 — foreseeing is a saving only: every text is then read alone
         texts = []
+    return read_texts_ahead(texts)
+
+
+def read_texts_ahead(texts: list[str]) -> Pending:
+    """Start reading a page's ``texts`` in one batch (see :func:`read_ahead`): sent to the reading process
+    when it is ready and has answered every call, else read here."""
+    global _pages_typed
     _pages_typed += 1
     reader = _reading_process()
     if texts and reader is not None:
         try:
-            if reader.ready():
+            if reader.ready() and reader.answered():
                 starts = shares(texts)
                 reader.send(texts, starts)
                 return Pending(texts, None, starts)
@@ -156,6 +168,55 @@ def drop(pending: Optional[Pending]) -> None:
     and its reply taken, both dropped, so the next page's are the next ones."""
     if pending is not None and pending.readings is None and _reader is not None:
         _received(pending, wanted=False)
+
+
+class Aside:
+    """A call run by the reading process while this one goes on (:func:`aside`)."""
+
+    def __init__(self, reader: "ReadingProcess") -> None:
+        self._reader, self._call = reader, reader.calls
+
+    def result(self) -> Any:
+        """The call's value, once back; raises when it is not (the call failed, the process is gone or
+        has not finished it: the caller then does the work itself, the process's answer dropped when
+        it comes)."""
+        global _calls_answered
+        reader = self._reader
+        if reader is not _reader or reader.calls != self._call:
+            raise RuntimeError("the reading process that ran the call is gone, or ran another since")
+        try:
+            answered = reader.answered()
+        except Exception:  # noqa: BLE001 — the process died: this call's work and the pages are done here
+            _stop_process()
+            raise
+        if not answered or reader.answer is None:
+            raise RuntimeError("the reading process has not answered the call")
+        done, value = reader.answer
+        reader.answer = None
+        if not done:
+            raise RuntimeError(f"the call failed in the reading process: {value}")
+        _calls_answered += 1
+        return value
+
+
+def aside(function: Any, *args: Any) -> Optional[Aside]:
+    """``function(*args)`` run by the reading process, when there is one ready and idle (None: there is
+    none, the caller does the work when it needs it). ``function`` is a module's function; it, its
+    arguments and its value are pickled. Pages are read here until the process has answered."""
+    reader = _reading_process()
+    if reader is None:
+        return None
+    try:
+        if not (reader.ready() and reader.answered()):
+            return None
+        reader.call(function, args)
+    except Exception:  # noqa: BLE001 — the process is gone: the work is done here
+        _stop_process()
+        return None
+    except BaseException:  # interrupted part way through the request: the process would read it wrong
+        _stop_process()
+        raise
+    return Aside(reader)
 
 
 def shares(texts: list[str]) -> tuple[int, ...]:
@@ -220,14 +281,15 @@ def _received(pending: Pending, wanted: bool = True) -> list:
 def reading_state() -> dict:
     """This process's reading process (a task, for tests and tools): its pid (None: none), whether it
     was forked from this process and is ready, whether one failed, how many pages sent to it it read a
-    share of, and how many shares of those pages this process claimed (to read them, or to drop them)."""
+    share of, how many shares of those pages this process claimed (to read them, or to drop them), and how
+many calls run aside answered."""
     try:
         ready = _reader is not None and _reader.ready()
     except Exception:  # noqa: BLE001 — it died: the next page finds out and reads here
         ready = False
     return {"pid": _reader.pid if _reader is not None else None, "forked": isinstance(_reader, ForkedReadingProcess),
             "ready": ready, "failed": _reader_failed, "pages_read_aside": _pages_read_aside,
-            "shares_read_here": _shares_read_here}
+            "shares_read_here": _shares_read_here, "calls_answered": _calls_answered}
 
 
 def _read_here(texts: list[str]) -> list:
@@ -288,7 +350,8 @@ class ReadingProcess:
     pickled texts with where their shares start on its input, each share's token (its number, a byte)
     on the claims pipe before it; the reply the pickled list of the shares it claimed, each with its
     texts' (tokens with tags, sentences), on its output, after a first "ready" once the model is loaded.
-    It ends when its input closes (the worker ended)."""
+    A call (:meth:`call`) is a request of its own, answered (done, value or why not) before the next
+    request is read. It ends when its input closes (the worker ended)."""
 
     def __init__(self) -> None:
         self._claims, self._tokens = _claims_pipe()
@@ -304,12 +367,30 @@ class ReadingProcess:
             raise
         self._requests, self._replies = self._child.stdin, self._child.stdout
         self._ready = False
+        self._calling = False
+        self.calls = 0  # calls sent
+        self.answer: Optional[tuple] = None  # the last call's (done, value or why not), once read
 
     def ready(self) -> bool:
         """Whether the model is loaded (without waiting)."""
         if not self._ready and select.select([self._replies], [], [], 0)[0]:
             self._ready = pickle.load(self._replies) == "ready"
         return self._ready
+
+    def answered(self) -> bool:
+        """Whether no call sent is left unanswered (without waiting); its answer is then in ``answer``."""
+        if self._calling and select.select([self._replies], [], [], 0)[0]:
+            self.answer = pickle.load(self._replies)
+            self._calling = False
+        return not self._calling
+
+    def call(self, function: Any, args: tuple) -> None:
+        """Run ``function(*args)`` there; see :meth:`answered`. Nothing else is sent until it answers."""
+        self.answer, self._calling = None, True
+        self.calls += 1
+        payload = pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(_Call(payload), self._requests, protocol=pickle.HIGHEST_PROTOCOL)
+        self._requests.flush()
 
     def send(self, texts: list[str], starts: tuple[int, ...]) -> None:
         os.write(self._tokens, bytes(range(len(starts) - 1)))  # before the request: the process finds them
@@ -372,6 +453,9 @@ class ForkedReadingProcess(ReadingProcess):
         self._pid, self._claims, self._tokens = pid, claims, tokens
         self._requests, self._replies = os.fdopen(requests_out, "wb"), os.fdopen(replies_in, "rb")
         self._ready = False
+        self._calling = False
+        self.calls = 0
+        self.answer = None
 
     def stop(self) -> None:
         """Killed and reaped once (its pid may be another process's after), its pipes closed: a request
@@ -422,21 +506,42 @@ def serve(claims: int) -> None:
     _answer(tokenize._get_nlp(), sys.stdin.buffer, replies, claims)
 
 
+class _Call(NamedTuple):
+    """A request to run a function (:meth:`ReadingProcess.call`): it and its arguments, pickled apart
+    so that one the process cannot unpickle fails the call, not the process."""
+    payload: bytes
+
+
 def _answer(nlp: Any, requests: Any, replies: Any, claims: int) -> None:
-    """"ready", then for each request the readings of the shares it claimed, until the requests end."""
+    """"ready", then for each page the readings of the shares it claimed, for each call its answer,
+    until the requests end."""
     pickle.dump("ready", replies)
     replies.flush()
     while True:
         try:
-            texts, starts = pickle.load(requests)
+            request = pickle.load(requests)
         except EOFError:
             return
+        if isinstance(request, _Call):
+            replies.write(_called(request))
+            replies.flush()
+            continue
+        texts, starts = request
         read = []
         while (share := _claimed(claims)) is not None:
             read.append((share, [([(token.text, token.tag_) for token in doc], [sent.text for sent in doc.sents])
                                  for doc in nlp.pipe(texts[starts[share]:starts[share + 1]], batch_size=BATCH)]))
         pickle.dump(read, replies, protocol=pickle.HIGHEST_PROTOCOL)
         replies.flush()
+
+
+def _called(call: _Call) -> bytes:
+    """A call's answer, pickled: (True, its value), or (False, why not)."""
+    try:
+        function, args = pickle.loads(call.payload)
+        return pickle.dumps((True, function(*args)), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # noqa: BLE001 — the caller does the work itself
+        return pickle.dumps((False, f"{type(exc).__name__}: {exc}"), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _claims_pipe() -> tuple[int, int]:
