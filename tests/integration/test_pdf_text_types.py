@@ -61,6 +61,17 @@ def reading_process(monkeypatch):
         text_types._reader.stop()
 
 
+def _answered(call, timeout: float = 60.0):
+    """The value of a call run aside, once the reading process has answered it."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not text_types._reader.answered():
+        assert time.monotonic() < deadline, "the reading process did not answer the call"
+        time.sleep(0.01)
+    return call.result()
+
+
 def _waited_for_model(timeout: float = 60.0) -> None:
     import time
 
@@ -72,6 +83,8 @@ def _waited_for_model(timeout: float = 60.0) -> None:
 
 def test_a_pdfs_texts_read_by_the_reading_process_are_typed_as_when_read_here(corpus_dir, monkeypatch,
                                                                                reading_process):
+    from kg_decoder.decode.backends.pdf_text_layer import page_lines
+
     offline.prepare()
     data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
     with monkeypatch.context() as here:
@@ -79,6 +92,7 @@ def test_a_pdfs_texts_read_by_the_reading_process_are_typed_as_when_read_here(co
         read_here = _typed(data)
     text_types._reading_process()
     _waited_for_model()
+    _answered(text_types.aside(page_lines, data, None, [1]))  # its modules loaded, as in a warm worker
     before = text_types.reading_state()
     received = []
     receive = text_types.ReadingProcess.receive
@@ -100,32 +114,32 @@ def test_a_call_aside_is_answered_by_the_reading_process_and_pages_wait_for_its_
     text_types._reading_process()
     _waited_for_model()
     call = text_types.aside(os.getpid)
-    deadline = time.monotonic() + 30
-    while not text_types._reader.answered():
-        assert time.monotonic() < deadline, "the reading process did not answer the call"
-        time.sleep(0.01)
-    assert call.result() == text_types._reader.pid  # run there, not here
+    assert _answered(call) == text_types._reader.pid  # run there, not here
     with pytest.raises(RuntimeError):
         call.result()  # its answer is taken once
 
     failing = text_types.aside(page_lines, b"not a PDF", None, [1])
-    while not text_types._reader.answered():
-        time.sleep(0.01)
     with pytest.raises(RuntimeError, match="PdfiumError"):
-        failing.result()  # the failure said, the process still reading
+        _answered(failing)  # the failure said, the process still reading
     assert not text_types._reader_failed and text_types.reading_state()["ready"]
 
-    slow = text_types.aside(time.sleep, 1.0)
+    slow = text_types.aside(time.sleep, 2.0)
     assert text_types.aside(os.getpid) is None  # one call at a time
     with pytest.raises(RuntimeError, match="not answered"):
         slow.result()  # not back yet: the caller does the work itself
-    texts = ["A page of text long enough to be cut in shares, read while the process is busy with a call."] * 9
+    texts = [f"Paragraph {n} of a page long enough to be cut in shares, read as the process is busy." for n in range(9)]
     assert text_types.read_texts_ahead(texts).readings is not None  # read here, not sent behind the call
-    time.sleep(1.2)
+    deadline = time.monotonic() + 30
+    while not text_types._reader.answered():
+        assert time.monotonic() < deadline, "the reading process did not answer the call"
+        time.sleep(0.01)
     sent = text_types.read_texts_ahead(texts)
     assert sent.readings is None  # sent, once the call is answered
     text_types.take(sent)
-    assert all(text in text_types._read for text in texts) and not text_types._reader_failed
+    here = text_types._read_here(texts)
+    assert [[(token.text, token.tag_) for token in text_types._read[text]] for text in texts] == \
+        [[(token.text, token.tag_) for token in doc] for doc in here]
+    assert not text_types._reader_failed
     text_types._read.clear()
 
 

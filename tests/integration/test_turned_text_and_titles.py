@@ -150,6 +150,7 @@ def test_lines_read_ahead_in_a_pdf_opened_apart_are_the_lines_read_in_the_decode
     decode's own reading of the pages (``PdfLines`` over its loaded pages, sharing their text pages)."""
     import pypdfium2 as pdfium
 
+    from kg_decoder.decode.backends import pdf_fonts
     from kg_decoder.decode.backends.pdf import LoadedPages
     from kg_decoder.decode.backends.pdf_text_layer import PdfLines, page_lines
 
@@ -158,7 +159,8 @@ def test_lines_read_ahead_in_a_pdf_opened_apart_are_the_lines_read_in_the_decode
     try:
         here = PdfLines(data, pdf)
         numbers = list(range(1, len(pdf) + 1))
-        ahead = page_lines(data, None, numbers)
+        ahead = page_lines(bytes(bytearray(data)), None, numbers)  # a copy, as the reading process unpickles
+        pdf_fonts._READERS.clear()  # the fonts' heights read anew here too
         assert list(ahead) == numbers
         assert all(ahead[number] == here.lines(number) for number in numbers)
         assert any(line.text for number in numbers for line in ahead[number]) or name == "loremipsum-flat.pdf"

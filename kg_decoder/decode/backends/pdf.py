@@ -37,6 +37,7 @@ from .unstructured_glue import call, convert_all, ocr_languages, require_layout_
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
 LINES_AHEAD = 4  # pages whose lines the reading process reads ahead: it takes no page's texts meanwhile
+LINES_AHEAD_BYTES = 8 << 20  # a larger PDF is not copied to it (its lines are read here)
 
 
 class PdfBackend(Backend):
@@ -236,15 +237,22 @@ def _lines_ahead(data: bytes, pdf, password: Optional[str], turned: set[int], wi
     """The lines a closer look at a first reading will want (of the first pages with turned text, and of
     page 1 for a title the PDF's Info does not state), read by the reading process while pdfminer reads
     the first pages: how to take them (None: they are read here when wanted)."""
-    if strategy not in ("fast", "auto"):
+    if strategy not in ("fast", "auto") or len(data) > LINES_AHEAD_BYTES:
         return None
-    wanted = sorted(turned & with_text)
-    if 1 in with_text and 1 not in turned and not (pdf.get_metadata_dict().get("Title") or "").strip():
-        wanted.insert(0, 1)
-    if not wanted:
+    try:
+        wanted = sorted(turned & with_text)
+        title = _info_title(pdf)
+        if 1 in with_text and 1 not in turned and (not title or _FILE_NAME.fullmatch(title)):
+            wanted.insert(0, 1)
+        call = text_types.aside(page_lines, data, password, wanted[:LINES_AHEAD]) if wanted else None
+    except Exception:  # noqa: BLE001 — a saving only: the lines are read here when wanted
         return None
-    call = text_types.aside(page_lines, data, password, wanted[:LINES_AHEAD])
     return call.result if call is not None else None
+
+
+def _info_title(pdf) -> str:
+    """The title the PDF's Info states (empty: none)."""
+    return (pdf.get_metadata_dict().get("Title") or "").strip()
 
 
 def _closer_look(data: bytes, pdf, layer: PdfLines, found: list[Element], read_fast: list[int], with_layer: list[int],
@@ -366,7 +374,7 @@ class LoadedPages:
 def _document_title(data: bytes, pdf, layer: PdfLines, first_page_has_text: bool) -> Optional[str]:
     """The title the PDF states (Info, else XMP), unless it is a file name; else the text set in the
     largest type on page 1 (never turned text: a margin stamp is not a title); else None."""
-    stated = [(pdf.get_metadata_dict().get("Title") or "").strip()]
+    stated = [_info_title(pdf)]
     if not stated[0]:
         try:
             with pdf_fonts.parsed(data) as reader:

@@ -31,9 +31,9 @@ short document's last page has no next page for pdfminer to read meanwhile: on t
 layout-parser papers the worker waited 160 ms a decode for such pages, of about 600.
 
 Before the first page's texts the process has nothing to read: the worker hands it other work of the
-document meanwhile (:func:`aside`: a call whose value it takes later, the turned text's lines of a
-PDF's pages). A page is sent only once the call is answered, so the process never keeps a page
-waiting behind a call; until then pages are read here.
+document meanwhile (:func:`aside`: a call whose value it takes later: the lines of a PDF's pages
+with turned text, and of page 1 for its title). A page is sent only once the call is answered, so the
+process never keeps a page waiting behind a call; until then pages are read here.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator, NamedTuple, Optional
 
@@ -186,7 +187,7 @@ class Aside:
             raise RuntimeError("the reading process that ran the call is gone, or ran another since")
         try:
             answered = reader.answered()
-        except Exception:  # noqa: BLE001 — the process died: this call's work and the pages are done here
+        except BaseException:  # it died, or this process was interrupted part way through the answer
             _stop_process()
             raise
         if not answered or reader.answer is None:
@@ -200,9 +201,11 @@ class Aside:
 
 
 def aside(function: Any, *args: Any) -> Optional[Aside]:
-    """``function(*args)`` run by the reading process, when there is one ready and idle (None: there is
-    none, the caller does the work when it needs it). ``function`` is a module's function; it, its
-    arguments and its value are pickled. Pages are read here until the process has answered."""
+    """``function(*args)`` run by the reading process, when there is one ready and no call of its is
+    unanswered (None: there is none, the caller does the work when it needs it). Not called while a page
+    is in flight (between :func:`read_ahead` and :func:`take`): its reply would be taken for the
+    answer. ``function`` is a module's function; it, its arguments and its value are pickled. Pages are
+    read here until the process has answered."""
     reader = _reading_process()
     if reader is None:
         return None
@@ -281,8 +284,8 @@ def _received(pending: Pending, wanted: bool = True) -> list:
 def reading_state() -> dict:
     """This process's reading process (a task, for tests and tools): its pid (None: none), whether it
     was forked from this process and is ready, whether one failed, how many pages sent to it it read a
-    share of, how many shares of those pages this process claimed (to read them, or to drop them), and how
-many calls run aside answered."""
+    share of, how many shares of those pages this process claimed (to read them, or to drop them), and
+how many calls run aside answered."""
     try:
         ready = _reader is not None and _reader.ready()
     except Exception:  # noqa: BLE001 — it died: the next page finds out and reads here
@@ -378,15 +381,19 @@ class ReadingProcess:
         return self._ready
 
     def answered(self) -> bool:
-        """Whether no call sent is left unanswered (without waiting); its answer is then in ``answer``."""
-        if self._calling and select.select([self._replies], [], [], 0)[0]:
-            self.answer = pickle.load(self._replies)
-            self._calling = False
+        """Whether no call sent is left unanswered (without waiting); its answer is then in ``answer``.
+        Raises once a call has gone unanswered for ``REPLY_SECONDS`` (the process is to be stopped)."""
+        if self._calling:
+            if select.select([self._replies], [], [], 0)[0]:
+                self.answer = pickle.load(self._replies)
+                self._calling = False
+            elif time.monotonic() - self._called_at > REPLY_SECONDS:
+                raise TimeoutError("the reading process did not answer a call")
         return not self._calling
 
     def call(self, function: Any, args: tuple) -> None:
         """Run ``function(*args)`` there; see :meth:`answered`. Nothing else is sent until it answers."""
-        self.answer, self._calling = None, True
+        self.answer, self._calling, self._called_at = None, True, time.monotonic()
         self.calls += 1
         payload = pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
         pickle.dump(_Call(payload), self._requests, protocol=pickle.HIGHEST_PROTOCOL)
