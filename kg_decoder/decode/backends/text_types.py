@@ -285,7 +285,7 @@ def reading_state() -> dict:
     """This process's reading process (a task, for tests and tools): its pid (None: none), whether it
     was forked from this process and is ready, whether one failed, how many pages sent to it it read a
     share of, how many shares of those pages this process claimed (to read them, or to drop them), and
-how many calls run aside answered."""
+    how many calls run aside answered."""
     try:
         ready = _reader is not None and _reader.ready()
     except Exception:  # noqa: BLE001 — it died: the next page finds out and reads here
