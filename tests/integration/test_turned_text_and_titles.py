@@ -168,3 +168,18 @@ def test_lines_read_ahead_in_a_pdf_opened_apart_are_the_lines_read_in_the_decode
         assert taken.lines(1) is ahead[1]  # taken, not read again
     finally:
         pdf.close()
+
+
+def test_a_pdf_whose_info_title_is_not_utf16_decodes_with_its_largest_type_as_title(store, tmp_path):
+    """PDFium refuses an Info title with a lone surrogate (pypdfium2 raises UnicodeDecodeError): the
+    title is then read from page 1, and the document decodes."""
+    from pypdf.generic import ByteStringObject, NameObject
+
+    paper = stamped_paper(tmp_path / "plain.pdf")
+    writer = pypdf.PdfWriter(clone_from=str(paper))
+    writer._info.get_object()[NameObject("/Title")] = ByteStringObject(b"\xfe\xff\xd8\x00")
+    broken = tmp_path / "broken-title.pdf"
+    writer.write(str(broken))
+    result = kg_decoder.decode(broken, store=store)
+    assert result.status == "decoded"
+    assert store.document_info(result.document).title == "A Title For The Paper"
