@@ -13,6 +13,8 @@ from kg_decoder.model import DecodeOptions
 def _forget_readings(tokenize) -> None:
     for cached in (tokenize._process_cached, tokenize.word_tokenize, tokenize.pos_tag, tokenize._tokenize_for_cache):
         cached.cache_clear()
+    text_types._kept.clear()
+    text_types._kept_letters = 0
 
 
 def _typed(data: bytes) -> list[tuple]:
@@ -48,6 +50,41 @@ def test_a_pdfs_texts_are_typed_from_one_spacy_batch_a_page_as_when_read_alone(c
     assert from_batch and alone == []  # every text unstructured typed was foreseen on its page
     assert {category for category, *_ in read_alone} >= {"NarrativeText", "Title"}
     assert text_types._read == {}  # nothing kept after the partition
+
+
+def test_texts_read_before_are_not_read_again_and_are_typed_as_before(corpus_dir, monkeypatch):
+    offline.prepare()
+    import unstructured.nlp.tokenize as tokenize
+
+    monkeypatch.setenv(text_types.PROCESS_VARIABLE, "here")
+    first = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
+    typed_first = _typed(first)
+    kept = dict(text_types._kept)
+    assert kept and all(isinstance(reading, text_types.Reading) for reading in kept.values())
+    read = []
+    monkeypatch.setattr(text_types, "_read_here", lambda texts: read.extend(texts) or list(tokenize._get_nlp().pipe(texts)))
+    before = text_types.reading_state()["texts_found_kept"]
+    for cached in (tokenize._process_cached, tokenize.word_tokenize, tokenize.pos_tag, tokenize._tokenize_for_cache):
+        cached.cache_clear()  # unstructured's own readings forgotten: each text is asked for
+    partitioned = PdfBackend().partition(first, PDF, DecodeOptions(image_ocr="off"))
+    assert [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements] == typed_first
+    assert read == [] and text_types.reading_state()["texts_found_kept"] - before == len(kept)
+    # the same paper with two empty pages: only its texts not read before are read
+    PdfBackend().partition((corpus_dir / "layout-parser-paper-with-empty-pages.pdf").read_bytes(), PDF,
+                           DecodeOptions(image_ocr="off"))
+    assert read and not set(read) & set(kept)
+
+
+def test_the_readings_kept_are_the_last_used_within_their_letters(monkeypatch):
+    monkeypatch.setattr(text_types, "_kept", text_types.OrderedDict())
+    monkeypatch.setattr(text_types, "_kept_letters", 0)
+    monkeypatch.setattr(text_types, "KEPT_LETTERS", 30)
+    reading = text_types.Reading([text_types.Token("a", "DT")], [text_types.Sentence("a")])
+    text_types._keep(text_types.Pending(["a" * 10, "b" * 10], [reading, None]), [reading, None])
+    text_types._keep(text_types.Pending(["c" * 10], [reading], kept=(("a" * 10, reading),)), [reading])
+    assert list(text_types._kept) == ["a" * 10, "c" * 10] and text_types._kept_letters == 20  # b not read
+    text_types._keep(text_types.Pending(["d" * 15], [reading]), [reading])
+    assert list(text_types._kept) == ["c" * 10, "d" * 15] and text_types._kept_letters == 25
 
 
 @pytest.fixture

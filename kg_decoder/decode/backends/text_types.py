@@ -46,6 +46,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Iterator, NamedTuple, Optional
 
@@ -56,6 +57,9 @@ SHARE_LETTERS = 200  # a share's fewest letters: a batch of short texts costs sp
 PROCESS_VARIABLE = "KG_DECODER_TEXT_READING"  # "process": read by the process from the first page; "here": never
 PROCESS_AFTER_PAGES = 20
 REPLY_SECONDS = 60.0  # a page's reading not back by then: the process is stopped, the page read here
+# Readings kept for texts read again (a running title, boilerplate, a document decoded again): about 40
+# pages of prose, some 5 MB; unstructured's own caches keep its last 128 texts' readings.
+KEPT_LETTERS = 200_000
 
 _read: dict[str, Any] = {}  # text → its reading (spaCy's Doc, or a Reading), for the page being typed
 _installed = False
@@ -65,6 +69,9 @@ _pages_typed = 0
 _pages_read_aside = 0  # pages of whose texts the reading process read a share
 _shares_read_here = 0  # shares of pages sent to the reading process that this process claimed
 _calls_answered = 0  # calls run aside whose value came back
+_kept: "OrderedDict[str, Reading]" = OrderedDict()  # text → its reading, the last read or found last
+_kept_letters = 0
+_texts_found_kept = 0  # texts of pages typed whose reading was kept, so not read again
 
 
 class Token(NamedTuple):
@@ -91,10 +98,12 @@ class Reading:
 
 class Pending(NamedTuple):
     """A page's texts, read here (``readings``) or being read by the process (``readings`` None) in
-    the shares that start at ``starts`` (the last: where the texts end)."""
+    the shares that start at ``starts`` (the last: where the texts end); and those of its texts whose
+    readings were kept (``kept``: text, reading), not read again."""
     texts: list[str]
     readings: Optional[list]
     starts: tuple[int, ...] = ()
+    kept: tuple = ()
 
 
 def install() -> None:
@@ -138,21 +147,25 @@ def read_ahead(layout: Any) -> Pending:
 def read_texts_ahead(texts: list[str]) -> Pending:
     """Start reading a page's ``texts`` in one batch (see :func:`read_ahead`): sent to the reading process
     when it is ready and has answered every call, else read here."""
-    global _pages_typed
+    global _pages_typed, _texts_found_kept
     _pages_typed += 1
+    kept = tuple((text, _kept[text]) for text in texts if text in _kept)
+    if kept:
+        _texts_found_kept += len(kept)
+        texts = [text for text in texts if text not in _kept]
     reader = _reading_process()
     if texts and reader is not None:
         try:
             if reader.ready() and reader.answered():
                 starts = shares(texts)
                 reader.send(texts, starts)
-                return Pending(texts, None, starts)
+                return Pending(texts, None, starts, kept)
         except Exception:  # noqa: BLE001 — the process is gone: this page and the next are read here
             _stop_process()
         except BaseException:  # interrupted part way through the request: the process would read it wrong
             _stop_process()
             raise
-    return Pending(texts, _read_here(texts))
+    return Pending(texts, _read_here(texts), kept=kept)
 
 
 def take(pending: Pending) -> None:
@@ -161,7 +174,25 @@ def take(pending: Pending) -> None:
     if readings is None:
         readings = _received(pending)
     _read.clear()
+    _read.update(pending.kept)
     _read.update((text, reading) for text, reading in zip(pending.texts, readings) if reading is not None)
+    _keep(pending, readings)
+
+
+def _keep(pending: Pending, readings: list) -> None:
+    """The page's readings kept for its texts read again, the least recently used dropped beyond
+    ``KEPT_LETTERS``; a spaCy ``Doc`` kept as a :class:`Reading` (its tokens' vectors are most of it)."""
+    global _kept_letters
+    for text, _ in pending.kept:
+        _kept.move_to_end(text)
+    for text, reading in zip(pending.texts, readings):
+        if reading is not None and text not in _kept and len(text) <= KEPT_LETTERS:
+            _kept[text] = reading if isinstance(reading, Reading) else Reading(
+                [Token(token.text, token.tag_) for token in reading], [Sentence(sent.text) for sent in reading.sents])
+            _kept_letters += len(text)
+    while _kept_letters > KEPT_LETTERS:
+        text, _ = _kept.popitem(last=False)
+        _kept_letters -= len(text)
 
 
 def drop(pending: Optional[Pending]) -> None:
@@ -292,7 +323,8 @@ def reading_state() -> dict:
         ready = False
     return {"pid": _reader.pid if _reader is not None else None, "forked": isinstance(_reader, ForkedReadingProcess),
             "ready": ready, "failed": _reader_failed, "pages_read_aside": _pages_read_aside,
-            "shares_read_here": _shares_read_here, "calls_answered": _calls_answered}
+            "shares_read_here": _shares_read_here, "calls_answered": _calls_answered,
+            "texts_found_kept": _texts_found_kept}
 
 
 def _read_here(texts: list[str]) -> list:
