@@ -47,7 +47,15 @@ class PdfBackend(Backend):
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
         data = readable_pdf(data, options.password)
-        pdf, pages, geometries, with_text, needs_ocr, turned = _inspect_pdf(data, options.password, _opened_ahead(data))
+        inspected = _inspect_pdf(data, options.password, _opened_ahead(data))
+        try:
+            return self._partition_inspected(data, options, progress, *inspected)
+        finally:  # closed however the partition ends, an interrupt too
+            inspected[0].close()
+
+    def _partition_inspected(self, data: bytes, options: DecodeOptions, progress: Optional[ProgressCallback],
+                             pdf: "LoadedPages", pages: list[Page], geometries: dict, with_text: set[int],
+                             needs_ocr: set[int], turned: set[int]) -> Partitioned:
         languages = ocr_languages(options)
         strategy = options.strategy
         if strategy == "hi_res":
@@ -112,7 +120,6 @@ class PdfBackend(Backend):
         check_pdf_boxes(pdf, found, with_text - set(ocr_numbers))
         elements = _in_page_order(found)  # none: a PDF of pictures or drawings alone, kept with its pages
         elements = with_forms(data, pdf, elements, pages, geometries, options.password, problems)
-        pdf.close()
         return Partitioned(format="pdf", elements=elements, pages=pages, strategy=_strategy_used(pages),
                            problems=problems, title=title)
 
