@@ -34,6 +34,10 @@ Before the first page's texts the process has nothing to read: the worker hands 
 document meanwhile (:func:`aside`: a call whose value it takes later: the lines of a PDF's pages
 with turned text, and of page 1 for its title). A page is sent only once the call is answered, so the
 process never keeps a page waiting behind a call; until then pages are read here.
+
+A worker keeps the readings of the texts it read last (``KEPT_LETTERS``), and a text found there is not
+read again: a running title, a disclaimer, a document decoded again. unstructured's own caches already
+answer such a text without asking (its last 128 texts), so raw unstructured reads it once too.
 """
 
 from __future__ import annotations
