@@ -307,28 +307,32 @@ def _inspect_pdf(data: bytes, password: Optional[str], opened: Optional["LoadedP
                 raise EncryptedDocument("the PDF is encrypted; give its password to decode it") from None
             raise CorruptDocument(f"the file could not be read as PDF: {exc}") from None
     pdf = opened
-    if len(pdf) == 0:
-        raise EmptyDocument("the PDF has no pages")
-    pages: list[Page] = []
-    geometries: dict[int, PageGeometry] = {}
-    with_text: set[int] = set()
-    needs_ocr: set[int] = set()
-    turned: set[int] = set()
-    for index in range(len(pdf)):
-        page = pdf[index]
-        geometry = geometries[index + 1] = PageGeometry.of(page)
-        width, height = geometry.size
-        pages.append(Page(number=index + 1, width=round(width, 3), height=round(height, 3),
-                          coordinate_system=PDF_POINTS))
-        if page.get_textpage().get_text_bounded().strip():
-            with_text.add(index + 1)
-            try:
-                if has_turned_text(page):
-                    turned.add(index + 1)
-            except Exception:  # a page object PDFium cannot read: the page is read as first read
-                pass
-        elif next(page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3), None) is not None:
-            needs_ocr.add(index + 1)
+    try:
+        if len(pdf) == 0:
+            raise EmptyDocument("the PDF has no pages")
+        pages: list[Page] = []
+        geometries: dict[int, PageGeometry] = {}
+        with_text: set[int] = set()
+        needs_ocr: set[int] = set()
+        turned: set[int] = set()
+        for index in range(len(pdf)):
+            page = pdf[index]
+            geometry = geometries[index + 1] = PageGeometry.of(page)
+            width, height = geometry.size
+            pages.append(Page(number=index + 1, width=round(width, 3), height=round(height, 3),
+                              coordinate_system=PDF_POINTS))
+            if page.get_textpage().get_text_bounded().strip():
+                with_text.add(index + 1)
+                try:
+                    if has_turned_text(page):
+                        turned.add(index + 1)
+                except Exception:  # a page object PDFium cannot read: the page is read as first read
+                    pass
+            elif next(page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3), None) is not None:
+                needs_ocr.add(index + 1)
+    except BaseException:
+        pdf.close()
+        raise
     return pdf, pages, geometries, with_text, needs_ocr, turned
 
 

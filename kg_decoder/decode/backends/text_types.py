@@ -20,8 +20,9 @@ is loaded already and what the warm-up made is shared, so the process costs no s
 reads from the first page of the first document. Elsewhere (a decode in this process) it is started
 anew once ``PROCESS_AFTER_PAGES`` pages are typed (it costs about 1.5 CPU-seconds and 160 MB). Until
 it is ready, and if it fails, pages are read here, to the same readings. Decoding workers read one
-document at a time; the readings of one page are dropped when the next page's are taken, and when
-the partition ends.
+document at a time; the readings of one page are put in place for unstructured when the page is
+typed, and taken away when the next page's are taken and when the partition ends (those of the texts
+read last are kept apart, see below).
 
 The process and the worker share a page's reading: it is cut in shares (the first about half of its
 letters, each next half of the rest, :func:`shares`), each claimed by whichever of the two takes its
@@ -35,9 +36,10 @@ document meanwhile (:func:`aside`: a call whose value it takes later: the lines 
 with turned text, and of page 1 for its title). A page is sent only once the call is answered, so the
 process never keeps a page waiting behind a call; until then pages are read here.
 
-A worker keeps the readings of the texts it read last (``KEPT_LETTERS``), and a text found there is not
-read again: a running title, a disclaimer, a document decoded again. unstructured's own caches already
-answer such a text without asking (its last 128 texts), so raw unstructured reads it once too.
+The process that types keeps the readings of the texts read last (``KEPT_LETTERS``, a worker from
+document to document), and a text found there is not read again: a running title, a disclaimer, a
+document decoded again. unstructured's own caches answer such a text without asking when it is among
+its last 128 texts, so raw unstructured reads it once too; beyond those, this keeps more.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ PROCESS_VARIABLE = "KG_DECODER_TEXT_READING"  # "process": read by the process f
 PROCESS_AFTER_PAGES = 20
 REPLY_SECONDS = 60.0  # a page's reading not back by then: the process is stopped, the page read here
 # Readings kept for texts read again (a running title, boilerplate, a document decoded again): about 40
-# pages of prose, some 5 MB; unstructured's own caches keep its last 128 texts' readings.
+# pages of prose; 7 MB of readings of paragraphs, up to 14 MB of table cells' (measured with
+# tracemalloc). unstructured's own caches keep its last 128 texts' readings.
 KEPT_LETTERS = 200_000
 
 _read: dict[str, Any] = {}  # text → its reading (spaCy's Doc, or a Reading), for the page being typed
@@ -129,7 +132,8 @@ def install() -> None:
 
 @contextmanager
 def batches() -> Iterator[None]:
-    """Within: pages' texts read ahead by ``read_ahead``; after: none kept."""
+    """Within: pages' texts read ahead by ``read_ahead``, each page's in place as it is typed; after:
+    none in place (the kept ones stay kept)."""
     install()
     try:
         yield
@@ -149,8 +153,8 @@ def read_ahead(layout: Any) -> Pending:
 
 
 def read_texts_ahead(texts: list[str]) -> Pending:
-    """Start reading a page's ``texts`` in one batch (see :func:`read_ahead`): sent to the reading process
-    when it is ready and has answered every call, else read here."""
+    """Start reading a page's ``texts`` in one batch (see :func:`read_ahead`), less those whose readings
+    are kept: sent to the reading process when it is ready and has answered every call, else read here."""
     global _pages_typed, _texts_found_kept
     _pages_typed += 1
     kept = tuple((text, _kept[text]) for text in texts if text in _kept)
@@ -185,18 +189,31 @@ def take(pending: Pending) -> None:
 
 def _keep(pending: Pending, readings: list) -> None:
     """The page's readings kept for its texts read again, the least recently used dropped beyond
-    ``KEPT_LETTERS``; a spaCy ``Doc`` kept as a :class:`Reading` (its tokens' vectors are most of it)."""
+    ``KEPT_LETTERS``: each as a :class:`Reading` (a spaCy ``Doc`` holds its tokens' tensor too), its tags
+    shared, and only where its sentences hold the text's letters (a reading is never kept for another
+    text, whatever went wrong in the pipes)."""
     global _kept_letters
     for text, _ in pending.kept:
-        _kept.move_to_end(text)
+        if text in _kept:
+            _kept.move_to_end(text)
     for text, reading in zip(pending.texts, readings):
-        if reading is not None and text not in _kept and len(text) <= KEPT_LETTERS:
-            _kept[text] = reading if isinstance(reading, Reading) else Reading(
-                [Token(token.text, token.tag_) for token in reading], [Sentence(sent.text) for sent in reading.sents])
-            _kept_letters += len(text)
+        if reading is None or text in _kept or len(text) > KEPT_LETTERS:
+            continue
+        sentences = [Sentence(sent.text) for sent in reading.sents]
+        if "".join(text.split()) != "".join("".join(sentence.text for sentence in sentences).split()):
+            continue
+        _kept[text] = Reading([Token(token.text, sys.intern(token.tag_)) for token in reading], sentences)
+        _kept_letters += len(text)
     while _kept_letters > KEPT_LETTERS:
         text, _ = _kept.popitem(last=False)
         _kept_letters -= len(text)
+
+
+def forget_kept() -> None:
+    """No reading kept: every text is read anew (a task, for tests and tools)."""
+    global _kept_letters
+    _kept.clear()
+    _kept_letters = 0
 
 
 def drop(pending: Optional[Pending]) -> None:
@@ -303,6 +320,8 @@ def _received(pending: Pending, wanted: bool = True) -> list:
         replies = _reader.receive()
         for share, share_readings in replies:
             begin = starts[share]
+            if not 0 <= share < len(starts) - 1 or len(share_readings) != starts[share + 1] - begin:
+                raise ValueError(f"a reply of {len(share_readings)} readings for share {share} of {len(starts) - 1}")
             readings[begin:begin + len(share_readings)] = [
                 Reading([Token(*token) for token in tokens], [Sentence(text) for text in sentences])
                 for tokens, sentences in share_readings]
@@ -320,7 +339,7 @@ def reading_state() -> dict:
     """This process's reading process (a task, for tests and tools): its pid (None: none), whether it
     was forked from this process and is ready, whether one failed, how many pages sent to it it read a
     share of, how many shares of those pages this process claimed (to read them, or to drop them), and
-    how many calls run aside answered."""
+    how many calls run aside answered, how many texts of pages typed had their readings kept."""
     try:
         ready = _reader is not None and _reader.ready()
     except Exception:  # noqa: BLE001 — it died: the next page finds out and reads here
