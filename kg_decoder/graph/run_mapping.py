@@ -38,9 +38,15 @@ class ChunkRecord:
         return derived_iri("chunk", segment_iri, self.options.settings_key(), position)
 
 
+# What a chunking run writes, as a number: a run written in another form is not the one wanted, so
+# chunking again replaces it. 2: each chunk names the next of its text (tg:nextChunk).
+CHUNK_GRAPH_FORM = 2
+
+
 def chunking_activity_iri(decode_activity: str, options: ChunkOptions, versions: dict[str, str]) -> str:
     """The chunking run over one decode with these settings by these software versions."""
-    return derived_iri("activity", "chunking", decode_activity, options.settings_key(), *sorted(versions.items()))
+    return derived_iri("activity", "chunking", decode_activity, options.settings_key(), *sorted(versions.items()),
+                       ("chunk graph form", CHUNK_GRAPH_FORM))
 
 
 def chunk_quads(record: ChunkRecord) -> list[Quad]:
@@ -76,6 +82,8 @@ def chunk_quads(record: ChunkRecord) -> list[Quad]:
             out.add(node, tg("prefixLength"), int_literal(len(chunk.prefix)))
             out.add(node, tg("tokenCount"), int_literal(chunk.tokens))
             out.add(node, tg("sha256"), text_literal(sha256))
+            if position + 1 < len(chunks):
+                out.add(node, tg("nextChunk"), NamedNode(record.chunk_iri(segment_iri, position + 1)))
             if chunk.heading_path:
                 out.add(node, tg("headingPath"), text_literal(HEADING_SEPARATOR.join(chunk.heading_path)))
             for anchor in chunk_anchors:
