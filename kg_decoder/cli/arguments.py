@@ -9,6 +9,7 @@ from .versions import add_version_commands
 from ..model import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, ChunkOptions, CrawlOptions, DecodeOptions,
                      software_versions)
 
+AUDIT_TIMEOUT_SECONDS = 60.0
 DESCRIPTION = "Decode documents into a knowledge graph of provenance; chunk, trace, audit and serve it."
 
 
@@ -193,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     _store_arguments(audit)
     audit.add_argument("--json", action="store_true", help="print one JSON object per audit")
     audit.add_argument("--fail-on-findings", action="store_true", help="exit 1 when any audit finds something")
+    audit.add_argument("--timeout", type=float, default=AUDIT_TIMEOUT_SECONDS, metavar="SECONDS",
+                       help="time allowed to each audit: one past it is stopped and reported, the others still run, "
+                            "and the command exits 1 (default: %(default)s)")
 
     check = commands.add_parser("validate", help="check the store against the SHACL shapes (ontology/shapes.ttl)")
     _store_arguments(check)

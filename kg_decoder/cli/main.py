@@ -33,7 +33,7 @@ from ..graph.opening import open_for_reading, open_store
 from ..graph.store import KgStore
 from ..graph.terms import read_facts
 from ..graph.transfer import export_store, import_store
-from ..model import CrawlOptions, DecodeResult
+from ..model import Audit, CrawlOptions, DecodeResult
 from ..model.errors import KgDecoderError, RequestError
 from ..quality.audits import run_audits
 from ..quality.validation import validate
@@ -450,20 +450,36 @@ def _images(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    audits = run_audits(_reading_store(args))
-    for audit in audits:
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be more than 0 seconds")
+
+    def started(audit: Audit) -> None:  # the name first, so a slow audit is seen while it runs
+        if not args.json:
+            print(f"== {audit.name}: {audit.title}", flush=True)
+
+    def ended(audit: Audit) -> None:
         if args.json:
-            print(json_line(audit.to_json()), end="")
-            continue
+            print(json_line(audit.to_json()), end="", flush=True)
+            return
         rows = audit.table
-        count = f"{len(rows)} found" if audit.kind == "finding" else f"{len(rows)} rows"
-        print(f"== {audit.name}: {audit.title} ({count})")
+        if audit.error is not None:
+            print(f"not finished after {audit.seconds:.1f} s: {audit.error}")
+        else:
+            count = f"{len(rows)} found" if audit.kind == "finding" else f"{len(rows)} rows"
+            print(f"{count} in {audit.seconds:.2f} s")
         if rows.rows:
             print(table(rows.columns, [[short(value) for value in row] for row in rows.rows]))
-        print()
+        print(flush=True)
+
+    audits = run_audits(_reading_store(args), timeout=args.timeout, started=started, ended=ended)
     findings = sum(1 for audit in audits if audit.has_findings)
+    unfinished = [audit.name for audit in audits if audit.error is not None]
     if not args.json:
         print(f"{findings} of {sum(1 for a in audits if a.kind == 'finding')} finding audits found something")
+    if unfinished:
+        print(f"kg-decoder: {len(unfinished)} audit{'s' if len(unfinished) > 1 else ''} could not finish: "
+              f"{', '.join(unfinished)}", file=sys.stderr)
+        return 1
     return 1 if args.fail_on_findings and findings else 0
 
 

@@ -22,6 +22,7 @@ import sqlite3
 import threading
 import time
 import warnings
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Optional
 
@@ -35,6 +36,11 @@ from .vocabulary import XSD_DATETIME
 CATCH_UP_MARGIN = timedelta(hours=1)
 REMOTE_REFRESH_SECONDS = 5.0
 _START_OF_TIME = "0001-01-01T00:00:00Z"
+
+
+INDEX_AUDIT = Audit(name="text-index", title="Text index against the graph", kind="finding",
+                    finds="documents the text index lacks, holds from another decode, or holds after their removal "
+                          "(kg-decoder reindex rebuilds it)")
 
 
 class TextIndexing:
@@ -195,10 +201,7 @@ class TextIndexing:
             elif held[document].activity != activity:
                 rows.append((document, "another decode in the index"))
         rows += [(document, "in the index, not in the graph") for document in sorted(set(held) - set(graph))]
-        return Audit(name="text-index", title="Text index against the graph",
-                     finds="documents the text index lacks, holds from another decode, or holds after their removal "
-                           "(kg-decoder reindex rebuilds it)", kind="finding",
-                     table=Rows(columns=["document", "problem"], rows=rows))
+        return replace(INDEX_AUDIT, table=Rows(columns=["document", "problem"], rows=rows))
 
 
 def _parse_time(value: str) -> datetime:
@@ -206,4 +209,4 @@ def _parse_time(value: str) -> datetime:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
-__all__ = ["CATCH_UP_MARGIN", "TextIndexing"]
+__all__ = ["CATCH_UP_MARGIN", "INDEX_AUDIT", "TextIndexing"]

@@ -489,14 +489,20 @@ class Audit(JsonResult):
     finds: str
     kind: str  # "finding" or "report"
     table: Rows = field(default_factory=lambda: Rows([]))
+    seconds: Optional[float] = None  # how long it ran (None: not run)
+    error: Optional[str] = None  # why it gave no rows: past its time limit, or failed
 
     @property
     def has_findings(self) -> bool:
         return self.kind == "finding" and bool(self.table.rows)
 
     def to_json(self) -> dict:
-        return {"audit": self.name, "title": self.title, "finds": self.finds, "kind": self.kind,
-                "findings": len(self.table.rows) if self.kind == "finding" else 0, "rows": self.table.records()}
+        record = {"audit": self.name, "title": self.title, "finds": self.finds, "kind": self.kind,
+                  "findings": len(self.table.rows) if self.kind == "finding" else 0, "rows": self.table.records(),
+                  "seconds": None if self.seconds is None else round(self.seconds, 3)}
+        if self.error is not None:
+            record["error"] = self.error
+        return record
 
 
 @dataclass

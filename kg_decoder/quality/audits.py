@@ -12,14 +12,24 @@ rows (counts, shares) and never counts as a finding.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
-from typing import Union
+from typing import Callable, Optional, Union
 
+from ..decode.worker import PartitionWorker, WorkerSetup
+from ..graph.indexing import INDEX_AUDIT
+from ..graph.opening import open_reader, open_store
 from ..graph.queries import shipped_queries
-from ..graph.opening import open_store
 from ..graph.store import KgStore, StorePath
 from ..model import Audit, Rows
-from ..model.errors import QueryError
+from ..model.errors import KgDecoderError, QueryError, QueryTimeout, WorkCrashed
+
+AuditCallback = Callable[[Audit], None]
+# A worker that runs audits: nothing to warm up beyond this module; an audit stuck in Oxigraph is
+# killed with its worker (a query cannot be stopped otherwise), and the next audit starts another.
+AUDIT_WORKER = WorkerSetup(warm_up="kg_decoder.quality.audits:warm_up", warmed=None, idle=False,
+                           interruptible=True, name="audit worker")
+_AUDIT_TASK = "kg_decoder.quality.audits:audit_table"
 
 
 def audit_definitions() -> list[Audit]:
@@ -51,16 +61,82 @@ LIBRARY_AUDITS = [
 ]
 
 
-def run_audits(store: Union[KgStore, StorePath]) -> list[Audit]:
-    """Run every audit over the store (the SPARQL audits and the library's). Reads only."""
+def run_audits(store: Union[KgStore, StorePath], timeout: Optional[float] = None,
+               started: Optional[AuditCallback] = None, ended: Optional[AuditCallback] = None) -> list[Audit]:
+    """Run every audit over the store (the SPARQL audits, the library's and the text index's). Reads only.
+
+    With ``timeout``, each SPARQL audit runs in a worker process within that many seconds: one past
+    it is stopped (its worker killed) and given ``error``, and the others still run. (A store in
+    memory cannot be read by another process: its audits run here, unbounded.) ``started`` is told
+    of each audit as it starts, ``ended`` once it has its rows (or its error) and ``seconds``.
+    """
     if not isinstance(store, KgStore):
         with open_store(store, read_only=True) as opened:
-            return run_audits(opened)
-    audits = audit_definitions()
-    for audit in audits:
-        audit.table = store.table(audit.name)
-    missing, orphans = store.missing_blobs(), store.orphan_blobs()
-    for audit, hashes in zip(LIBRARY_AUDITS, (missing, orphans)):
-        audits.append(replace(audit, table=Rows(columns=["sha256"], rows=[(key,) for key in hashes])))
-    audits.append(store.index_audit())
+            return run_audits(opened, timeout, started, ended)
+    runner = _AuditRunner(store, timeout)
+    audits: list[Audit] = []
+    try:
+        for audit in audit_definitions():
+            audits.append(_run(audit, lambda name=audit.name: runner.table(name), started, ended))
+    finally:
+        runner.close()
+    for audit, hashes in zip(LIBRARY_AUDITS, (store.missing_blobs, store.orphan_blobs)):
+        audits.append(_run(replace(audit), lambda hashes=hashes: Rows(columns=["sha256"], rows=[
+            (key,) for key in hashes()]), started, ended))
+    audits.append(_run(replace(INDEX_AUDIT), lambda: store.index_audit().table, started, ended))
     return audits
+
+
+def _run(audit: Audit, rows: Callable[[], Rows], started: Optional[AuditCallback],
+         ended: Optional[AuditCallback]) -> Audit:
+    if started is not None:
+        started(audit)
+    began = time.monotonic()
+    try:
+        audit.table = rows()
+    except KgDecoderError as exc:
+        audit.error = str(exc)
+    audit.seconds = time.monotonic() - began
+    if ended is not None:
+        ended(audit)
+    return audit
+
+
+class _AuditRunner:
+    """Runs shipped audits by name: in a worker process when they are bounded in time, else here."""
+
+    def __init__(self, store: KgStore, timeout: Optional[float]) -> None:
+        self.store, self.timeout = store, timeout
+        self.location = store.reader_location() if timeout is not None else None
+        self.worker: Optional[PartitionWorker] = None
+        if self.location is not None:
+            self.worker = PartitionWorker(setup=AUDIT_WORKER)
+            self.worker.start()  # it warms up while the caller prints
+
+    def table(self, name: str) -> Rows:
+        if self.worker is None:
+            return self.store.table(name)
+        return self.worker.call(_AUDIT_TASK, self.location, name, timeout=self.timeout,
+                                timed_out=lambda limit: QueryTimeout(f"did not finish in its time limit of {limit:g} s"),
+                                crash=f"the process running {name} died", crashed=WorkCrashed,
+                                unexpected=QueryError)
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
+
+_opened: dict[str, KgStore] = {}  # in an audit worker: the store it reads, by where it is
+
+
+def warm_up() -> None:
+    """An audit worker needs nothing more than this module's imports."""
+
+
+def audit_table(location: tuple, name: str) -> Rows:
+    """In an audit worker: the rows of the shipped audit ``name`` over the store at ``location``
+    (opened read-only once, kept open for the audits after)."""
+    key = repr(location)
+    if key not in _opened:
+        _opened[key] = open_reader(location)
+    return _opened[key].table(name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import rdflib
@@ -141,6 +142,7 @@ BROKEN = {
     "a page without its number": ("pageNumber", "page number"),
     "a negative offset": ("charOffset", "non-negative"),
     "a chunk past its segment": ("chunk", "inside its page or section"),
+    "a chunk linked to itself as its next": ("nextChunk", "numbered next"),
     "a box outside its page": ("bbox", "does not lie inside its page"),
     "a run without an agent": ("agent", "wasAssociatedWith"),
     "an image with no bytes, URL or reason": ("image", "tg:skippedReason"),
@@ -167,6 +169,9 @@ def test_a_broken_graph_does_not_conform(case, clean_store, generated):
     elif kind == "chunk":
         i = next(i for i, line in enumerate(lines) if line.startswith("<urn:chunk:") and TG + "charLength" in line)
         lines[i] = lines[i].split('"')[0] + '"999999"^^<http://www.w3.org/2001/XMLSchema#integer> .'
+    elif kind == "nextChunk":
+        chunk = next(line.split()[0] for line in lines if line.startswith("<urn:chunk:"))
+        lines.append(f"{chunk} <{TG}nextChunk> {chunk} .")
     elif kind == "bbox":
         i = next(i for i, line in enumerate(lines) if line.startswith("<urn:element:") and TG + "bboxRight" in line)
         lines[i] = lines[i].split('"')[0] + '"5000.0"^^<http://www.w3.org/2001/XMLSchema#double> .'
@@ -246,6 +251,65 @@ def test_each_finding_audit_finds_its_problem_in_the_dirty_store(dirty_store):
     assert "pdf-tables=off" in otherwise["settingsKey"] and "pdf-tables" not in otherwise["newestSettingsKey"]
 
 
+def expected_gaps(store, document: str) -> set[tuple]:
+    """What audit-chunk-gaps must find in a chunked document, worked out here from its chunks' offsets:
+    each text's chunks in index order, a gap where more than 2 characters lie between two (or before
+    the first, or after the last), an overlap where one starts before the last ended (the run asked
+    for none), past the end where the last ends after its text."""
+    lengths = {segment.segment: segment.char_length for segment in store.text_segments(document)}
+    by_text: dict[str, list] = {}
+    for chunk in document_chunks(document, store=store):
+        by_text.setdefault(chunk.segment, []).append(chunk)
+    found = {(segment, "no chunk", 0, length, None) for segment, length in lengths.items()
+             if length > 0 and segment not in by_text}
+    for segment, chunks in by_text.items():
+        chunks.sort(key=lambda chunk: chunk.index)
+        if chunks[0].char_offset > 2:
+            found.add((segment, "gap", 0, chunks[0].char_offset, chunks[0].iri))
+        for chunk, following in zip(chunks, chunks[1:] + [None]):
+            start = chunk.char_offset + chunk.char_length
+            end = following.char_offset if following is not None else lengths[segment]
+            if end - start > 2:
+                found.add((segment, "gap", start, end, chunk.iri))
+            elif end < start:
+                found.add((segment, "overlap" if following is not None else "past the end", start, end, chunk.iri))
+    return found
+
+
+def test_chunk_gaps_finds_each_problem_in_order_where_a_chunk_is_lost_too(tmp_path):
+    """Chunks edited by hand into each problem: the audit's rows are the ones worked out from the
+    offsets, a chunk lost in the middle of a text included (the gap runs to the chunk after it)."""
+    text = "\n\n".join(f"Paragraph {n} says KGGAP{n} in words that fill a chunk of its own." for n in range(12))
+    store = kg_decoder.open_store(tmp_path / "store")
+    document = kg_decoder.decode(text.encode(), store=store, file_name="gaps.txt").document
+    chunk_document(document, store=store, chunk_size=16, min_chunk_tokens=2, overlap=0)
+    chunks = document_chunks(document, store=store)
+    assert len(chunks) >= 8 and len({chunk.segment for chunk in chunks}) == 1
+    assert findings_of(store, "audit-chunk-gaps") == set() == expected_gaps(store, document)
+    integer = "<http://www.w3.org/2001/XMLSchema#integer>"
+
+    def set_value(chunk, name, value):
+        return (f"DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{chunk.iri}> <{TG}{name}> ?o }} }} ; "
+                f"INSERT DATA {{ GRAPH <urn:graph:source> {{ <{chunk.iri}> <{TG}{name}> \"{value}\"^^{integer} }} }}")
+
+    lost = chunks[3]
+    store.sparql_update(" ; ".join([
+        set_value(chunks[0], "charOffset", 6),  # starts late
+        f"DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{lost.iri}> ?p ?o }} }}",  # lost
+        set_value(chunks[6], "charOffset", chunks[5].char_offset + 4),  # overlaps the one before
+        set_value(chunks[-1], "charLength", chunks[-1].char_length + 40)]))  # runs past the end
+    expected = expected_gaps(store, document)
+    assert findings_of(store, "audit-chunk-gaps") == expected
+    assert {row[1] for row in expected} == {"gap", "overlap", "past the end"}
+    assert (chunks[0].segment, "gap", chunks[2].char_offset + chunks[2].char_length, chunks[4].char_offset,
+            chunks[2].iri) in expected
+
+
+def findings_of(store, audit: str) -> set[tuple]:
+    return {(row["segment"], row["problem"], row["start"], row["end"], row.get("chunk"))
+            for row in store.table(audit).records()}
+
+
 def test_a_later_successful_decode_removes_the_failure_record(tmp_path):
     store = kg_decoder.open_store(tmp_path / "store")
     broken = b"%PDF-1.4\n" + bytes(range(256)) * 4
@@ -278,7 +342,30 @@ def test_cli_audit_and_validate(dirty_store, clean_store):
     assert done.returncode == 1, done.stderr
     reports = {r["audit"]: r for r in map(json.loads, done.stdout.splitlines())}
     assert reports["audit-facts-without-chunk"]["findings"] == 1
+    assert all(isinstance(report["seconds"], float) and "error" not in report for report in reports.values())
     done = run_cli("audit", "--store", clean, "--fail-on-findings")
     assert done.returncode == 0, done.stdout
-    assert "== audit-document-counts: what each document holds" in done.stdout
+    lines = done.stdout.splitlines()
+    # each audit's name as it starts, then what it found and how long it took
+    at = lines.index("== audit-document-counts: what each document holds")
+    assert re.fullmatch(r"\d+ rows in \d+\.\d\d s", lines[at + 1])
+    assert sum(1 for line in lines if line.startswith("== ")) == len(reports)
     assert run_cli("validate", "--store", clean).returncode == 0
+
+
+def test_cli_audit_reports_an_audit_past_its_time_limit_and_runs_the_others(clean_store):
+    """A microsecond is too short for an audit (an answer already on its way in the millisecond the
+    wait takes may still be taken): each SPARQL audit past it is stopped and reported as such, the
+    library's and the text index's audits still run, and the command exits 1 naming what did not finish."""
+    clean_store.flush()
+    done = run_cli("audit", "--store", clean_store.path, "--timeout", "0.000001")
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    unfinished = [lines[i - 1].split(":")[0].removeprefix("== ") for i, line in enumerate(lines)
+                  if line.startswith("not finished after")]
+    assert len(unfinished) > len(audit_definitions()) // 2
+    assert all("did not finish in its time limit of 1e-06 s" in line for line in lines if line.startswith("not finished"))
+    assert "== library-orphan-blobs" in done.stdout and "== text-index" in done.stdout
+    [message] = [line for line in done.stderr.splitlines() if "could not finish" in line]
+    assert message == f"kg-decoder: {len(unfinished)} audits could not finish: {', '.join(unfinished)}"
+    assert run_cli("audit", "--store", clean_store.path, "--timeout", "0").returncode == 2
