@@ -131,8 +131,8 @@ def next_steps(store: str, decoded: list[tuple[Path, DecodeResult]]) -> str:
 def command_name() -> str:
     """kg-decoder as the user ran it, to print commands they can paste."""
     invoked = Path(sys.argv[0])
-    if invoked.name == "__main__.py":
-        return f"{shlex.quote(sys.executable)} -m kg_decoder"
+    if invoked.name == "__main__.py":  # python -m kg_decoder.cli
+        return f"{shlex.quote(sys.executable)} -m kg_decoder.cli"
     found = shutil.which(invoked.name)
     if found and Path(found).resolve() == invoked.resolve():
         return invoked.name

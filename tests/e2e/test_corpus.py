@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import kg_decoder
@@ -111,3 +113,52 @@ def test_decoding_the_corpus_again_leaves_identical_quads(corpus_dir, corpus_sto
     for name in results:
         assert kg_decoder.decode(corpus_dir / name, store=store).status == "unchanged"
     assert store.quads() == before
+
+
+def test_every_next_step_the_main_job_prints_works_on_its_store(corpus_dir, corpus_store, tmp_path):
+    """The main job (scripts/run.sh: the corpus decoded and chunked into a store by the CLI), then each
+    command it prints as a next step, as printed: serve answers its first page, the trace finds its
+    quote, the audit ends (bounded here by the subprocess's time limit) with every audit answered."""
+    import shlex
+    import subprocess
+    import urllib.request
+
+    from conftest import run_cli, seed_caches, serve_process
+
+    store = tmp_path / "kg-store"
+    seed_caches(store, corpus_store[0])  # the corpus is not partitioned again: this is about its store
+    done = run_cli("decode", corpus_dir, "--store", store, "--chunk", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    steps = {line.split(":", 1)[0].strip(): shlex.split(line.split(":", 1)[1].split("(then")[0])
+             for line in lines[lines.index("Next:") + 1:]}
+    assert set(steps) == {"browse and query it", "trace a quote", "audit its coverage"}
+
+    words = steps["browse and query it"]
+    assert words[words.index("serve"):] == ["serve", "--store", str(store)]
+    base, server = serve_process(store)  # as printed, on a free port instead of 8000
+    try:
+        with urllib.request.urlopen(base + "/", timeout=60) as answer:
+            page = answer.read().decode()
+        rows = [line.split() for line in lines[2:lines.index("Next:")] if line.rstrip().endswith(" decoded")]
+        assert answer.status == 200 and f'id="count-documents">{len(rows)}<' in page
+        assert f'id="count-chunks">{sum(int(row[-2]) for row in rows)}<' in page
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    def run(step: str, *more: str):  # the whole command as printed, program included
+        return subprocess.run(steps[step] + list(more), capture_output=True, text=True, timeout=300)
+
+    traced = run("trace a quote", "--format", "json")
+    assert traced.returncode == 0, traced.stderr
+    quote = steps["trace a quote"][steps["trace a quote"].index("--quote") + 1]
+    [place, *_] = json.loads(traced.stdout)
+    assert place["page_number"] >= 1 and place["quote"] == quote and place["boxes"]
+    assert len(place["chunks"]) >= 1  # the main job chunked it
+
+    audited = run("audit its coverage")
+    assert audited.returncode == 0, audited.stderr
+    names = [line.split(":")[0].removeprefix("== ") for line in audited.stdout.splitlines() if line.startswith("== ")]
+    assert len(names) == len(set(names)) > 20 and "audit-chunk-gaps" in names
+    assert "not finished" not in audited.stdout

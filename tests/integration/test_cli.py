@@ -45,7 +45,7 @@ def test_decode_a_folder_reports_refused_files_and_ends_well_with_what_to_do_nex
              for line in lines[lines.index("Next:") + 1:]}
     assert set(steps) == {"browse and query it", "trace a quote", "audit its coverage"}
 
-    def command(step: str) -> list[str]:  # the words after the program (run here as python -m kg_decoder)
+    def command(step: str) -> list[str]:  # the words after the program (run here as python -m kg_decoder.cli)
         words = shlex.split(steps[step])
         return words[next(i for i, word in enumerate(words) if word in ("serve", "trace", "audit")):]
 
