@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 # LibreOffice (writer, calc, impress): DOC and PPT, Office pages drawn for the trace view; DejaVu fonts: text in generated test images;
 # Chromium and its driver: the browser test of the web app (Debian's own build, no download);
 # gcc and libc6-dev: the C reader of PDF characters (decode/backends/pdfium_chars.c);
-# strace: the test that a decode opens no Internet socket in any of its processes, native code included.
+# strace: the test that a decode opens no Internet socket in any of its processes, native code included;
+# bubblewrap: LibreOffice laid out in namespaces of its own, no network and none of the machine's files.
 SYSTEM_PACKAGES=(poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-heb tesseract-ocr-ara
                  tesseract-ocr-chi-sim tesseract-ocr-por libmagic1 libreoffice-writer-nogui libreoffice-calc-nogui
-                 libreoffice-impress-nogui fonts-dejavu-core chromium chromium-driver gcc libc6-dev strace)
+                 libreoffice-impress-nogui fonts-dejavu-core chromium chromium-driver gcc libc6-dev strace bubblewrap)
 missing=()
 for package in "${SYSTEM_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

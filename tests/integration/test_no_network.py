@@ -31,3 +31,52 @@ def test_a_decode_opens_no_internet_socket_in_any_process(corpus_dir, tmp_path, 
     assert any("connect(" in line for line in calls)  # the trace saw the worker's own local socket
     assert any("execve(" in line and "text_types import serve" in line for line in calls)
     assert [line for line in calls if "AF_INET" in line] == []
+
+
+def test_office_files_that_link_outside_reach_nothing_in_any_process(tmp_path):
+    """Twenty Office files linking a picture, text, template, workbook or section by URL (a loopback
+    server here) or by a path of this machine: decoded by the command line under strace, no process
+    (LibreOffice included) connects to an Internet address or opens a file they name, the server
+    hears nothing, and every file decodes with its own text."""
+    import http.server
+
+    import kg_decoder
+
+    from kg_decoder.decode.sandbox import confinement
+    from linked_office import hostile_office_files, write_secrets
+    from servers import handler_server
+
+    heard = []
+
+    class Counting(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            heard.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+    secrets = write_secrets(tmp_path / "secrets")
+    inputs, store, traces = tmp_path / "in", tmp_path / "store", tmp_path / "traces"
+    inputs.mkdir()
+    traces.mkdir()
+    with handler_server(Counting) as url:
+        for name, data in hostile_office_files(url, secrets).items():
+            (inputs / name).write_bytes(data)
+        answer = subprocess.run([shutil.which("strace"), "-ff", "-qq", "-e",
+                                 "trace=connect,open,openat,openat2,creat,stat,lstat,newfstatat,statx,access,readlink",
+                                 "-o", str(traces / "trace"), sys.executable, "-m", "kg_decoder.cli", "decode",
+                                 "--store", str(store), "--no-progress", str(inputs)],
+                                capture_output=True, text=True, timeout=900)
+    assert answer.returncode == 0, answer.stderr[-2000:]
+    assert "20 of 20 files decoded" in answer.stdout, answer.stdout
+    with kg_decoder.open_store(store) as opened:
+        for summary in opened.document_summaries():
+            texts = [opened.text(s.sha256, s.segment) for s in opened.text_segments(summary.document)]
+            assert "KGLINK" in " ".join(texts), summary.file_name
+    calls = [line for path in traces.iterdir() for line in path.read_text(errors="replace").splitlines()]
+    assert any("soffice" in line for line in calls)  # LibreOffice laid the pages out under the trace
+    assert [line for line in calls if "AF_INET" in line] == []
+    assert heard == []
+    # No file they name is opened (one LibreOffice looks for in its confinement is not there: -1 ENOENT).
+    touched = [line for line in calls if str(secrets) in line and " = -1 " not in line]
+    assert touched == [], touched[:5]
+    assert confinement() in ("bwrap", "unshare")  # scripts/setup.sh installs bubblewrap

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Optional
 
 from ...model import DecodeOptions, Element, PageText, Partitioned
+from ..sandbox import confined
 from .base import Backend, Format, PdfConverter, PendingRendering, Rendered
+from .external_references import without_external_references
 from .pdf import render_pdf_page
 from .pdf_text_layer import read_page
 from .rendered_pages import ReadAhead
@@ -132,13 +134,15 @@ class Conversion:
         sources = []
         for number, (data, format_name) in enumerate(documents):
             source = Path(folder) / f"document-{number}.{format_name}"
-            source.write_bytes(data)
+            source.write_bytes(without_external_references(data))
             sources.append(str(source))
+        _write_profile(Path(folder) / "profile")
+        command = [soffice, "--headless", f"-env:UserInstallation=file://{folder}/profile", "--convert-to", target,
+                   "--outdir", folder, *sources]
         try:
-            self._process = subprocess.Popen([soffice, "--headless", f"-env:UserInstallation=file://{folder}/profile",
-                                              "--convert-to", target, "--outdir", folder, *sources],
-                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                             stderr=subprocess.DEVNULL, start_new_session=True)
+            self._process = subprocess.Popen(confined(command, folder), stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                             start_new_session=True)
         except OSError:
             self.cancel()
 
@@ -181,6 +185,22 @@ class Conversion:
             _kill(process)
         if folder is not None:
             folder.cleanup()
+
+
+# The throwaway profile's settings: no link of a document is followed ("Block any links from
+# documents not among the trusted locations"; none is trusted), a safeguard beside the cleaning and
+# the confinement.
+_PROFILE_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema">
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="BlockUntrustedRefererLinks" \
+oor:op="fuse"><value>true</value></prop></item>
+</oor:items>
+"""
+
+
+def _write_profile(profile: Path) -> None:
+    (profile / "user").mkdir(parents=True)
+    (profile / "user" / "registrymodifications.xcu").write_text(_PROFILE_SETTINGS, encoding="utf-8")
 
 
 def _kill(process: subprocess.Popen) -> None:

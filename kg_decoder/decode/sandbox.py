@@ -1,0 +1,78 @@
+"""A program run on a document's bytes (LibreOffice) confined to its own folder, with no network.
+
+A document can make the program that lays it out reach outside it: a picture linked by URL is
+fetched, an RTF field includes a file of the machine into the page. Cleaning the package
+(:mod:`kg_decoder.decode.backends.external_references`) removes the references it can see; the
+confinement holds for the rest. Where bubblewrap (``bwrap``) can make namespaces, the program runs in
+new ones: no network but a loopback of its own, its own process tree, and a file system that holds
+only the system's programs, libraries and fonts (read-only), a private ``/tmp`` and the folder it
+was given. Where bwrap cannot, ``unshare`` gives it at least a network of its own (as root, or in a
+user namespace); where neither can, it runs as it is, with the package cleaned and LibreOffice's
+profile blocking links (:func:`confinement` says which).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from functools import lru_cache
+from typing import Optional
+
+# System folders a program needs (read-only): its binaries and libraries, the fonts and their
+# configuration, LibreOffice's own configuration. Not /etc as a whole (accounts, keys), nor /home,
+# /root, /srv, /var or the store.
+_SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_SYSTEM_FILES = ("/etc/fonts", "/etc/libreoffice", "/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime",
+                 "/var/cache/fontconfig")
+
+
+def confined(command: list[str], folder: str) -> list[str]:
+    """``command`` wrapped so that it runs confined to ``folder`` (see the module's text)."""
+    how = confinement()
+    if how == "bwrap":
+        return _bwrap(folder) + ["--"] + command
+    if how == "unshare":
+        return _unshare() + ["--"] + command
+    return command
+
+
+@lru_cache(maxsize=None)
+def confinement() -> Optional[str]:
+    """How programs are confined on this machine: "bwrap" (file system, network and processes),
+    "unshare" (network only) or None (tried once per process: a run of ``true``)."""
+    if shutil.which("bwrap") and _works(_bwrap("/") + ["--", "true"]):
+        return "bwrap"
+    if shutil.which("unshare") and _works(_unshare() + ["--", "true"]):
+        return "unshare"
+    return None
+
+
+def _bwrap(folder: str) -> list[str]:
+    arguments = ["bwrap", "--unshare-all", "--cap-drop", "ALL"]
+    for path in _SYSTEM_FOLDERS:
+        if os.path.islink(path):  # a merged /usr: /lib -> usr/lib
+            arguments += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            arguments += ["--ro-bind", path, path]
+    for path in _SYSTEM_FILES:
+        arguments += ["--ro-bind-try", path, path]
+    arguments += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    if folder != "/":
+        arguments += ["--bind", folder, folder, "--setenv", "HOME", folder, "--chdir", folder]
+    return arguments
+
+
+def _unshare() -> list[str]:
+    return ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--net"]
+
+
+def _works(command: list[str]) -> bool:
+    try:
+        return subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+__all__ = ["confined", "confinement"]
