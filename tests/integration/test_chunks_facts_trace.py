@@ -361,6 +361,35 @@ def test_xlsx_table_cell_fact_traces_to_its_row_column_and_address(corpus_dir, c
     assert source.page_number == 1
 
 
+def test_every_sheet_cell_address_holds_the_cell_s_text(tmp_path):
+    """Tables of a sheet anywhere but A1, with empty cells (unstructured writes them <td/>) and a cell
+    whose text has a line break: every cell's A1 address names the sheet cell that holds its text."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheets = [book.active, book.create_sheet("Second")]
+    blocks = {0: [(1, 5, 3, 2)], 1: [(2, 2, 4, 5), (9, 7, 3, 4), (20, 10, 5, 3)]}  # row, column, height, width
+    for number, placed in blocks.items():
+        for top, left, height, width in placed:
+            for row in range(top, top + height):
+                for column in range(left, left + width):
+                    if (row * 7 + column * 3) % 5 != 1 or row == top:  # holes, not in the header row
+                        sheets[number].cell(row, column, f"KGCELL s{number}r{row}c{column}")
+    sheets[1].cell(10, 8, "Total\n2023")
+    path = tmp_path / "placed.xlsx"
+    book.save(path)
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        result = kg_decoder.decode(path, store=store)
+        placed = [(element.page_number, cell.reference, cell.text)
+                  for element in store.document_elements(result.document) if element.category == "Table"
+                  for cell in store.table_cells(element.element) if cell.text]
+    assert len(placed) > 40
+    wrong = [(number, reference, text) for number, reference, text in placed
+             if " ".join(str(sheets[number - 1][reference].value).split()) != text]
+    assert wrong == []
+    assert (2, "H10", "Total 2023") in placed  # the line break read back as the sheet's, not "\\n"
+
+
 def test_docx_tables_become_rectangular_cell_matrices(corpus_dir, corpus_cached_store):
     store = corpus_cached_store
     result = kg_decoder.decode(corpus_dir / "docx-tables.docx", store=store)

@@ -4,6 +4,7 @@ their sheet, and pages drawn through LibreOffice's conversion to PDF."""
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import os
 import shutil
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ...model import DecodeOptions, Element, PageText, Partitioned
+from ..tables import parse_table
 from ..sandbox import confined
 from .base import Backend, Format, PdfConverter, PendingRendering, Rendered
 from .external_references import without_external_references
@@ -25,12 +27,15 @@ from .rendered_positions import place_by_rendering
 
 
 def locate_sheet_tables(data: bytes, elements: list[Element]) -> None:
-    """Give each spreadsheet table its top-left cell, found as unstructured finds the tables.
+    """Give each spreadsheet table its top-left cell, found as unstructured finds the tables, and
+    its cells their text as the sheet holds it.
 
     unstructured reads each sheet with pandas and emits one Table per connected block of
     cells, leading single-cell rows apart; its elements do not say where the block was.
     This walks the same blocks in the same order. Best effort: a workbook this cannot
-    read simply gets no cell addresses.
+    read simply gets no cell addresses. pandas writes a cell's line break, tab or carriage
+    return as a backslash and a letter (``Total\\n2023``): where the sheet's cell holds the
+    character, the table's cell gets it back.
     """
     try:
         import pandas as pd
@@ -39,7 +44,8 @@ def locate_sheet_tables(data: bytes, elements: list[Element]) -> None:
         sheets = pd.read_excel(io.BytesIO(data), sheet_name=None, header=None, keep_default_na=False,
                                na_values=[""])
         origins: dict[int, list[tuple[int, int]]] = {}
-        for number, frame in enumerate(sheets.values(), start=1):
+        frames = dict(enumerate(sheets.values(), start=1))
+        for number, frame in frames.items():
             for component in _ConnectedComponents.from_worksheet_df(frame):
                 core = _SubtableParser(component.subtable).core_table
                 if core is not None:
@@ -52,6 +58,34 @@ def locate_sheet_tables(data: bytes, elements: list[Element]) -> None:
         if len(tables) == len(found):
             for table, origin in zip(tables, found):
                 table.table_origin = origin
+                _unescape_cells(table, frames[number])
+
+
+_ESCAPED = str.maketrans({"\t": "\\t", "\n": "\\n", "\r": "\\r"})  # as pandas writes a cell's text
+
+
+def _unescape_cells(table: Element, frame) -> None:
+    """The table's cells whose sheet cell holds a line break, tab or carriage return, with it again."""
+    if not table.html or table.table_origin is None:
+        return
+    row, column = table.table_origin
+    markup, pieces, last = table.html, [], 0
+    for cell in parse_table(markup).cells:
+        if cell.padding or cell.end is None:
+            continue
+        try:
+            value = frame.iat[row + cell.row, column + cell.column]
+        except IndexError:
+            continue
+        if not isinstance(value, str) or value.translate(_ESCAPED) == value:
+            continue
+        inner = markup[cell.start:cell.end]
+        if html.unescape(inner) == value.translate(_ESCAPED):
+            pieces += [markup[last:cell.start], html.escape(value, quote=False)]
+            last = cell.end
+            table.text = table.text.replace(value.translate(_ESCAPED), value, 1)
+    if pieces:
+        table.html = "".join(pieces) + markup[last:]
 
 
 # Formats placed on LibreOffice's rendering. Spreadsheets are not: their cells' A1 addresses are

@@ -17,6 +17,7 @@ from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, Prob
 from ...model.errors import CorruptDocument, EmptyDocument
 from ..embedded import OLE_MAGIC, EmbeddedFile, over_budget, unpack_ole
 from ..images import EMU_PER_POINT, describe_image, merge_after_text
+from ..tables import cell_address
 from .base import Format, Rendered
 from .docx_parts import docx_extras, readable_docx
 from .office import OfficeBackend, locate_sheet_tables
@@ -215,7 +216,6 @@ def _walk_shapes(shapes) -> Iterable:
 def _xlsx_images(data: bytes, elements: list[Element], pages: list[Page]) -> list[Element]:
     """Pictures anchored to cells: sheet, anchor cell; after the sheet's elements."""
     from openpyxl import load_workbook
-    from openpyxl.utils import get_column_letter
 
     book = load_workbook(io.BytesIO(data))
     merged = [e for e in elements if not e.is_image]
@@ -225,7 +225,7 @@ def _xlsx_images(data: bytes, elements: list[Element], pages: list[Page]) -> lis
             payload = picture._data()
             mime, width, height = describe_image(payload)
             anchor = getattr(picture.anchor, "_from", None)
-            cell = f"{get_column_letter(anchor.col + 1)}{anchor.row + 1}" if anchor is not None else None
+            cell = cell_address(anchor.row, anchor.col) if anchor is not None else None
             found.append(Element(0, "Image", "", page_number=number, page_name=sheet.title, image_data=payload,
                                  image_mime=mime, image_width=width, image_height=height, anchor_cell=cell))
         if found:

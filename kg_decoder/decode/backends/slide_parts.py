@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 
 from ...model import Element, Page
 from ..images import EMU_PER_POINT
-from ..tables import column_letters
+from ..tables import cell_address
 from .ooxml_graphics import CellReader, graphic_elements
 from .ooxml_package import A, R, Package, insert_after_page, local, merge_after_anchor
 
@@ -164,7 +164,7 @@ def _sheet_drawing(package: Package, part: str, cells: CellReader) -> list[Eleme
         if start is not None:
             try:
                 row, column = int(start.findtext(f"{{{_XDR}}}row")), int(start.findtext(f"{{{_XDR}}}col"))
-                cell = f"{column_letters(column)}{row + 1}"
+                cell = cell_address(row, column)
             except (TypeError, ValueError):
                 cell = None
         for frame in anchor.iter(f"{{{_XDR}}}graphicFrame"):
