@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from functools import lru_cache
 from typing import Optional
 
 # System folders a program needs (read-only): its binaries and libraries, the fonts and their
@@ -31,24 +30,38 @@ def confined(command: list[str], folder: str) -> list[str]:
     """``command`` wrapped so that it runs confined to ``folder`` (see the module's text)."""
     how = confinement()
     if how == "bwrap":
-        return _bwrap(folder) + ["--"] + command
+        return _bwrap(folder, _install_folder(command[0])) + ["--"] + command
     if how == "unshare":
         return _unshare() + ["--"] + command
     return command
 
 
-@lru_cache(maxsize=None)
+_found: Optional[str] = None  # how programs are confined here, once found (a failed probe is tried again)
+
+
 def confinement() -> Optional[str]:
     """How programs are confined on this machine: "bwrap" (file system, network and processes),
-    "unshare" (network only) or None (tried once per process: a run of ``true``)."""
-    if shutil.which("bwrap") and _works(_bwrap("/") + ["--", "true"]):
-        return "bwrap"
-    if shutil.which("unshare") and _works(_unshare() + ["--", "true"]):
-        return "unshare"
-    return None
+    "unshare" (network only) or None (found by running ``true`` so)."""
+    global _found
+    if _found is None:
+        if shutil.which("bwrap") and _works(_bwrap("/") + ["--", "true"]):
+            _found = "bwrap"
+        elif shutil.which("unshare") and _works(_unshare() + ["--", "true"]):
+            _found = "unshare"
+    return _found
 
 
-def _bwrap(folder: str) -> list[str]:
+def _install_folder(program: str) -> Optional[str]:
+    """The folder a program is installed in when it lies outside the system folders (LibreOffice's own
+    packages install to /opt/libreofficeX.Y, its binary in program/): bound read-only beside them."""
+    located = shutil.which(program) or program
+    real = os.path.realpath(located)
+    if any(real.startswith(folder + "/") for folder in _SYSTEM_FOLDERS):
+        return None
+    return os.path.dirname(os.path.dirname(real))
+
+
+def _bwrap(folder: str, install: Optional[str] = None) -> list[str]:
     arguments = ["bwrap", "--unshare-all", "--cap-drop", "ALL"]
     for path in _SYSTEM_FOLDERS:
         if os.path.islink(path):  # a merged /usr: /lib -> usr/lib
@@ -57,6 +70,8 @@ def _bwrap(folder: str) -> list[str]:
             arguments += ["--ro-bind", path, path]
     for path in _SYSTEM_FILES:
         arguments += ["--ro-bind-try", path, path]
+    if install:
+        arguments += ["--ro-bind-try", install, install]
     arguments += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     if folder != "/":
         arguments += ["--bind", folder, folder, "--setenv", "HOME", folder, "--chdir", folder]

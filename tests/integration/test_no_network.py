@@ -8,8 +8,11 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import kg_decoder
 
 pytestmark = pytest.mark.slow
 
@@ -39,8 +42,6 @@ def test_office_files_that_link_outside_reach_nothing_in_any_process(tmp_path):
     (LibreOffice included) connects to an Internet address or opens a file they name, the server
     hears nothing, and every file decodes with its own text."""
     import http.server
-
-    import kg_decoder
 
     from kg_decoder.decode.sandbox import confinement
     from linked_office import hostile_office_files, write_secrets
@@ -80,3 +81,31 @@ def test_office_files_that_link_outside_reach_nothing_in_any_process(tmp_path):
     touched = [line for line in calls if str(secrets) in line and " = -1 " not in line]
     assert touched == [], touched[:5]
     assert confinement() in ("bwrap", "unshare")  # scripts/setup.sh installs bubblewrap
+
+
+def test_without_confinement_libreoffice_reads_only_the_formats_the_cleaning_covers(generated, tmp_path):
+    """A machine where neither bubblewrap nor unshare can run (here: a PATH without them): a DOC, whose
+    fields LibreOffice would follow to this machine's files, is refused with the reason; a DOCX,
+    cleaned, still gets its pages drawn; with KG_DECODER_UNCONFINED_OFFICE=1 the DOC decodes."""
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for folder in (Path(sys.executable).parent, Path("/usr/bin"), Path("/bin")):
+        for program in folder.iterdir():
+            if program.name not in ("bwrap", "unshare") and not (bare / program.name).exists():
+                (bare / program.name).symlink_to(program)
+    environment = {**os.environ, "PATH": str(bare)}
+
+    def decode(name: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "kg_decoder.cli", "decode", "--store",
+                               str(tmp_path / f"store-{len(extra)}"), "--no-progress",
+                               str(generated[name].path)], env={**environment, **extra},
+                              capture_output=True, text=True, timeout=600)
+
+    refused = decode("generated.doc")
+    assert "refused: UnsupportedFormat" in refused.stdout, refused.stdout
+    assert "only confined by bubblewrap" in refused.stderr and "KG_DECODER_UNCONFINED_OFFICE=1" in refused.stderr
+    drawn = decode("generated.docx")
+    assert drawn.returncode == 0 and " decoded" in drawn.stdout, drawn.stdout
+    assert list((tmp_path / "store-0" / "renders").glob("*.pdf"))  # laid out by LibreOffice, unconfined
+    allowed = decode("generated.doc", KG_DECODER_UNCONFINED_OFFICE="1")
+    assert allowed.returncode == 0 and " decoded" in allowed.stdout, allowed.stdout

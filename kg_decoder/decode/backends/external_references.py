@@ -8,8 +8,10 @@ the template in its metadata), where a relative path such as ``../secret.png`` i
 file's own folder. LibreOffice follows them while it lays out the pages: it sends a request to a URL,
 or draws a file of the machine into the page. Here each such reference is made inert (an OOXML
 relationship points at a part the package does not hold; an ODF attribute is dropped), so the
-document lays out as it does offline, with an empty place for what it links to. Hyperlinks stay:
-they are text of the document, and nothing follows them while laying it out.
+document lays out as it does offline, with an empty place for what it links to. Hyperlinks too: the
+copy is only laid out, and a relationship's type does not bind what uses it (a picture may name a
+"hyperlink" relationship). Relationships are cleaned in any ZIP package, links in any that has an
+ODF manifest or mimetype, and a package with a part that will not read or parse is not laid out.
 
 Only what LibreOffice reads is cleaned: the decode's own readers (python-docx, python-pptx, pandoc)
 follow no reference, and record a linked picture's URL as such. LibreOffice also runs confined
@@ -23,24 +25,22 @@ import io
 import posixpath
 import re
 import zipfile
+from typing import Optional
 
 from lxml import etree
 
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 _RELATIONSHIP = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
-# Elements whose xlink:href is a hyperlink (text of the document), not something laid out.
-_ODF_HYPERLINKS = {"{urn:oasis:names:tc:opendocument:xmlns:text:1.0}a",
-                   "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}a",
-                   "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}alphabetical-index-auto-mark-file"}
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # Where an inert OOXML relationship points: a part name no package holds.
 INERT_TARGET = "kg-decoder-external-reference-removed"
 
 
-def without_external_references(data: bytes) -> bytes:
-    """The Office package ``data`` with its external references made inert (see the module's text);
-    the same bytes when it has none, or is not an OOXML or ODF package.
+def without_external_references(data: bytes) -> Optional[bytes]:
+    """The Office package ``data`` with its external references made inert (see the module's text):
+    the same bytes when it has none or is no ZIP package, None when it cannot be cleaned (a part
+    that will not read or parse: what LibreOffice would make of it is unknown, so it gets none).
 
     >>> without_external_references(b"plain text") == b"plain text"
     True
@@ -48,53 +48,51 @@ def without_external_references(data: bytes) -> bytes:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         names = archive.namelist()
-    except (zipfile.BadZipFile, ValueError, OSError):
+    except Exception:  # noqa: BLE001 - zipfile raises more than BadZipFile on odd bytes: no package
         return data
-    if "[Content_Types].xml" in names:
-        cleaner, parts = _ooxml_relationships, [n for n in names if n.endswith(".rels")]
-    elif "mimetype" in names and _read(archive, "mimetype").startswith(b"application/vnd.oasis.opendocument"):
-        cleaner, parts = _odf_links, [n for n in names if n.endswith(".xml")]
-    else:
-        return data
-    cleaned = {}
-    for name in parts:
-        raw = _read(archive, name)
-        better = cleaner(raw) if raw else None
-        if better is not None:
-            cleaned[name] = better
-    if not cleaned:
-        return data
-    output = io.BytesIO()
-    with zipfile.ZipFile(output, "w") as rewritten:
-        for info in archive.infolist():  # the same members, order and compression (ODF's mimetype first)
-            rewritten.writestr(info, cleaned.get(info.filename) or _read(archive, info.filename))
-    return output.getvalue()
-
-
-def _read(archive: zipfile.ZipFile, name: str) -> bytes:
+    # An ODF package by its manifest as well as its mimetype (LibreOffice opens one without the latter).
+    odf = "META-INF/manifest.xml" in names or "mimetype" in names
     try:
-        return archive.read(name)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError, EOFError):
-        return b""
-
-
-def _parsed(raw: bytes):
-    try:
-        return etree.fromstring(raw, _PARSER)
-    except (etree.XMLSyntaxError, ValueError):
+        cleaned = {}
+        for name in names:
+            cleaner = _ooxml_relationships if name.endswith(".rels") else \
+                _odf_links if odf and name.endswith(".xml") else None
+            if cleaner is not None:
+                better = cleaner(archive.read(name))
+                if better is not None:
+                    cleaned[name] = better
+        if not cleaned:
+            return data
+        output = io.BytesIO()
+        with zipfile.ZipFile(output, "w") as rewritten:
+            for info in archive.infolist():  # the same members, order and compression (ODF's mimetype first)
+                rewritten.writestr(info, cleaned[info.filename] if info.filename in cleaned
+                                   else archive.read(info.filename))
+        return output.getvalue()
+    except Exception:  # noqa: BLE001 - a damaged, encrypted or unparsable member: not cleaned, not laid out
         return None
 
 
+def _parsed(raw: bytes):
+    """A part's XML tree (lxml reads its encoding declaration and character references); ValueError
+    for one that does not parse."""
+    if not raw.strip():
+        return None
+    try:
+        return etree.fromstring(raw, _PARSER)
+    except etree.XMLSyntaxError as exc:
+        raise ValueError(f"a part does not parse: {exc}") from None
+
+
 def _ooxml_relationships(raw: bytes):
-    """A relationships part with every external target but a hyperlink's made inert (None: none)."""
+    """A relationships part with every external target made inert (None: none). Hyperlinks too: a
+    relationship's type does not bind what uses it, and laying the pages out needs no link's target."""
     root = _parsed(raw)
     if root is None:
         return None
     changed = False
     for relationship in root.iter(_RELATIONSHIP):
-        if (relationship.get("TargetMode") or "").lower() != "external":
-            continue
-        if (relationship.get("Type") or "").endswith("/hyperlink"):
+        if (relationship.get("TargetMode") or "").strip().lower() != "external":
             continue
         del relationship.attrib["TargetMode"]
         relationship.set("Target", INERT_TARGET)
@@ -103,16 +101,14 @@ def _ooxml_relationships(raw: bytes):
 
 
 def _odf_links(raw: bytes):
-    """An ODF XML part without the links that reach outside the package, hyperlinks kept (None: none)."""
-    if _XLINK_HREF.split("}")[0][1:].encode() not in raw:
-        return None
+    """An XML part without the links that reach outside its package (None: none)."""
     root = _parsed(raw)
     if root is None:
         return None
     changed = False
     for element in root.iter():
         target = element.get(_XLINK_HREF) if isinstance(element.tag, str) else None
-        if target is None or element.tag in _ODF_HYPERLINKS or _inside_package(target):
+        if target is None or _inside_package(target):
             continue
         del element.attrib[_XLINK_HREF]
         changed = True

@@ -12,7 +12,7 @@ from typing import Optional
 from ...model import DecodeOptions, Element, Page, Partitioned, ProgressCallback
 from ...model.errors import CorruptDocument, UnsupportedFormat
 from .base import Format
-from .office import RENDER_SECONDS, OfficeBackend, libreoffice_pdfs, locate_sheet_tables
+from .office import RENDER_SECONDS, OfficeBackend, libreoffice_pdfs, locate_sheet_tables, refusal
 from .ooxml import DOCX, PPTX, OoxmlBackend
 from .unstructured_glue import partition_file
 
@@ -43,6 +43,8 @@ class LegacyOfficeBackend(OfficeBackend):
                   progress: Optional[ProgressCallback] = None) -> Partitioned:
         if fmt.name in _NEEDS_LIBREOFFICE and shutil.which("soffice") is None:
             raise UnsupportedFormat(f"{fmt.name.upper()} needs LibreOffice (soffice), which is not installed")
+        if fmt.name in _NEEDS_LIBREOFFICE and refusal(fmt.name) is not None:
+            raise UnsupportedFormat(refusal(fmt.name))
         if fmt.name in _CONVERTED:
             target = _CONVERTED[fmt.name][0]
             partitioned = _OOXML.partition(_converted(data, fmt.name, options.timeout_seconds), target, options,

@@ -17,7 +17,7 @@ from typing import Optional
 
 from ...model import DecodeOptions, Element, PageText, Partitioned
 from ..tables import parse_table
-from ..sandbox import confined
+from ..sandbox import confined, confinement
 from .base import Backend, Format, PdfConverter, PendingRendering, Rendered
 from .external_references import without_external_references
 from .pdf import render_pdf_page
@@ -148,6 +148,23 @@ def libreoffice_pdfs(documents: list[tuple[bytes, str]], timeout: float = 180.0,
     return Conversion(documents, timeout, target).results()
 
 
+# Formats whose references outside them all lie where the package cleaner reads (relationships, ODF
+# links): LibreOffice may lay them out with no file system confinement, its profile blocking links.
+# An RTF's or a binary Office file's field may name a file of the machine, which LibreOffice then
+# reads whatever its profile says: those only under bubblewrap, unless the machine's owner opts in.
+CLEANED_FORMATS = frozenset({"docx", "pptx", "xlsx", "odt"})
+UNCONFINED_VARIABLE = "KG_DECODER_UNCONFINED_OFFICE"
+
+
+def refusal(format_name: str) -> Optional[str]:
+    """Why LibreOffice may not read a file of this format on this machine (None: it may)."""
+    if format_name in CLEANED_FORMATS or confinement() == "bwrap" or os.environ.get(UNCONFINED_VARIABLE) == "1":
+        return None
+    return (f"LibreOffice reads {format_name.upper()} files only confined by bubblewrap, which cannot run here "
+            f"(a field of the file may name a file of this machine); {UNCONFINED_VARIABLE}=1 lets it read them "
+            "unconfined")
+
+
 class Conversion:
     """A LibreOffice run converting documents (bytes, format name), started at once and going on
     beside whatever the caller does next (a long document renders while unstructured partitions
@@ -167,9 +184,15 @@ class Conversion:
         folder = self._folder.name
         sources = []
         for number, (data, format_name) in enumerate(documents):
+            cleaned = without_external_references(data) if refusal(format_name) is None else None
+            if cleaned is None:  # not laid out: it gets no conversion
+                continue
             source = Path(folder) / f"document-{number}.{format_name}"
-            source.write_bytes(without_external_references(data))
+            source.write_bytes(cleaned)
             sources.append(str(source))
+        if not sources:
+            self.cancel()
+            return
         _write_profile(Path(folder) / "profile")
         command = [soffice, "--headless", f"-env:UserInstallation=file://{folder}/profile", "--convert-to", target,
                    "--outdir", folder, *sources]
