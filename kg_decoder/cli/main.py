@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import gc
 import json
+import math
 import os
 import sys
 import threading
@@ -450,8 +451,8 @@ def _images(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be more than 0 seconds")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise UsageError("--timeout takes a number of seconds over 0")
 
     def started(audit: Audit) -> None:  # the name first, so a slow audit is seen while it runs
         if not args.json:

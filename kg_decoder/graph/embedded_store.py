@@ -80,13 +80,19 @@ class EmbeddedStore(KgStore):
 
     def _readers_location(self) -> tuple:
         """A snapshot of the store as committed now (see :mod:`~kg_decoder.graph.snapshots`): readers
-        never open the folder this process writes."""
+        never open the folder this process writes. (Opened read-only, it writes nothing: the folder.)"""
+        if self.read_only:
+            return self.reader_location()
         with self._commit_lock:
             if not self._snapshots_taken:
                 drop_all_snapshots(self.path)  # left by a server of this store that stopped
             self._snapshots_taken += 1
             snapshot = take_snapshot(self.graph, self.path, f"{self.generation}-{self._snapshots_taken}")
         return self.reader_location()[:-1] + (str(snapshot),)
+
+    def release_reader(self, location: tuple) -> None:
+        if location[-1] is not None:
+            drop_snapshot(location[-1])
 
     @contextlib.contextmanager
     def writer_lent(self):

@@ -134,6 +134,15 @@ class KgStore(GraphReads, TextIndexing):
         when it cannot (a store in memory)."""
         return None
 
+    def reader_snapshot(self) -> Optional[tuple]:
+        """Where another process reads the store as committed now, for a while (an embedded store
+        this process writes: a snapshot, given back with :meth:`release_reader`); None when no other
+        process can (a store in memory)."""
+        return self._readers_location() if self.reader_location() is not None else None
+
+    def release_reader(self, location: tuple) -> None:
+        """Another process is done reading at ``location`` (from :meth:`reader_snapshot`)."""
+
     def share_with_readers(self, listener: Callable[[tuple], None]) -> None:
         """Other processes read this store while this one writes it: ``listener`` is told, now and
         after each commit, where they read it as committed then (:func:`~kg_decoder.graph.opening.open_reader` opens that);

@@ -12,6 +12,7 @@ rows (counts, shares) and never counts as a finding.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from typing import Callable, Optional, Union
@@ -22,13 +23,13 @@ from ..graph.opening import open_reader, open_store
 from ..graph.queries import shipped_queries
 from ..graph.store import KgStore, StorePath
 from ..model import Audit, Rows
-from ..model.errors import KgDecoderError, QueryError, QueryTimeout, WorkCrashed
+from ..model.errors import InvalidOption, KgDecoderError, QueryError, QueryTimeout, WorkCrashed
 
 AuditCallback = Callable[[Audit], None]
 # A worker that runs audits: nothing to warm up beyond this module; an audit stuck in Oxigraph is
 # killed with its worker (a query cannot be stopped otherwise), and the next audit starts another.
 AUDIT_WORKER = WorkerSetup(warm_up="kg_decoder.quality.audits:warm_up", warmed=None, idle=False,
-                           interruptible=True, name="audit worker")
+                           memory_bytes=8 * 2 ** 30, interruptible=True, name="audit worker")
 _AUDIT_TASK = "kg_decoder.quality.audits:audit_table"
 
 
@@ -65,36 +66,43 @@ def run_audits(store: Union[KgStore, StorePath], timeout: Optional[float] = None
                started: Optional[AuditCallback] = None, ended: Optional[AuditCallback] = None) -> list[Audit]:
     """Run every audit over the store (the SPARQL audits, the library's and the text index's). Reads only.
 
-    With ``timeout``, each SPARQL audit runs in a worker process within that many seconds: one past
-    it is stopped (its worker killed) and given ``error``, and the others still run. (A store in
+    With ``timeout``, each SPARQL audit runs in a worker process within that many seconds (and 8 GB
+    of memory beyond what the worker maps at rest): one past it is stopped (its worker killed) and
+    given ``error`` (as is one that fails), and the others still run. Without, an audit that fails
+    raises. (A store in
     memory cannot be read by another process: its audits run here, unbounded.) ``started`` is told
     of each audit as it starts, ``ended`` once it has its rows (or its error) and ``seconds``.
     """
     if not isinstance(store, KgStore):
         with open_store(store, read_only=True) as opened:
             return run_audits(opened, timeout, started, ended)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise InvalidOption(f"an audit's time limit is a number of seconds over 0, not {timeout}")
     runner = _AuditRunner(store, timeout)
     audits: list[Audit] = []
+    bounded = timeout is not None  # unbounded (the Python default), an audit's error is raised as before
     try:
         for audit in audit_definitions():
-            audits.append(_run(audit, lambda name=audit.name: runner.table(name), started, ended))
+            audits.append(_run(audit, lambda name=audit.name: runner.table(name), started, ended, bounded))
     finally:
         runner.close()
     for audit, hashes in zip(LIBRARY_AUDITS, (store.missing_blobs, store.orphan_blobs)):
         audits.append(_run(replace(audit), lambda hashes=hashes: Rows(columns=["sha256"], rows=[
-            (key,) for key in hashes()]), started, ended))
-    audits.append(_run(replace(INDEX_AUDIT), lambda: store.index_audit().table, started, ended))
+            (key,) for key in hashes()]), started, ended, bounded))
+    audits.append(_run(replace(INDEX_AUDIT), lambda: store.index_audit().table, started, ended, bounded))
     return audits
 
 
 def _run(audit: Audit, rows: Callable[[], Rows], started: Optional[AuditCallback],
-         ended: Optional[AuditCallback]) -> Audit:
+         ended: Optional[AuditCallback], bounded: bool) -> Audit:
     if started is not None:
         started(audit)
     began = time.monotonic()
     try:
         audit.table = rows()
     except KgDecoderError as exc:
+        if not bounded:
+            raise
         audit.error = str(exc)
     audit.seconds = time.monotonic() - began
     if ended is not None:
@@ -107,7 +115,9 @@ class _AuditRunner:
 
     def __init__(self, store: KgStore, timeout: Optional[float]) -> None:
         self.store, self.timeout = store, timeout
-        self.location = store.reader_location() if timeout is not None else None
+        # The store as committed now: a snapshot of a folder this process writes (never the live
+        # folder, which a writer's compaction may change under a reader: see graph/snapshots.py).
+        self.location = store.reader_snapshot() if timeout is not None else None
         self.worker: Optional[PartitionWorker] = None
         if self.location is not None:
             self.worker = PartitionWorker(setup=AUDIT_WORKER)
@@ -124,6 +134,8 @@ class _AuditRunner:
     def close(self) -> None:
         if self.worker is not None:
             self.worker.close()
+        if self.location is not None:
+            self.store.release_reader(self.location)
 
 
 _opened: dict[str, KgStore] = {}  # in an audit worker: the store it reads, by where it is

@@ -368,4 +368,5 @@ def test_cli_audit_reports_an_audit_past_its_time_limit_and_runs_the_others(clea
     assert "== library-orphan-blobs" in done.stdout and "== text-index" in done.stdout
     [message] = [line for line in done.stderr.splitlines() if "could not finish" in line]
     assert message == f"kg-decoder: {len(unfinished)} audits could not finish: {', '.join(unfinished)}"
-    assert run_cli("audit", "--store", clean_store.path, "--timeout", "0").returncode == 2
+    for bad in ("0", "inf", "nan"):
+        assert run_cli("audit", "--store", clean_store.path, "--timeout", bad).returncode == 2
