@@ -444,10 +444,10 @@ def _info_of_record(record: VersionRecord) -> VersionInfo:
                        counts=record.counts, facts=facts)
 
 
-def _source_rows(store: KgStore, source: str) -> list[SourceVersionRow]:
-    """A source's versions by its id, its IRI, or (a path that exists) its file."""
+def source_rows(store: KgStore, source: str, read_files: bool = True) -> list[SourceVersionRow]:
+    """A source's versions by its id, its IRI, or (with ``read_files``, a path on this machine) its file."""
     candidates = [source] if source.startswith("urn:source:") else [source_iri(source)]
-    if not source.startswith("urn:") and "://" not in source:
+    if read_files and not source.startswith("urn:") and "://" not in source:
         candidates.append(source_iri(pipeline.path_source_id(source)))
     for iri in candidates:
         rows = store.source_versions(iri)
@@ -467,7 +467,7 @@ def source_versions(source: str, *, store: Union[KgStore, StorePath]) -> list[Ve
     ...     [(v.number, v.latest, v.counts and v.counts.changed) for v in source_versions("report", store=store)]
     [(1, False, None), (2, True, 1)]
     """
-    rows = _source_rows(store, source)
+    rows = source_rows(store, source)
     return [_info(row, rows) for row in rows]
 
 
@@ -518,7 +518,7 @@ def prune_versions(keep: int, source: Optional[str] = None, *, store: Union[KgSt
     to its text in the kept versions)."""
     if not isinstance(keep, int) or isinstance(keep, bool) or keep < 1:
         raise InvalidOption("keep at least one version (--keep N, N >= 1)")
-    groups = [_source_rows(store, source)] if source is not None else \
+    groups = [source_rows(store, source)] if source is not None else \
         [store.source_versions(row.source) for row in store.all_sources()]
     removed: list[SourceVersionRow] = []
     kept_documents = set()

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from ..cite.documents import document_named
 from ..cite.versions import diff_documents, prune_versions, source_versions
-from ..graph.identifiers import document_iri
-from ..graph.library import sha256_hex
 from ..graph.store import KgStore
 from ..model import VersionDiff
-from ..model.errors import UnknownEntity
 from .output import table
 
 
@@ -69,18 +66,8 @@ def prune_command(args: argparse.Namespace, store: KgStore) -> int:
 
 
 def _named(store: KgStore, name: str) -> str:
-    """A document or version IRI, a decoded file's path, or ``SOURCE@N``."""
-    if "@" in name and not name.startswith("urn:"):
-        source, _, number = name.rpartition("@")
-        if number.isdigit():
-            for v in source_versions(source, store=store):
-                if v.number == int(number):
-                    return v.document
-            raise UnknownEntity(f"{source} has no version {number}")
-    path = Path(name)
-    if path.is_file():
-        return document_iri(sha256_hex(path.read_bytes()))
-    return name
+    """A version IRI, or a document as :func:`document_named` reads it (``SOURCE@N`` included)."""
+    return name if name.startswith("urn:version:") else document_named(name, store)
 
 
 def _side(side) -> str:

@@ -72,6 +72,7 @@ class DocumentSummary:
     title: Optional[str] = None
     pages: Optional[int] = None
     strategy: Optional[str] = None
+    versions: Optional[str] = None  # the versions of a source it is ("1, 3 (latest)"), where a list shows them
 
 
 @dataclass

@@ -136,6 +136,14 @@ class VersionReads:
     def all_sources(self) -> list[SourceRow]:
         return self._read("all_sources", SourceRow)
 
+    def version_numbers(self) -> dict[str, str]:
+        """Each document that is a version: the numbers it is, "(latest)" after its source's latest
+        (``{"urn:document:…": "1, 3 (latest)"}``)."""
+        numbers: dict[str, list[str]] = {}
+        for row in self._rows("version_numbers"):
+            numbers.setdefault(row["document"], []).append(f"{row['number']}{' (latest)' if row['latest'] else ''}")
+        return {document: ", ".join(found) for document, found in numbers.items()}
+
     def document_versions(self, document: str) -> list[DocumentVersionRow]:
         return self._read("document_versions", DocumentVersionRow, document=document)
 

@@ -58,7 +58,11 @@ def documents_page(store: KgStore, wanted_format: Optional[str] = None, offset: 
     documents = store.document_summaries()
     if wanted_format:
         documents = [document for document in documents if document.format == wanted_format]
-    return _page(documents, offset, limit)
+    listed = _page(documents, offset, limit)
+    versions = store.version_numbers() if listed.items else {}
+    for document in listed.items:  # two decodes of one file name apart: which version is which
+        document.versions = versions.get(document.document)
+    return listed
 
 
 @dataclass

@@ -5,6 +5,7 @@ versions stay until pruned; SHACL stays clean and no entity is orphaned."""
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -208,6 +209,19 @@ def test_cli_versions_diff_and_prune(cli, tmp_path):
     assert "2 (latest)" in listed.stdout and "3 kept, 1 moved, 1 changed, 1 removed, 1 added" in listed.stdout
     compared = cli("diff", f"{path}@1", f"{path}@2", "--store", store)
     assert "'2'->'4'" in compared.stdout and "removed" in compared.stdout
+    # The file's name names its latest version, NAME@N the others (not 409 ambiguous-document).
+    for name, quote, found in (("report.txt", "revenue of 14 M", True), ("report.txt@1", "revenue of 12 M", True),
+                               ("report.txt@2", "revenue of 12 M", False)):
+        traced = cli("trace", "--quote", quote, "--document", name, "--store", store, "--format", "json")
+        assert (traced.returncode, bool(json.loads(traced.stdout))) == ((0, True) if found else (1, False)), name
+    assert "has no version 3 (its versions: 1, 2)" in cli("trace", "--quote", "x", "--document", "report.txt@3",
+                                                           "--store", store).stderr
+    other = tmp_path / "elsewhere" / "report.txt"  # another file of the same name: another source
+    other.parent.mkdir()
+    other.write_bytes(b"Another report altogether.")
+    assert cli("decode", str(other), "--store", store, "--no-progress").returncode == 0
+    ambiguous = cli("trace", "--quote", "report", "--document", "report.txt", "--store", store)
+    assert ambiguous.returncode == 2 and "(2 sources): name one by its IRI" in ambiguous.stderr
     pruned = cli("prune", "--keep", "1", "--store", store)
     assert pruned.returncode == 0 and "1 versions removed" in pruned.stdout
     missing = cli("versions", "nothing-here", "--store", store)
@@ -242,6 +256,12 @@ def test_http_upload_with_a_source_id_versions_and_diff(web_app, tmp_path):
     assert "3 kept, 1 moved, 1 changed, 1 removed, 1 added" in first_page and "(this document)" in first_page
     loose = client.post("/api/documents", data={"file": (io.BytesIO(b"No source here."), "loose.txt")}, headers=auth)
     assert 'id="versions"' not in client.get(f"/documents/{loose.json['document']}").get_data(as_text=True)
+    # The documents list tells the two report.txt rows apart; the name opens the latest, NAME@1 the first.
+    listed = client.get("/documents").get_data(as_text=True)
+    assert "<td>1</td>" in listed and "<td>2 (latest)</td>" in listed
+    for name, document in (("report.txt", documents[1]), ("report.txt@1", documents[0])):
+        page = client.get(f"/documents/{name}")
+        assert page.status_code == 200 and document in page.get_data(as_text=True), name
     store.close()
 
 
