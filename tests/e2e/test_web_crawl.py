@@ -17,6 +17,8 @@ from urllib.parse import parse_qsl, quote, urldefrag, urlencode, urljoin, urlspl
 
 import pytest
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.expected_conditions import staleness_of
+from selenium.webdriver.support.wait import WebDriverWait
 from browser import headless_chromium
 
 import kg_decoder
@@ -123,6 +125,14 @@ class Crawl:
 
     def here(self) -> str:
         return urldefrag(self.browser.current_url)[0][len(self.base):]
+
+    def submit(self, button) -> None:
+        """Press a form's button and wait for the page it loads (the page before may still say it is
+        complete just after the click)."""
+        before = self.browser.find_element("tag name", "html")
+        button.click()
+        WebDriverWait(self.browser, 60).until(staleness_of(before))
+        self.settle()
 
     def settle(self) -> None:
         deadline = time.time() + 60
@@ -294,9 +304,8 @@ def test_a_browser_clicks_everything_and_meets_no_error(site, tmp_path_factory):
                 browser.find_element("css selector", f"#{form} input[name={name}]").send_keys(value)
             if form == "by-fact":
                 browser.find_element("css selector", "#by-fact input[name=object][value=iri]").click()
-            browser.find_element("css selector", f"#{form} button").click()
+            crawl.submit(browser.find_element("css selector", f"#{form} button"))
             crawl.buttons_pressed += 1
-            crawl.settle()
             crawl.check(f"/trace {form}")
             assert browser.find_elements("css selector", "section.source .page-image"), (form, browser.current_url)
         # The search box in every page's header: a quote and Enter, then the results page explored as any.
