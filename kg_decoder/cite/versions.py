@@ -138,7 +138,7 @@ class _Fact:
     """A fact as the previous version holds it: its subgraph, where its text is, and that text."""
 
     subgraph: str
-    segment: str
+    segment: Optional[str]  # None: the previous version holds it no more (removed)
     start: int
     end: int
     text: str
@@ -147,12 +147,18 @@ class _Fact:
 
 
 def _live_facts(store: KgStore, previous: SourceVersionRow, old: _Version) -> list[_Fact]:
-    """The facts the previous version holds: those its verdicts carried to it (not removed ones) and
-    those an extractor cited to its own chunks."""
+    """The facts the previous version holds (those its verdicts carried to it, those an extractor
+    cited to its own chunks) and those it judged removed, to be looked for again (a document edited
+    back: its facts hold again). A removed fact has no place in the previous version (``segment``
+    None): its text and page are the last that held it."""
     facts: dict[str, _Fact] = {}
     gave_verdict = set()
     for row in store.version_verdicts(previous.version):
         gave_verdict.add(row.subgraph)
+        if row.verdict == Verdict.REMOVED and row.previous_text:
+            facts[row.subgraph] = _Fact(row.subgraph, None, 0, 0, row.previous_text, row.previous_page_number,
+                                        verdict_entity=row.verdict_entity)
+            continue
         if row.verdict == Verdict.REMOVED or row.segment is None or row.segment not in old.texts:
             continue
         start, end = row.char_offset, row.char_offset + row.char_length
@@ -224,6 +230,13 @@ def _verdict(fact: _Fact, old: _Version, new: _Version, places: _Places,
              folded_texts: dict[str, FoldedText]) -> FactVerdictRecord:
     record = FactVerdictRecord(subgraph=fact.subgraph, verdict=Verdict.REMOVED, previous_text=fact.text,
                                previous_page_number=fact.page_number, previous_verdict=fact.verdict_entity)
+    if fact.segment is None:  # removed before: it holds again only where its text is, word for word
+        for segment, text in new.texts.items():
+            for start, end in find_quote(text, fact.text, folded_texts[segment]) if fact.text.strip() else []:
+                page = new.page_at(segment, start, end)
+                return _found(record, Verdict.CURRENT if page == fact.page_number else Verdict.MOVED, new, segment,
+                              start, end, page)
+        return record
     element = old.element_at(fact.segment, fact.start, fact.end)
     entry = places.by_old.get(element.element) if element is not None else None
     target = entry.new if entry is not None and entry.op is not DiffOp.REMOVED else None
@@ -441,7 +454,7 @@ def _info_of_record(record: VersionRecord) -> VersionInfo:
             facts[str(verdict.verdict)] += 1
     return VersionInfo(source=record.source_id, version=record.iri, number=record.number, document=record.document,
                        generated=record.generated.isoformat(), latest=True, previous=record.previous,
-                       counts=record.counts, facts=facts)
+                       counts=record.counts, facts=facts, new=True)
 
 
 def source_rows(store: KgStore, source: str, read_files: bool = True) -> list[SourceVersionRow]:

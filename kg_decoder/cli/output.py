@@ -66,7 +66,7 @@ def decoded_row(path: Path, result: DecodeResult, chunks: Optional[dict[str, int
     layout = ", ".join(part for part in parts if part)
     status = status_with_problems(str(result.status), [problem.code for problem in result.problems])
     version = result.version
-    if version is not None and version.number > 1 and version.previous is not None and result.status != "unchanged":
+    if version is not None and version.new and version.previous is not None:  # bytes stored before may be one
         status += f", version {version.number}"
         if version.facts:
             status += " (" + ", ".join(f"{n} facts {name}" for name, n in version.facts.items() if n) + ")"

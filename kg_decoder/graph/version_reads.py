@@ -103,6 +103,8 @@ class VersionVerdictRow:
     char_length: Optional[int] = None
     page_number: Optional[int] = None
     text: Optional[str] = None
+    previous_text: Optional[str] = None
+    previous_page_number: Optional[int] = None
 
 
 @dataclass

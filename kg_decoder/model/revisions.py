@@ -103,6 +103,7 @@ class VersionInfo(JsonResult):
     previous: Optional[str] = None
     counts: Optional[DiffCounts] = None  # what the revision that made it changed (None for version 1)
     facts: dict[str, int] = field(default_factory=dict)  # verdict -> how many facts got it
+    new: bool = False  # made by the decode that returned it (bytes already stored may be a new version)
 
 
 @dataclass

@@ -116,11 +116,13 @@ def test_a_verdict_chain_over_three_versions_and_back_to_earlier_bytes(store):
                                                                  (3, "changed", "revenue of 15 M")]
     staff = verdict_chain(subgraphs["Staff grew to 120 people"], store=store)
     assert [(s.version, s.verdict) for s in staff] == [(2, "moved"), (3, "removed")]
-    # The first bytes again: a fourth version (a source may go back), the removed fact stays removed.
+    # The first bytes again: a fourth version (a source may go back), the removed fact holds again.
     fourth = kg_decoder.decode(text_of(BASE), store=store, source_id="chain")
     assert (fourth.status, fourth.version.number, fourth.version.document) == ("unchanged", 4, first.document)
     assert [s.verdict for s in verdict_chain(subgraphs["revenue of 12 M"], store=store)][-1] == "changed"
-    assert len(verdict_chain(subgraphs["Staff grew to 120 people"], store=store)) == 2
+    staff = verdict_chain(subgraphs["Staff grew to 120 people"], store=store)
+    assert [(s.version, s.verdict, s.text) for s in staff][1:] == [(3, "removed", None),
+                                                                   (4, "current", "Staff grew to 120 people")]
     assert kg_decoder.validate(store=store).conforms
 
 
@@ -197,6 +199,26 @@ def test_a_path_is_its_source_and_bytes_without_one_are_no_version(store, tmp_pa
         kg_decoder.decode(b"x", store=store, source_id=" ")
 
 
+def test_a_document_edited_back_holds_its_removed_facts_again(any_store):
+    """The first bytes decoded again after an edit: a new version (the bytes were stored before), and
+    a fact the edit removed is current again, where it was; it is no longer stale."""
+    store = any_store
+    first = kg_decoder.decode(text_of(BASE), store=store, source_id="report", file_name="report.txt")
+    subgraphs = cite(store, first.document, QUOTES)
+    kg_decoder.decode(text_of(EDITED), store=store, source_id="report", file_name="report.txt")
+    again = kg_decoder.decode(text_of(BASE), store=store, source_id="report", file_name="report.txt")
+    assert (again.status, again.document, again.version.number, again.version.new) == ("unchanged", first.document,
+                                                                                         3, True)
+    removed = subgraphs["board met four times"]
+    assert [(step.version, step.verdict) for step in verdict_chain(removed, store=store)] == [(2, "removed"),
+                                                                                             (3, "current")]
+    assert removed not in {row[0] for row in findings(store, "audit-facts-stale")}
+    # against version 2: the removed fact is current again, the changed one changed back, the moved one moved
+    assert again.version.facts == {"current": 3, "moved": 1, "changed": 1, "removed": 0}
+    after = kg_decoder.decode(text_of(BASE), store=store, source_id="report", file_name="report.txt")
+    assert (after.version.number, after.version.new) == (3, False)  # the same bytes as the latest: nothing new
+
+
 def test_cli_versions_diff_and_prune(cli, tmp_path):
     store = str(tmp_path / "store")
     path = tmp_path / "report.txt"
@@ -226,6 +248,24 @@ def test_cli_versions_diff_and_prune(cli, tmp_path):
     assert pruned.returncode == 0 and "1 versions removed" in pruned.stdout
     missing = cli("versions", "nothing-here", "--store", store)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+
+
+def test_cli_row_of_known_bytes_that_make_a_new_version(cli, tmp_path):
+    """A file edited back to bytes the store holds: its row says unchanged bytes and the version they
+    make, with the verdict on the fact the edit had removed."""
+    store = str(tmp_path / "store")
+    path = tmp_path / "report.txt"
+
+    def row(paragraphs) -> str:
+        path.write_bytes(text_of(paragraphs))
+        return cli("decode", str(path), "--store", store, "--no-progress").stdout.splitlines()[2].split("  ")[-1].strip()
+
+    assert row(BASE) == "decoded"
+    with kg_decoder.open_store(store) as opened:
+        cite(opened, opened.document_summaries()[0].document, ["board met four times"])
+    assert row(EDITED) == "decoded, version 2 (1 facts removed)"
+    assert row(BASE) == "unchanged, version 3 (1 facts current)"
+    assert row(BASE) == "unchanged"
 
 
 def test_http_upload_with_a_source_id_versions_and_diff(web_app, tmp_path):
