@@ -69,9 +69,9 @@ def run_audits(store: Union[KgStore, StorePath], timeout: Optional[float] = None
     With ``timeout``, each SPARQL audit runs in a worker process within that many seconds (and 8 GB
     of memory beyond what the worker maps at rest): one past it is stopped (its worker killed) and
     given ``error`` (as is one that fails), and the others still run. Without, an audit that fails
-    raises. (A store in
-    memory cannot be read by another process: its audits run here, unbounded.) ``started`` is told
-    of each audit as it starts, ``ended`` once it has its rows (or its error) and ``seconds``.
+    raises. (A store in memory cannot be read by another process: its audits run here, unbounded.)
+    ``started`` is told of each audit as it starts, ``ended`` once it has its rows (or its error)
+    and ``seconds``.
     """
     if not isinstance(store, KgStore):
         with open_store(store, read_only=True) as opened:
