@@ -33,7 +33,7 @@ from .model.errors import (BlobMissing, CorruptDocument, CpuLimit, DecodeError, 
                            KgDecoderError, LimitExceeded, LoadNotAllowed, MalformedQuery, MalformedUpdate, MemoryLimit,
                            ModelUnavailable, NotAcceptable, NotFound, ProvenanceError, QueryError, QueryTimeout,
                            QueryTooComplex, RequestError, ServerBusy, ServiceNotAllowed, StoreError, StoreLocked,
-                           StoreUnsupported, TimeLimit, TooManyRows, UnknownEntity, UnknownStore, UnsafeDocument,
+                           StoreUnsupported, TimeLimit, TooManyRows, UnknownEntity, UnknownStore, UnreadableFile, UnsafeDocument,
                            UnsupportedFormat, WorkCrashed, WorkerUnavailable)
 from .quality.audits import audit_definitions, run_audits
 from .quality.validation import validate
@@ -56,6 +56,6 @@ __all__ = [
     "FetchFailed", "Forbidden", "InvalidFact", "InvalidOption", "InvalidSpan", "KgDecoderError", "LimitExceeded",
     "LoadNotAllowed", "MalformedQuery", "MalformedUpdate", "MemoryLimit", "ModelUnavailable", "NotAcceptable", "NotFound",
     "ProvenanceError", "QueryError", "QueryTimeout", "QueryTooComplex", "RequestError", "ServerBusy", "ServiceNotAllowed",
-    "StoreError", "StoreLocked", "StoreUnsupported", "TimeLimit", "TooManyRows", "UnknownEntity", "UnknownStore", "UnsafeDocument",
+    "StoreError", "StoreLocked", "StoreUnsupported", "TimeLimit", "TooManyRows", "UnknownEntity", "UnknownStore", "UnreadableFile", "UnsafeDocument",
     "UnsupportedFormat", "WorkCrashed", "WorkerUnavailable",
 ]

@@ -507,14 +507,27 @@ def _gc(args: argparse.Namespace) -> int:
 
 
 def _queries(args: argparse.Namespace) -> int:
-    for query in shipped_queries():
-        print(query.name)
+    """The shipped queries a user may run (the store's own updates left out), audits first."""
+    runnable = sorted((query for query in shipped_queries() if not query.is_update),
+                      key=lambda query: (not query.name.startswith("audit-"), query.name))
+    rows = []
+    for query in runnable:
+        gives = " ".join((query.headers.get("audit") or query.description).split()).split(". ")[0]
+        rows.append([query.name, query.kind_of_query, gives if len(gives) <= 100 else gives[:99] + "…"])
+    print(table(["query", "kind", "what it gives"], rows))
     return 0
 
 
 def _query(args: argparse.Namespace) -> int:
     path = Path(args.query)
-    text = path.read_text(encoding="utf-8") if path.is_file() else query_file(args.query).text
+    if path.is_file():
+        text = path.read_text(encoding="utf-8")
+    else:
+        shipped = query_file(args.query)
+        if shipped.is_update:
+            raise UsageError(f"{shipped.name} is an update the store runs itself; kg-decoder query runs SELECT, "
+                             f"ASK and CONSTRUCT queries (kg-decoder queries lists them)")
+        text = shipped.text
     rows = _reading_store(args).select_rows(text)
     if args.format == "json":
         emit_jsonl(rows.records())

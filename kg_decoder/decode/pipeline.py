@@ -24,7 +24,7 @@ from ..graph.store import KgStore, StorePath
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ProgressCallback,
                      TextDocument, options_from, report)
 from ..model.errors import (CorruptDocument, DecodeError, DocumentTooLarge, EmptyDocument, EncryptedDocument,
-                            InvalidOption, KgDecoderError, StoreError, UnsupportedFormat, error_class)
+                            InvalidOption, KgDecoderError, StoreError, UnreadableFile, UnsupportedFormat, error_class)
 from .backends import FORMATS, Format, embedded_files
 from .backends.office import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
@@ -48,15 +48,15 @@ def read_source(source: Source, max_bytes: int) -> tuple[bytes, Optional[str]]:
             size = path.stat().st_size
             is_file = path.is_file()
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-            raise InvalidOption(f"cannot read {str(source)[:200]!r}: {getattr(exc, 'strerror', None) or exc}") from None
+            raise UnreadableFile(f"cannot read {str(source)[:200]!r}: {getattr(exc, 'strerror', None) or exc}") from None
         if not is_file:
-            raise InvalidOption(f"{path} is not a file")
+            raise UnreadableFile(f"{path} is not a file")
         if size > max_bytes:
             raise DocumentTooLarge(f"the file has {size} bytes, over the limit of {max_bytes}")
         try:
             data, name = path.read_bytes(), path.name
         except OSError as exc:
-            raise InvalidOption(f"cannot read {path}: {exc.strerror or exc}") from None
+            raise UnreadableFile(f"cannot read {path}: {exc.strerror or exc}") from None
     elif hasattr(source, "read"):
         try:
             data = source.read(max_bytes + 1)

@@ -11,7 +11,7 @@ from .errors import (CorruptDocument, CpuLimit, DecodeError, DecodeTimeout, Docu
                      LimitExceeded, LoadNotAllowed, MalformedQuery, MalformedUpdate, MemoryLimit, ModelUnavailable,
                      NotAcceptable, NotFound, ProvenanceError, QueryError, QueryTimeout, QueryTooComplex, RequestError,
                      ServerBusy, ServiceNotAllowed, StoreError, StoreLocked, TimeLimit, TooManyRows, UnknownEntity,
-                     UnknownStore, UnsafeDocument, UnsupportedFormat, WorkCrashed, WorkerUnavailable)
+                     UnknownStore, UnreadableFile, UnsafeDocument, UnsupportedFormat, WorkCrashed, WorkerUnavailable)
 from .options import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, CrawlOptions,
                       DecodeOptions, options_from)
 from .page_text import PageChar, PageText, Reading, folded_letters, middle_within

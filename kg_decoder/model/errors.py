@@ -103,6 +103,10 @@ class FetchFailed(DecodeError):
     """A web page could not be fetched: an HTTP error after the retries, a redirect loop, no connection."""
 
 
+class UnreadableFile(DecodeError):
+    """The path names no file that can be read: missing, a folder, or not readable by this process."""
+
+
 class InvalidOption(DecodeError):
     """An option given to decode is not valid."""
 

@@ -101,7 +101,19 @@ def test_bad_option_is_one_line_and_exit_2(generated, tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "at least 1" in done.stderr
     missing = run_cli("decode", tmp_path / "nope", "--store", tmp_path / "s", "--no-progress")
-    assert missing.returncode == 1 and "nope" in missing.stderr
+    assert missing.returncode == 1 and "nope" in missing.stderr and "failed: UnreadableFile" in missing.stdout
+
+
+def test_queries_lists_what_a_user_may_run_and_query_refuses_the_store_s_own_updates(tmp_path):
+    listed = run_cli("queries")
+    assert listed.returncode == 0
+    rows = {line.split()[0]: line for line in listed.stdout.splitlines()[2:]}
+    assert "audit-chunk-gaps" in rows and "gaps and overlaps between chunks" in rows["audit-chunk-gaps"]
+    assert not [name for name in rows if name.startswith("delete_")]
+    assert list(rows)[0].startswith("audit-")
+    update = run_cli("query", "delete_source", "--store", tmp_path / "s")
+    assert update.returncode == 2 and "is an update the store runs itself" in update.stderr
+    assert update.stderr.count("\n") == 1
 
 
 def test_query_runs_a_shipped_audit_query(generated, tmp_path):

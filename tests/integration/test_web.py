@@ -249,6 +249,9 @@ def test_pages_escape_document_text_and_load_nothing_from_outside(served):
         assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), url
     home = client.get("/").get_data(as_text=True)
     assert 'id="count-facts">1<' in home
+    titles = {url: re.search(r"<title>(.*)</title>", client.get(url).get_data(as_text=True)).group(1)
+              for url in ("/trace", "/trace?quote=kilo")}
+    assert titles == {"/trace": "Trace · kg-decoder", "/trace?quote=kilo": "“kilo” · trace · kg-decoder"}
 
 
 def test_page_image_is_rendered(served):
