@@ -280,3 +280,46 @@ def test_chromium_shows_a_search_hit_on_its_page_with_its_box(tmp_path):
     [drawn] = boxes
     assert image["width"] <= 221  # a thumbnail
     assert_drawn_over(image, drawn, drawn_box(1, "kilo lima"), (612, 792))
+
+
+@pytest.mark.slow
+def test_chromium_draws_every_thumbnail_of_a_search_page_without_a_busy_answer(tmp_path):
+    """Ten hits on ten pages: every page picture is drawn, none answered 503 busy (a client may have
+    two pictures drawn at once; the page asks for them two at a time)."""
+    import json
+    import threading
+    import time
+
+    from reportlab.pdfgen import canvas
+    from test_web import headless_chromium
+    from waitress.server import create_server
+
+    from kg_decoder.cli import load_web_app
+
+    drawing = canvas.Canvas(str(tmp_path / "ten.pdf"))
+    for number in range(10):
+        drawing.drawString(72, 700, f"Page {number + 1} reports KGTHUMB sales of the quarter.")
+        drawing.showPage()
+    drawing.save()
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        kg_decoder.decode(tmp_path / "ten.pdf", store=store)
+        server = create_server(load_web_app().create_app(store), host="127.0.0.1", port=0, threads=8)
+        threading.Thread(target=server.run, daemon=True).start()
+        browser = headless_chromium(logs=True)
+        try:
+            browser.get(f"http://127.0.0.1:{server.effective_port}/search?q=KGTHUMB")
+            deadline = time.time() + 120
+            while time.time() < deadline and not browser.execute_script(
+                    "var images = Array.from(document.querySelectorAll('.hit .page-image'));"
+                    "return images.length > 0 && images.every(i => !i.dataset.src && i.complete);"):
+                time.sleep(0.2)
+            drawn = browser.execute_script(
+                "return Array.from(document.querySelectorAll('.hit .page-image')).map(i => i.naturalWidth);")
+            statuses = [json.loads(entry["message"])["message"]["params"]["response"]["status"]
+                        for entry in browser.get_log("performance")
+                        if json.loads(entry["message"])["message"]["method"] == "Network.responseReceived"]
+        finally:
+            browser.quit()
+            server.close()
+    assert len(drawn) == 10 and all(width > 0 for width in drawn), drawn
+    assert [status for status in statuses if status >= 400] == []

@@ -7,16 +7,19 @@ document.querySelectorAll(".page .box").forEach(function (box) {
   box.style.height = box.dataset.height + "%";
 });
 
-// Page pictures queued in data-src (a diff shows several): drawn one after another, as the server
-// lets one client draw only a few pages at a time.
-(function loadNext() {
+// Page pictures queued in data-src (a trace, a search or a diff shows several): drawn two at a time,
+// as the server lets one client draw two pages at once (more at once would be answered 503 busy).
+function loadNext() {
   var image = document.querySelector("img[data-src]");
   if (!image) { return; }
-  function next() { image.removeAttribute("data-src"); loadNext(); }
-  image.addEventListener("load", next, { once: true });
-  image.addEventListener("error", next, { once: true });
-  image.src = image.dataset.src;
-})();
+  var source = image.dataset.src;
+  image.removeAttribute("data-src");
+  image.addEventListener("load", loadNext, { once: true });
+  image.addEventListener("error", loadNext, { once: true });
+  image.src = source;
+}
+loadNext();
+loadNext();
 
 // The fact form keeps a literal's datatype or language in hidden fields: once the object's text is
 // edited, or the object made an IRI, they no longer belong to it and are not sent.
