@@ -16,6 +16,7 @@ every place at once (a trace without ``limit``) only where the index names at mo
 
 from __future__ import annotations
 
+import html
 import re
 import time
 from dataclasses import dataclass
@@ -149,6 +150,8 @@ def search(query: str, *, store: Union[KgStore, StorePath], limit: int = 10, off
 def _hit(place: Place) -> SearchHit:
     text, start, end = place.text.text, place.start, place.end
     before, after = text[max(0, start - SNIPPET_CHARACTERS):start], text[end:end + SNIPPET_CHARACTERS]
+    if text.rfind("<table>", 0, start) > text.rfind("</table>", 0, start):  # in a table: its cells' words
+        before, after = _cell_words(re.sub(r"^[^<]*>", "", before)), _cell_words(re.sub(r"<[^>]*$", "", after))
     if start > SNIPPET_CHARACTERS:
         before = re.sub(r"^\S*", "", before)  # a word cut in two is left out
     if end + SNIPPET_CHARACTERS < len(text):
@@ -157,6 +160,15 @@ def _hit(place: Place) -> SearchHit:
                      start=start, end=end, quote=text[start:end], as_written=place.as_written,
                      before=re.sub(r"\s+", " ", before).lstrip(), after=re.sub(r"\s+", " ", after).rstrip(),
                      page_number=place.text.page_number, file_name=place.text.file_name)
+
+
+def _cell_words(markup: str) -> str:
+    """A piece of a table's markup as its cells read: tags apart, entities read.
+
+    >>> _cell_words("Q1</td><td>12 &amp; 13</td></tr>")
+    'Q1  12 & 13  '
+    """
+    return html.unescape(re.sub(r"<[^<>]*>", " ", markup))
 
 
 __all__ = ["MAX_CANDIDATE_TEXTS", "MAX_OFFSET", "MAX_QUOTE_CHARACTERS", "MAX_RESULTS", "Place", "RankedPlaces",

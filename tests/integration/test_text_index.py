@@ -63,6 +63,13 @@ def test_substring_and_phrase_hits_with_ligatures_and_hyphenation(store):
         == [ligatures]
 
 
+def test_a_hit_in_a_table_has_its_cells_words_around_it_not_markup(store, corpus_dir):
+    kg_decoder.decode(corpus_dir / "stanley-cups.csv", store=store)
+    [hit] = kg_decoder.search("Maple Leafs", store=store).hits
+    assert hit.before and hit.after and "13" in hit.after
+    assert not any(mark in hit.before + hit.after for mark in ("<", ">", "&amp;", "\\n"))
+
+
 def test_bounds_refuse_too_short_too_long_and_too_slow(store, monkeypatch):
     kg_decoder.decode(PLAIN.encode(), store=store)
     with pytest.raises(RequestError) as short:
