@@ -314,9 +314,10 @@ class _Tracer:
                                                      self._drawn_page(about, row, info)))
             else:
                 source.boxes.extend(self._boxes(row, start, end, self._drawn_page(about, row, info)))
-        if source.page_number is None:
+        if source.page_number is None:  # a section: the page its boxes are drawn on, where the quote begins
+            drawn = [box.page_number for box in source.boxes if box.page_number is not None]
             numbers = sorted({e.page_number for e in source.elements if e.page_number is not None})
-            source.page_number = numbers[0] if numbers else None
+            source.page_number = drawn[0] if drawn else numbers[0] if numbers else None
         if any(box.coordinate_system == RENDERED_PDF_POINTS for box in source.boxes):
             run = self.store.rendering_run(info.document)
             source.rendered_by = run.renderer if run else None
@@ -420,7 +421,32 @@ class _Tracer:
                                   key=(document.key, page_number))
             if lines:
                 return _placed(element, page_number, lines, "characters", Verification.VERIFIED)
+            if document.rendered is not None and document.format_name in _FLOWING:
+                found = _on_a_later_page(document, page_number, element.text or "", local_start, local_end)
+                if found is not None:
+                    return _placed(element, found[0], found[1], "characters", Verification.VERIFIED)
         return _placed(element, page_number, [region], "element", Verification.ELEMENT)
+
+
+# Formats whose rendering flows an element over pages (a long paragraph runs on): its box is where it
+# begins, and a quote from its end may be drawn pages later. (A slide's text stays on its slide.)
+_FLOWING = {"docx", "doc", "odt", "rtf"}
+_FLOW_PAGES = 30  # pages after an element's first that a quote from it is looked for on
+_WHOLE_PAGE = (0.0, 0.0, 1e9, 1e9)
+
+
+def _on_a_later_page(document: DrawnDocument, page_number: int, text: str, start: int,
+                     end: int) -> Optional[tuple[int, list]]:
+    """The page after ``page_number`` the rendering draws ``text[start:end]`` on (the one place it is
+    there, as its page reads it), and the boxes of its lines; None when no page does."""
+    for later in range(page_number + 1, page_number + _FLOW_PAGES + 1):
+        page = page_characters(document, later)
+        if page is None:
+            return None
+        lines = checked_lines(page, _WHOLE_PAGE, text, start, end)
+        if lines:
+            return later, lines
+    return None
 
 
 # Elements whose box is their text's own place, by the reading that found them, as a trace names it: a

@@ -365,3 +365,37 @@ def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeyp
     before = {child.pid for child in psutil.Process().children()}  # the decode's worker
     assert rendered_pages.ReadAhead(Rendering()).pages() is None  # its readers started early are stopped
     assert len(started) == 2 and {child.pid for child in psutil.Process().children()} == before
+
+
+def test_a_quote_from_a_paragraph_that_runs_over_pages_traces_to_the_page_that_draws_it(tmp_path):
+    """A DOCX paragraph LibreOffice lays over three pages: a quote from its middle traces to the page
+    the rendering draws it on, with the boxes of its characters there (not the paragraph's first page
+    with its box), and every page number of the trace, the boxes and the graph agree."""
+    import io
+
+    import pypdfium2 as pdfium
+    from docx import Document
+
+    words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
+    long = " ".join(words[(i * 7 + 2) % len(words)] for i in range(1500))
+    document = Document()
+    document.add_paragraph("KGFLOW a heading paragraph")
+    document.add_page_break()
+    document.add_paragraph(long[:4000] + " KGQUOTE the company grew big last year. " + long[4000:])
+    buffer = io.BytesIO()
+    document.save(buffer)
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        decoded = kg_decoder.decode(buffer.getvalue(), store=store, file_name="flow.docx")
+        rendering = pdfium.PdfDocument(next((tmp_path / "store" / "renders").glob("*.pdf")).read_bytes())
+        texts = [page.get_textpage().get_text_range() for page in rendering]
+        drawn_on = [number for number, text in enumerate(texts, 1) if "KGQUOTE" in text]
+        paragraph = next(e for e in store.document_elements(decoded.document) if "KGQUOTE" in (e.text or ""))
+        assert drawn_on and drawn_on[0] > paragraph.page_number  # the quote is pages after the paragraph begins
+        assert paragraph.page_number == next(n for n, t in enumerate(texts, 1) if "lorem" in t or "ipsum" in t)
+        [source] = kg_decoder.trace(quote="KGQUOTE the company grew", document=decoded.document, store=store)
+        assert source.page_number == drawn_on[0]
+        assert source.boxes and {(box.page_number, box.source, str(box.verification)) for box in source.boxes} == {
+            (drawn_on[0], "characters", "verified")}
+        regions = [target["selector"]["value"] for target in
+                   kg_decoder.web_annotations([source])["first"]["items"][0]["target"][1:]]
+        assert regions and set(regions) == {f"page={drawn_on[0]}"}  # the Web Annotation says the same page

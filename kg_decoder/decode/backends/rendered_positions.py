@@ -2,9 +2,10 @@
 rendered to PDF (LibreOffice), each element's text is found among the rendered pages' characters in
 reading order, and the element gets the page it landed on and the box of its characters there.
 
-A position found so is the renderer's layout, not the file's: elements keep their own page number
-where the format knows one (slides; the page breaks Word recorded), and their box is marked as
-rendered (``RENDERED_PDF_POINTS``, ``Element.rendered_page``). The same rendering, kept beside the
+A position found so is the renderer's layout, not the file's: a slide keeps its number (it is its
+page), and a flowing document's elements are numbered by the rendered page they begin on, the one
+its pictures and boxes show (Word's recorded page breaks may disagree with another layout); their
+box is marked as rendered (``RENDERED_PDF_POINTS``, ``Element.rendered_page``). The same rendering, kept beside the
 store, is what a trace later aligns the quoted characters with.
 """
 
@@ -57,6 +58,8 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
             partitioned.problems.append(Problem.of("not-rendered", "the rendering of the document could not be read"))
             return
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
+    if format_name not in _SLIDES:
+        _number_by_rendering(partitioned.elements)
     check_rendered_boxes(partitioned.elements, pages)
     if format_name not in _SLIDES:  # a slide's tables state their cells' geometry
         place_rendered_table_cells(partitioned.elements, pages)
@@ -64,6 +67,17 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
                                                      for box in page.pictures])
     partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=[page.size for page in pages], pdf=pdf,
                                       placed=placed)
+
+
+def _number_by_rendering(elements: list[Element]) -> None:
+    """One page number per place: a flowing document's elements are numbered by the rendered page they
+    begin on, the page its pictures and boxes show (not the page breaks Word last recorded, which
+    another layout moves); a text element the rendering did not place has no page."""
+    for element in elements:
+        if element.rendered_page is not None:
+            element.page_number = element.rendered_page
+        elif element.bbox is None and not element.is_image:
+            element.page_number = None
 
 
 def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) -> int:
