@@ -23,12 +23,12 @@ from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..graph.terms import to_triple
 from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece, TracedCell, TracedElement,
-                     TraceSource, Verification)
+                     TraceSource, Verification, folded_letters)
 from ..model.errors import InvalidSpan, UnknownEntity
 from .glyphs import DrawnDocument, aligned_characters, line_boxes, page_characters, quotes_in_layer
 from .quotes import as_written, find_quote, holds_words
 from .search import Place, check_page, check_quote, ranked_places
-from .verification import checked_lines, spells
+from .verification import checked_lines, laid_out_lines, spells
 from .versions import verdict_steps
 
 
@@ -431,22 +431,33 @@ class _Tracer:
 # Formats whose rendering flows an element over pages (a long paragraph runs on): its box is where it
 # begins, and a quote from its end may be drawn pages later. (A slide's text stays on its slide.)
 _FLOWING = {"docx", "doc", "odt", "rtf"}
-_FLOW_PAGES = 30  # pages after an element's first that a quote from it is looked for on
+_FLOW_PAGES = 30  # pages after an element's first that a quote from it is looked for on, at most
 _WHOLE_PAGE = (0.0, 0.0, 1e9, 1e9)
+_RUN_ON_LINES = 3  # a page continues an element when one of its first lines is the element's text
+_RUN_ON_LETTERS = 12  # ... of at least this many letters (a short line is too common to tell)
 
 
 def _on_a_later_page(document: DrawnDocument, page_number: int, text: str, start: int,
                      end: int) -> Optional[tuple[int, list]]:
-    """The page after ``page_number`` the rendering draws ``text[start:end]`` on (the one place it is
-    there, as its page reads it), and the boxes of its lines; None when no page does."""
+    """The page after ``page_number`` onto which the element's ``text`` runs on and that draws
+    ``text[start:end]`` (found with as much of the element's text around it as the page holds, in one
+    place), and the boxes of its lines; None when the element stops or no such page does. Only the
+    pages the element continues onto are read: the same words elsewhere are another element's."""
+    letters = folded_letters(text)
     for later in range(page_number + 1, page_number + _FLOW_PAGES + 1):
         page = page_characters(document, later)
-        if page is None:
+        if page is None or not _runs_on(page, letters):
             return None
-        lines = checked_lines(page, _WHOLE_PAGE, text, start, end)
-        if lines:
+        lines = laid_out_lines(page, _WHOLE_PAGE, text, start, end, context_only=True)
+        if lines and spells(page, lines, text[start:end]):
             return later, lines
     return None
+
+
+def _runs_on(page: PageText, letters: str) -> bool:
+    """Whether the page begins with more of an element's text (one of its first lines is in it)."""
+    first = [folded_letters(line) for line in page.stream.text.splitlines() if line.strip()][:_RUN_ON_LINES]
+    return any(len(line) >= _RUN_ON_LETTERS and line in letters for line in first)
 
 
 # Elements whose box is their text's own place, by the reading that found them, as a trace names it: a

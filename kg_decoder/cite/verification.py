@@ -105,15 +105,21 @@ def checked_lines(page: PageText, region: BBox, text: str, start: int, end: int,
     return None
 
 
-def laid_out_lines(page: PageText, region: BBox, text: str, start: int, end: int) -> Optional[list[BBox]]:
+def laid_out_lines(page: PageText, region: BBox, text: str, start: int, end: int,
+                   context_only: bool = False) -> Optional[list[BBox]]:
     """``text[start:end]`` looked for in the page as it is laid out, with as much of the stored text
     around it as the page holds in one run: the one place that holds it (of those inside the element's
-    box, where any is), as boxes of its lines; None when no one place does."""
-    for width in _CONTEXT:
-        low, high = max(0, start - width), min(len(text), end + width)
+    box, where any is), as boxes of its lines; None when no one place does. ``context_only``: never the
+    quote alone, but with the text on one side where the other runs off the page (where nothing else
+    tells which of the page's places is the element's)."""
+    windows = [(width, width) for width in _CONTEXT] if not context_only else \
+        [(width, width) for width in _CONTEXT if width] + [(0, width) for width in _CONTEXT if width] + \
+        [(width, 0) for width in _CONTEXT if width]
+    for before, after in windows:
+        low, high = max(0, start - before), min(len(text), end + after)
         places = quotes_in_layer(page, text[low:high])
         inside = [place for place in places if _inside(page, place, region)]
-        if inside or (width == 0 and len(folded_letters(text[low:high])) < _UNIQUE_LETTERS):
+        if inside or (before == after == 0 and len(folded_letters(text[low:high])) < _UNIQUE_LETTERS):
             places = inside
         if len(places) == 1:
             indices = _part(page, places[0], text[low:high], start - low, end - low)

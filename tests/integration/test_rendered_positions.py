@@ -380,6 +380,9 @@ def test_a_quote_from_a_paragraph_that_runs_over_pages_traces_to_the_page_that_d
     long = " ".join(words[(i * 7 + 2) % len(words)] for i in range(1500))
     document = Document()
     document.add_paragraph("KGFLOW a heading paragraph")
+    hidden = document.add_paragraph("A short paragraph with words enough that the rendering places it by those it draws, "
+                                    "all of them here on its first page. ").add_run("KGQUOTE the company grew")
+    hidden.font.hidden = True  # in the text, not drawn: the same words drawn later are another paragraph's
     document.add_page_break()
     document.add_paragraph(long[:4000] + " KGQUOTE the company grew big last year. " + long[4000:])
     buffer = io.BytesIO()
@@ -389,10 +392,13 @@ def test_a_quote_from_a_paragraph_that_runs_over_pages_traces_to_the_page_that_d
         rendering = pdfium.PdfDocument(next((tmp_path / "store" / "renders").glob("*.pdf")).read_bytes())
         texts = [page.get_textpage().get_text_range() for page in rendering]
         drawn_on = [number for number, text in enumerate(texts, 1) if "KGQUOTE" in text]
-        paragraph = next(e for e in store.document_elements(decoded.document) if "KGQUOTE" in (e.text or ""))
+        paragraph = max(store.document_elements(decoded.document), key=lambda e: len(e.text or ""))
         assert drawn_on and drawn_on[0] > paragraph.page_number  # the quote is pages after the paragraph begins
         assert paragraph.page_number == next(n for n, t in enumerate(texts, 1) if "lorem" in t or "ipsum" in t)
-        [source] = kg_decoder.trace(quote="KGQUOTE the company grew", document=decoded.document, store=store)
+        sources = kg_decoder.trace(quote="KGQUOTE the company grew", document=decoded.document, store=store)
+        [source] = [s for s in sources if any(e.char_length > 1000 for e in s.elements)]
+        [other] = [s for s in sources if s is not source]  # the hidden words: not verified on the other's page
+        assert all(box.source != "characters" for box in other.boxes), other.boxes
         assert source.page_number == drawn_on[0]
         assert source.boxes and {(box.page_number, box.source, str(box.verification)) for box in source.boxes} == {
             (drawn_on[0], "characters", "verified")}
