@@ -229,7 +229,8 @@ class _Places:
 def _verdict(fact: _Fact, old: _Version, new: _Version, places: _Places,
              folded_texts: dict[str, FoldedText]) -> FactVerdictRecord:
     record = FactVerdictRecord(subgraph=fact.subgraph, verdict=Verdict.REMOVED, previous_text=fact.text,
-                               previous_page_number=fact.page_number, previous_verdict=fact.verdict_entity)
+                               previous_page_number=fact.page_number, previous_verdict=fact.verdict_entity,
+                               removed_before=fact.segment is None)
     if fact.segment is None:  # removed before: it holds again only where its text is, word for word
         for segment, text in new.texts.items():
             for start, end in find_quote(text, fact.text, folded_texts[segment]) if fact.text.strip() else []:
@@ -447,11 +448,7 @@ def _info(row: SourceVersionRow, rows: list[SourceVersionRow]) -> VersionInfo:
 
 
 def _info_of_record(record: VersionRecord) -> VersionInfo:
-    facts: dict[str, int] = {}
-    if record.previous is not None:
-        facts = {name: 0 for name in ("current", "moved", "changed", "removed")}
-        for verdict in record.verdicts:
-            facts[str(verdict.verdict)] += 1
+    facts = record.fact_counts() if record.previous is not None else {}
     return VersionInfo(source=record.source_id, version=record.iri, number=record.number, document=record.document,
                        generated=record.generated.isoformat(), latest=True, previous=record.previous,
                        counts=record.counts, facts=facts, new=True)

@@ -10,7 +10,7 @@ from typing import Optional
 
 from pyoxigraph import NamedNode, Quad
 
-from ..model import DiffCounts, FactVerdictRecord
+from ..model import DiffCounts, FactVerdictRecord, Verdict
 from .identifiers import derived_iri
 from .quads import QuadWriter, describe_agent, int_literal, text_literal, time_literal
 from .vocabulary import RDF_TYPE, prov, tg
@@ -56,6 +56,15 @@ class VersionRecord:
     def revision_iri(self) -> str:
         return derived_iri("revision", self.previous, self.iri)
 
+    def fact_counts(self) -> dict[str, int]:
+        """How many facts this version found current, moved, changed and removed (a fact an earlier
+        version removed is counted by that one)."""
+        tally = {name: 0 for name in ("current", "moved", "changed", "removed")}
+        for verdict in self.verdicts:
+            if not (verdict.verdict == Verdict.REMOVED and verdict.removed_before):
+                tally[str(verdict.verdict)] += 1
+        return tally
+
 
 def latest_version_quads(source: str, version: str) -> list[Quad]:
     """A source's latest version named again (after the one that was latest went with its document)."""
@@ -94,11 +103,9 @@ def version_quads(record: VersionRecord) -> list[Quad]:
     counts = record.counts or DiffCounts()
     for name in ("kept", "moved", "changed", "removed", "added"):
         out.add(revision, tg("elements" + name.title()), int_literal(getattr(counts, name)))
-    tally = {name: 0 for name in ("current", "moved", "changed", "removed")}
     for verdict in record.verdicts:
-        tally[str(verdict.verdict)] += 1
         _describe_verdict(out, verdict, version, revision)
-    for name, count in tally.items():
+    for name, count in record.fact_counts().items():
         out.add(revision, tg("facts" + name.title()), int_literal(count))
     return out.quads
 

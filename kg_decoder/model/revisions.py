@@ -88,6 +88,7 @@ class FactVerdictRecord(JsonResult):
     page_number: Optional[int] = None
     previous_page_number: Optional[int] = None
     previous_verdict: Optional[str] = None  # the verdict entity of the version before, if any
+    removed_before: bool = False  # the version before judged it removed too: not a removal of this version's
 
 
 @dataclass

@@ -126,6 +126,31 @@ def test_a_verdict_chain_over_three_versions_and_back_to_earlier_bytes(store):
     assert kg_decoder.validate(store=store).conforms
 
 
+def test_a_removed_fact_is_counted_removed_once_and_stays_removed_until_a_version_holds_it(store):
+    first = kg_decoder.decode(text_of(BASE), store=store, source_id="gone")
+    subgraphs = cite(store, first.document, ["Staff grew to 120 people"])
+    without = [p for p in BASE if "Staff" not in p]
+    second = kg_decoder.decode(text_of(without), store=store, source_id="gone")
+    third = kg_decoder.decode(text_of(without + ["A closing line added later."]), store=store, source_id="gone")
+    fourth = kg_decoder.decode(text_of(without + ["Another line, the fourth version."]), store=store,
+                               source_id="gone")
+    assert [v.facts["removed"] for v in (second.version, third.version, fourth.version)] == [1, 0, 0]
+    staff = verdict_chain(subgraphs["Staff grew to 120 people"], store=store)
+    assert [(s.version, s.verdict) for s in staff] == [(2, "removed"), (3, "removed"), (4, "removed")]
+    [stale] = findings(store, "audit-facts-stale")
+    assert stale[0] == subgraphs["Staff grew to 120 people"] and stale[2:4] == ("removed", 4)
+    # Each version says what it holds of the fact: pruning the version that removed it keeps the removal.
+    kg_decoder.prune_versions(2, "gone", store=store)
+    [stale] = findings(store, "audit-facts-stale")
+    assert stale[0] == subgraphs["Staff grew to 120 people"] and stale[2:4] == ("removed", 4)
+    fifth = kg_decoder.decode(text_of(BASE), store=store, source_id="gone")  # the first bytes: it holds again
+    assert fifth.version.number == 5
+    staff = verdict_chain(subgraphs["Staff grew to 120 people"], store=store)
+    assert [(s.version, s.verdict) for s in staff] == [(3, "removed"), (4, "removed"), (5, "current")]
+    assert findings(store, "audit-facts-stale") == []
+    assert kg_decoder.validate(store=store).conforms
+
+
 def test_a_paragraph_moved_to_another_page_is_moved_with_both_pages(store, tmp_path):
     from reportlab.lib.pagesizes import letter
     from reportlab.pdfgen import canvas
