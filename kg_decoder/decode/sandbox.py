@@ -13,9 +13,11 @@ profile blocking links (:func:`confinement` says which).
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
+import time
 from typing import Optional
 
 # System folders a program needs (read-only): its binaries and libraries, the fonts and their
@@ -36,29 +38,42 @@ def confined(command: list[str], folder: str) -> list[str]:
     return command
 
 
-_found: Optional[str] = None  # how programs are confined here, once found (a failed probe is tried again)
+_found: Optional[str] = None  # how programs are confined here, once found
+_probed_at = -math.inf  # when a probe last found no confinement: tried again after a while (bwrap installed)
+_PROBE_AGAIN = 60.0  # seconds
 
 
 def confinement() -> Optional[str]:
     """How programs are confined on this machine: "bwrap" (file system, network and processes),
-    "unshare" (network only) or None (found by running ``true`` so)."""
-    global _found
-    if _found is None:
+    "unshare" (network only) or None (found by running ``true`` so; a machine found without one is
+    probed again after a minute, not before every document)."""
+    global _found, _probed_at
+    if _found is None and time.monotonic() - _probed_at >= _PROBE_AGAIN:
         if shutil.which("bwrap") and _works(_bwrap("/") + ["--", "true"]):
             _found = "bwrap"
         elif shutil.which("unshare") and _works(_unshare() + ["--", "true"]):
             _found = "unshare"
+        _probed_at = time.monotonic()
     return _found
 
 
+# LibreOffice's own packages install to /opt/libreofficeX.Y with its binary in program/: that folder
+# is bound read-only beside the system's, and no other (a program found in a home folder, or at the
+# root, would bind the folders the confinement keeps out).
+_INSTALLED_BINARIES = ("/program/soffice", "/program/soffice.bin")
+_NEVER_BOUND = ("/", "/home", "/root", "/srv", "/var", "/etc", "/tmp", "/mnt", "/media", "/run")
+
+
 def _install_folder(program: str) -> Optional[str]:
-    """The folder a program is installed in when it lies outside the system folders (LibreOffice's own
-    packages install to /opt/libreofficeX.Y, its binary in program/): bound read-only beside them."""
-    located = shutil.which(program) or program
-    real = os.path.realpath(located)
-    if any(real.startswith(folder + "/") for folder in _SYSTEM_FOLDERS):
+    """The LibreOffice installation a program is, where it lies outside the system folders; None for
+    any other program or place."""
+    real = os.path.realpath(shutil.which(program) or program)
+    if any(real.startswith(folder + "/") for folder in _SYSTEM_FOLDERS) or not real.endswith(_INSTALLED_BINARIES):
         return None
-    return os.path.dirname(os.path.dirname(real))
+    install = os.path.dirname(os.path.dirname(real))
+    if install in _NEVER_BOUND or os.path.dirname(install) == "/home":  # the root, a user's home
+        return None
+    return install
 
 
 def _bwrap(folder: str, install: Optional[str] = None) -> list[str]:

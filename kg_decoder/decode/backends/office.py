@@ -12,6 +12,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 from typing import Optional
 
@@ -165,6 +166,18 @@ def refusal(format_name: str) -> Optional[str]:
             "unconfined")
 
 
+def laid_out_bytes(data: bytes, format_name: str) -> Optional[bytes]:
+    """The bytes LibreOffice may lay out for a document of this format (its package cleaned), None
+    for none. Unconfined, a cleaned format must be a ZIP package: LibreOffice reads a file by its
+    bytes, not its name, so an RTF named .docx would be read with its fields, uncleaned."""
+    if refusal(format_name) is not None:
+        return None
+    if confinement() != "bwrap" and os.environ.get(UNCONFINED_VARIABLE) != "1" \
+            and not zipfile.is_zipfile(io.BytesIO(data)):
+        return None
+    return without_external_references(data)
+
+
 class Conversion:
     """A LibreOffice run converting documents (bytes, format name), started at once and going on
     beside whatever the caller does next (a long document renders while unstructured partitions
@@ -184,7 +197,7 @@ class Conversion:
         folder = self._folder.name
         sources = []
         for number, (data, format_name) in enumerate(documents):
-            cleaned = without_external_references(data) if refusal(format_name) is None else None
+            cleaned = laid_out_bytes(data, format_name)
             if cleaned is None:  # not laid out: it gets no conversion
                 continue
             source = Path(folder) / f"document-{number}.{format_name}"
