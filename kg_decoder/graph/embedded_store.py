@@ -20,7 +20,8 @@ from ..model.errors import MalformedQuery, MalformedUpdate, QueryError, StoreErr
 from .library import MemoryLibrary, open_library
 from .priority import lower_storage_threads
 from .queries import query_file
-from .snapshots import drop_all_snapshots, drop_snapshot, take_snapshot
+from .snapshots import (READER_SNAPSHOTS, drop_all_snapshots, drop_orphan_reader_snapshots, drop_snapshot,
+                        take_snapshot)
 from .store import KgStore, StorePath
 
 # A write of this many quads into a store on disk is ingested as RocksDB files Oxigraph's bulk loader
@@ -88,6 +89,22 @@ class EmbeddedStore(KgStore):
                 drop_all_snapshots(self.path)  # left by a server of this store that stopped
             self._snapshots_taken += 1
             snapshot = take_snapshot(self.graph, self.path, f"{self.generation}-{self._snapshots_taken}")
+        return self.reader_location()[:-1] + (str(snapshot),)
+
+    def reader_snapshot(self) -> Optional[tuple]:
+        """Opened read-only, a snapshot of its own (its name: this process and a count) where the folder
+        lets one be written: another process may be writing the folder, whose compactions a second
+        reader opening it later would not survive (see :mod:`~kg_decoder.graph.snapshots`)."""
+        if not self.read_only or self.path is None:
+            return super().reader_snapshot()
+        if not self._snapshots_taken:
+            drop_orphan_reader_snapshots(self.path)
+        self._snapshots_taken += 1
+        try:
+            snapshot = take_snapshot(self.graph, self.path, f"{os.getpid()}-{self._snapshots_taken}",
+                                     folder=READER_SNAPSHOTS)
+        except StoreError:  # a folder this user may only read: its readers open it as it is
+            return self.reader_location()
         return self.reader_location()[:-1] + (str(snapshot),)
 
     def release_reader(self, location: tuple) -> None:

@@ -14,6 +14,7 @@ remove their own links. A snapshot is removed once no reader has it open.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -22,10 +23,13 @@ from pyoxigraph import Store
 from ..model.errors import StoreError
 
 SNAPSHOTS = "snapshots"
+# Snapshots a process that opened the store read-only takes for its own workers (``kg-decoder audit``
+# beside a server that writes the store): apart from the writer's, which it drops when it starts.
+READER_SNAPSHOTS = "reader-snapshots"
 
 
-def take_snapshot(graph: Store, store_folder: Path, name: str) -> Path:
-    """The store as committed now, in ``<store_folder>/snapshots/<name>`` (which must not exist yet).
+def take_snapshot(graph: Store, store_folder: Path, name: str, folder: str = SNAPSHOTS) -> Path:
+    """The store as committed now, in ``<store_folder>/<folder>/<name>`` (which must not exist yet).
 
     >>> import tempfile
     >>> from pyoxigraph import Store
@@ -34,7 +38,7 @@ def take_snapshot(graph: Store, store_folder: Path, name: str) -> Path:
     >>> len(Store.read_only(str(snapshot)))
     0
     """
-    target = store_folder / SNAPSHOTS / name
+    target = store_folder / folder / name
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         graph.backup(str(target))
@@ -46,10 +50,29 @@ def take_snapshot(graph: Store, store_folder: Path, name: str) -> Path:
 def drop_snapshot(snapshot: str | Path) -> None:
     """Remove a snapshot (no reader may have it open any more); only a folder inside a snapshots folder."""
     path = Path(snapshot)
-    if path.parent.name == SNAPSHOTS:
+    if path.parent.name in (SNAPSHOTS, READER_SNAPSHOTS):
         shutil.rmtree(path, ignore_errors=True)
 
 
 def drop_all_snapshots(store_folder: Path) -> None:
     """Remove the snapshots a process that served the store before left behind."""
     shutil.rmtree(store_folder / SNAPSHOTS, ignore_errors=True)
+
+
+def drop_orphan_reader_snapshots(store_folder: Path) -> None:
+    """Remove the reader snapshots of processes that are gone (killed before they dropped their own)."""
+    for snapshot in (store_folder / READER_SNAPSHOTS).glob("*-*"):
+        pid = snapshot.name.split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(snapshot, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+

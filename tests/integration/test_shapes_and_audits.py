@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import rdflib
@@ -350,6 +351,9 @@ def test_cli_audit_and_validate(dirty_store, clean_store):
     at = lines.index("== audit-document-counts: what each document holds")
     assert re.fullmatch(r"\d+ rows in \d+\.\d\d s", lines[at + 1])
     assert sum(1 for line in lines if line.startswith("== ")) == len(reports)
+    # This process writes the store: the audits' worker read a snapshot of it, dropped when done.
+    snapshots = Path(clean) / "reader-snapshots"
+    assert snapshots.is_dir() and not list(snapshots.iterdir())
     assert run_cli("validate", "--store", clean).returncode == 0
 
 
