@@ -25,8 +25,9 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # 4: elements placed on a rendering (Element.rendered_page, Partitioned.rendering and page_numbers_from);
 # 5: pictures' OCR text (Element.image_text, image_text_skipped), turned PDF text, Partitioned.title, PDF
 # tables (Element.cell_places), confidence (Element.confidence, Page.confidence); 6: boxes checked by a second
-# reading (Element.verification), Office tables' cell boxes; 7: Partitioned.problems, Element.properties.
-_FORMAT = b"kg-decoder-partition-cache-7\n"
+# reading (Element.verification), Office tables' cell boxes; 7: Partitioned.problems, Element.properties;
+# 8: a flowing document's page numbers from its rendering, a sheet cell's line breaks unescaped.
+_FORMAT = b"kg-decoder-partition-cache-8\n"
 
 
 class PartitionCache:

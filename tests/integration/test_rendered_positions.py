@@ -37,7 +37,7 @@ def rendered_file(store, result):
     return store.path / "renders" / f"{store.document_info(result.document).sha256}.pdf"
 
 
-def test_docx_elements_carry_the_pages_word_recorded_and_a_box_on_the_rendering(paged):
+def test_docx_elements_carry_their_rendered_pages_and_a_box_on_the_rendering(paged):
     store, docx, _ = paged
     check_document(store, docx.document)
     elements = [e for e in store.document_elements(docx.document) if e.category != "Image"]
@@ -46,7 +46,9 @@ def test_docx_elements_carry_the_pages_word_recorded_and_a_box_on_the_rendering(
                for e in elements)
     assert [e.rendered_page_number for e in elements] == [1, 1, 2, 2, 3]  # LibreOffice lays it out alike
     said = store.select_rows(PREFIXES + f"SELECT ?from WHERE {{ GRAPH ?g {{ <{docx.document}> tg:pageNumbersFrom ?from }} }}")
-    assert "rendered page breaks" in said.rows[0][0]
+    assert said.rows[0][0].startswith("the rendering")
+    [picture] = [e for e in store.document_elements(docx.document) if e.category == "Image"]
+    assert picture.rendered_page_number and picture.page_number == picture.rendered_page_number
     run = store.rendering_run(docx.document)
     assert run.renderer.startswith("LibreOffice ") and run.rendered_page_count == 3
     assert kg_decoder.validate(store=store, document=docx.document).conforms

@@ -58,15 +58,20 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
             partitioned.problems.append(Problem.of("not-rendered", "the rendering of the document could not be read"))
             return
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
-    if format_name not in _SLIDES:
-        _number_by_rendering(partitioned.elements)
     check_rendered_boxes(partitioned.elements, pages)
     if format_name not in _SLIDES:  # a slide's tables state their cells' geometry
         place_rendered_table_cells(partitioned.elements, pages)
     placed += _place_pictures(partitioned.elements, [(number, box) for number, page in enumerate(pages, 1)
                                                      for box in page.pictures])
+    if format_name not in _SLIDES and placed:
+        _number_by_rendering(partitioned.elements)
+        partitioned.page_numbers_from = PAGES_OF_THE_RENDERING
     partitioned.rendering = Rendering(renderer=renderer_name(), page_sizes=[page.size for page in pages], pdf=pdf,
                                       placed=placed)
+
+
+# A flowing document's page numbers, once its rendering placed its elements (tg:pageNumbersFrom).
+PAGES_OF_THE_RENDERING = "the rendering: the page LibreOffice draws each element on"
 
 
 def _number_by_rendering(elements: list[Element]) -> None:
