@@ -22,7 +22,7 @@ def _argument(name: str) -> str:
 
 @versions.get("/api/versions")
 def versions_json():
-    found = kg_decoder.source_versions(_argument("source"), store=settings().store)
+    found = kg_decoder.source_versions(_argument("source"), store=settings().store, read_files=False)
     return jsonify(versions=[v.to_json() for v in found])
 
 
@@ -35,7 +35,8 @@ def diff_json():
 def versions_page():
     source = _argument("source")
     return render_template("versions.html", source=source,
-                           versions=kg_decoder.source_versions(source, store=settings().store))
+                           versions=kg_decoder.source_versions(source, store=settings().store,
+                                                                read_files=False))
 
 
 @versions.get("/diff")

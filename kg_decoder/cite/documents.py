@@ -26,7 +26,7 @@ def document_named(name: str, store: KgStore, read_files: bool = True) -> str:
     this machine (its bytes hashed: the same bytes are the same document, whatever their name
     today); the file name the decode recorded (a path's last part, so a path that is not on this
     machine still names its file). A file name that several versions of one source were decoded
-    from names the source's latest version; ``SOURCE@N`` names version N of a source given by its
+    from names the latest of those versions; ``SOURCE@N`` names version N of a source given by its
     id, path, URL or file name. A file name that names
     documents of several sources, or bytes that are no source's version (different files under
     one name), is refused with their IRIs (``ambiguous-document``, 409). A web server passes
@@ -41,6 +41,12 @@ def document_named(name: str, store: KgStore, read_files: bool = True) -> str:
     ...     first = kg_decoder.decode(b"One.", store=store, file_name="a.txt", source_id="a").document
     ...     second = kg_decoder.decode(b"Two.", store=store, file_name="a.txt", source_id="a").document
     ...     [document_named(n, store) for n in ("a.txt", "a.txt@1", "a.txt@2")] == [second, first, second]
+    True
+    >>> with kg_decoder.open_store(None) as store:  # a third version, decoded from a file named otherwise
+    ...     first = kg_decoder.decode(b"One.", store=store, file_name="a.txt", source_id="a").document
+    ...     second = kg_decoder.decode(b"Two.", store=store, file_name="a.txt", source_id="a").document
+    ...     third = kg_decoder.decode(b"Three.", store=store, file_name="b.txt", source_id="a").document
+    ...     [document_named(n, store) for n in ("a.txt", "b.txt", "a.txt@3")] == [second, third, third]
     True
     """
     name = name.strip()
@@ -101,7 +107,11 @@ def _version_named(store: KgStore, found: list[str], file_name: str, number: Opt
                            f"({len(sources)} sources): name one by its IRI ({', '.join(found[:5])})",
                            code="ambiguous-document", http_status=409)
     versions = store.source_versions(sources.pop())
-    chosen = [row for row in versions if (row.number == number if number is not None else row.latest)]
+    if number is None:  # the latest of the versions decoded from a file of that name
+        named = [row for row in versions if row.document in versions_of]
+        chosen = [max(named, key=lambda row: row.number)] if named else []
+    else:
+        chosen = [row for row in versions if row.number == number]
     if not chosen:
         numbers = ", ".join(str(row.number) for row in versions)
         raise UnknownEntity(f"{file_name[:200]} has no version {number} (its versions: {numbers})")

@@ -467,8 +467,9 @@ def source_rows(store: KgStore, source: str, read_files: bool = True) -> list[So
 
 
 @with_store(read_only=True)
-def source_versions(source: str, *, store: Union[KgStore, StorePath]) -> list[VersionInfo]:
-    """Every version of a source (its path, URL, id or IRI), oldest first. Reads only.
+def source_versions(source: str, *, store: Union[KgStore, StorePath], read_files: bool = True) -> list[VersionInfo]:
+    """Every version of a source (its path, URL, id or IRI), oldest first. Reads only. A web server
+    passes ``read_files=False``: a request never makes it resolve a path of its own machine.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -477,7 +478,7 @@ def source_versions(source: str, *, store: Union[KgStore, StorePath]) -> list[Ve
     ...     [(v.number, v.latest, v.counts and v.counts.changed) for v in source_versions("report", store=store)]
     [(1, False, None), (2, True, 1)]
     """
-    rows = source_rows(store, source)
+    rows = source_rows(store, source, read_files)
     return [_info(row, rows) for row in rows]
 
 

@@ -48,7 +48,7 @@ def document_source_versions(store: KgStore, document: str) -> list[SourceVersio
     for source, source_id in dict.fromkeys((row.source, row.source_id)
                                            for row in store.document_versions(document)):
         rows, previous = [], None
-        for version in source_versions(source, store=store):
+        for version in source_versions(source, store=store, read_files=False):
             rows.append(VersionRowView(version, version.document == document, document_url(version.document),
                                        diff_url(previous, version.document) if previous is not None else None))
             previous = version.document

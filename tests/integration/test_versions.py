@@ -293,6 +293,23 @@ def test_cli_row_of_known_bytes_that_make_a_new_version(cli, tmp_path):
     assert row(BASE) == "unchanged"
 
 
+def test_the_web_app_resolves_no_path_of_its_machine_to_a_source(web_app, tmp_path):
+    """A source decoded from a file is named by its path on the command line (a link to it too: the
+    path is resolved); a request naming that link finds nothing, the server resolves no path of its own."""
+    store = kg_decoder.open_store(tmp_path / "store")
+    (tmp_path / "files").mkdir()
+    report = tmp_path / "files" / "report.txt"
+    report.write_bytes(text_of(BASE))
+    kg_decoder.decode(report, store=store)
+    link = tmp_path / "link.txt"
+    link.symlink_to(report)
+    assert [v.number for v in kg_decoder.source_versions(str(link), store=store)] == [1]
+    client = web_app.create_app(store, workers=0, isolate=False).test_client()
+    assert client.get("/api/versions", query_string={"source": str(report)}).status_code == 200
+    assert client.get("/api/versions", query_string={"source": str(link)}).status_code == 404
+    assert client.get("/versions", query_string={"source": str(link)}).status_code == 404
+
+
 def test_http_upload_with_a_source_id_versions_and_diff(web_app, tmp_path):
     store = kg_decoder.open_store(tmp_path / "store")
     app = web_app.create_app(store, write_token="secret", workers=0, isolate=False)
