@@ -150,7 +150,7 @@ def search(query: str, *, store: Union[KgStore, StorePath], limit: int = 10, off
 def _hit(place: Place) -> SearchHit:
     text, start, end = place.text.text, place.start, place.end
     before, after = text[max(0, start - SNIPPET_CHARACTERS):start], text[end:end + SNIPPET_CHARACTERS]
-    if text.rfind("<table>", 0, start) > text.rfind("</table>", 0, start):  # in a table: its cells' words
+    if _in_table(text, start):  # its cells' words
         before, after = _cell_words(re.sub(r"^[^<]*>", "", before)), _cell_words(re.sub(r"<[^>]*$", "", after))
     if start > SNIPPET_CHARACTERS:
         before = re.sub(r"^\S*", "", before)  # a word cut in two is left out
@@ -160,6 +160,16 @@ def _hit(place: Place) -> SearchHit:
                      start=start, end=end, quote=text[start:end], as_written=place.as_written,
                      before=re.sub(r"\s+", " ", before).lstrip(), after=re.sub(r"\s+", " ", after).rstrip(),
                      page_number=place.text.page_number, file_name=place.text.file_name)
+
+
+def _in_table(text: str, start: int) -> bool:
+    """Whether ``text[start]`` is inside a table's markup (its tag in any case, with attributes or not).
+
+    >>> [_in_table(t, t.index("x")) for t in ("<TABLE border=1><tr><td>x", "<table></table> x", "a x")]
+    [True, False, False]
+    """
+    before = text[:start].lower()
+    return before.rfind("<table") > before.rfind("</table>")
 
 
 def _cell_words(markup: str) -> str:
