@@ -402,6 +402,25 @@ def test_a_browser_sees_two_versions_their_diff_and_a_fact_verdict_chain(site):
         browser.quit()
 
 
+def test_a_page_picture_that_fails_is_asked_for_again(site):
+    """Pictures refused for a moment (another tab took the client's two drawings, a server restarting)
+    are drawn once they can be: here the browser blocks every page picture until the page has asked
+    for them, then lets them through, and every picture of a search's hits is drawn."""
+    browser = headless_chromium()
+    try:
+        browser.execute_cdp_cmd("Network.enable", {})
+        browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*.png*"]})
+        chunk = kg_decoder.document_chunks(site["documents"]["layout-parser-paper-fast.pdf"], store=site["store"])[0]
+        browser.get(site["base"] + "/search?" + urlencode({"q": chunk.text[chunk.prefix_length:][:20]}))
+        WebDriverWait(browser, 30).until(lambda b: b.execute_script(
+            "return Array.from(document.images).some(i => i.complete && !i.dataset.src && i.naturalWidth === 0);"))
+        browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        assert browser.find_elements("css selector", "section.hit .page-image")
+        wait_for_images(browser)
+    finally:
+        browser.quit()
+
+
 def wait_for_images(browser) -> None:
     deadline = time.time() + 60
     while time.time() < deadline and not browser.execute_script(

@@ -9,14 +9,23 @@ document.querySelectorAll(".page .box").forEach(function (box) {
 
 // Page pictures queued in data-src (a trace, a search or a diff shows several): drawn two at a time,
 // as the server lets one client draw two pages at once (more at once would be answered 503 busy).
+// A picture that fails (busy beside another tab, a server restarting) is asked for again, later each
+// time, three times at most.
+var RETRIES = 3;
 function loadNext() {
   var image = document.querySelector("img[data-src]");
   if (!image) { return; }
   var source = image.dataset.src;
   image.removeAttribute("data-src");
+  load(image, source, 0);
+}
+function load(image, source, tried) {
   image.addEventListener("load", loadNext, { once: true });
-  image.addEventListener("error", loadNext, { once: true });
-  image.src = source;
+  image.addEventListener("error", function () {
+    if (tried >= RETRIES) { loadNext(); return; }
+    setTimeout(function () { load(image, source, tried + 1); }, 500 * Math.pow(2, tried));
+  }, { once: true });
+  image.src = source + (tried ? (source.indexOf("?") < 0 ? "?" : "&") + "retry=" + tried : "");
 }
 loadNext();
 loadNext();
