@@ -201,7 +201,7 @@ def index_only(base, sizes: list[int], count: int, work: Path) -> None:
     """The index alone (no graph) at each size, from the base store's texts replicated as above: the
     lookup and the exact match, which is what grows with the store (a page's tracing does not). An
     index already in ``work`` with the texts wanted is reused (``--indexes``)."""
-    from kg_decoder.cite.search import ranked_places
+    from kg_decoder.cite.places import ranked_places
     from kg_decoder.graph.text_index import HeldDecode, IndexedText, TextIndex
 
     texts = [(s.document, s.segment, s.kind, s.index, s.page_number, base.text(s.sha256, s.segment))

@@ -27,7 +27,7 @@ from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece
 from ..model.errors import InvalidSpan, UnknownEntity
 from .glyphs import DrawnDocument, aligned_characters, line_boxes, page_characters, quotes_in_layer
 from .quotes import as_written, find_quote, holds_words
-from .search import Place, check_page, check_quote, ranked_places
+from .places import Place, check_page, check_quote, ranked_places
 from .verification import checked_lines, laid_out_lines, spells
 from .versions import verdict_steps
 
@@ -45,10 +45,10 @@ def trace(fact: Optional[Sequence] = None, span: Optional[Sequence] = None, quot
     :mod:`kg_decoder.cite.quotes`); places that hold it as written come first. A fact no
     subgraph contains and a quote found nowhere give an empty list. ``limit`` and ``offset`` page a
     quote's places (within ``check_page``'s bounds when given: every place is ranked, one page traced).
-    Without a document, the text index names the texts to look in (:mod:`kg_decoder.cite.search`: a
+    Without a document, the text index names the texts to look in (:mod:`kg_decoder.cite.places`: a
     quote of three letters or more, bounded, within ``seconds``), read only until the page is full
     (ranked as written first within each window read); without ``limit``, every place, where the
-    index names at most :data:`~kg_decoder.cite.search.MAX_CANDIDATE_TEXTS` texts. Reads only.
+    index names at most :data:`~kg_decoder.cite.places.MAX_CANDIDATE_TEXTS` texts. Reads only.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
-from ..cite.search import check_quote_length, search
+from ..cite.places import check_quote_length
+from ..cite.search import search
 from ..cite.trace import trace
 from ..graph.store import KgStore
 from ..model import SearchResults, TraceSource
@@ -40,7 +41,7 @@ class Bounds:
 def bounded_trace(store: KgStore, request: dict, bounds: Bounds = Bounds(), workers: Optional[WorkerPool] = None,
                   client: str = "", cancelled: Optional[Callable[[], bool]] = None) -> list[TraceSource]:
     """``kg_decoder.trace(**request)``: a quote at most
-    :data:`~kg_decoder.cite.search.MAX_QUOTE_CHARACTERS` long (RequestError
+    :data:`~kg_decoder.cite.places.MAX_QUOTE_CHARACTERS` long (RequestError
     ``quote-too-long``), its search stopped at ``bounds.sources`` places; in a worker, stopped past
     ``bounds.seconds`` (TimeLimit) or once ``cancelled()``."""
     check_quote_length(request.get("quote"))

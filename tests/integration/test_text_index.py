@@ -82,7 +82,7 @@ def test_bounds_refuse_too_short_too_long_and_too_slow(store, monkeypatch):
     assert long.value.code == "quote-too-long" and long.value.http_status == 413
     with pytest.raises(RequestError, match="limit"):
         kg_decoder.search("plain", store=store, limit=1000)
-    monkeypatch.setattr("kg_decoder.cite.search.MAX_CANDIDATE_TEXTS", 0)
+    monkeypatch.setattr("kg_decoder.cite.places.MAX_CANDIDATE_TEXTS", 0)
     with pytest.raises(RequestError) as common:
         kg_decoder.trace(quote="plain", store=store)  # every place at once
     assert common.value.code == "quote-too-common"
@@ -94,8 +94,8 @@ def test_bounds_refuse_too_short_too_long_and_too_slow(store, monkeypatch):
 
 
 def test_a_quote_in_more_texts_than_a_window_pages_to_every_place(store, monkeypatch):
-    monkeypatch.setattr("kg_decoder.cite.search.FIRST_WINDOW", 2)
-    monkeypatch.setattr("kg_decoder.cite.search.LARGEST_WINDOW", 4)
+    monkeypatch.setattr("kg_decoder.cite.places.FIRST_WINDOW", 2)
+    monkeypatch.setattr("kg_decoder.cite.places.LARGEST_WINDOW", 4)
     written, folded = "the final phrase", "the \ufb01nal  phrase"  # the second found, not as written
     parts = [f"Part {n}: {written if n % 3 else folded} ends." for n in range(13)]
     kg_decoder.decode("\n\n".join(parts).encode(), store=store, section_strategy="size", section_max_size=40)
