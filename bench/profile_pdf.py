@@ -198,11 +198,11 @@ def prepare() -> None:
     import logging
 
     sys.modules.setdefault("torch", None)
-    from kg_decoder.decode import offline
+    from kg_decoder.decode import backends
     from kg_decoder.decode.backends.pdf_tables import detector
 
     logging.disable(logging.WARNING)  # pdfminer's complaints about odd PDFs (the worker sends them nowhere)
-    offline.warm_up_decoding()
+    backends.warm_up_decoding()
     detector()  # the layout model, loaded once per worker
 
 

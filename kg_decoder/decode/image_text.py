@@ -23,7 +23,7 @@ from typing import Optional
 
 from ..model import DecodeOptions, Element, ImageText, OcrWord, Partitioned, Problem
 from .images import describe_image
-from .worker import cpu_share
+from .processes import cpu_share
 
 # In "auto": smaller pictures cannot hold a legible word (an icon, a bullet); "on" reads them anyway.
 MIN_SIDE_PIXELS = 16

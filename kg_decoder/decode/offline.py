@@ -62,16 +62,3 @@ def prepare() -> None:
     """Everything needed before the first partition call, in order."""
     set_offline_environment()
     install_offline_spacy_model()
-
-
-def warm_up_decoding() -> None:
-    """A decoding worker's start: offline first, then every backend's parsers and the spaCy model loaded,
-    the layout model kept to the worker's share of the CPUs, tesseract to one thread."""
-    from .backends import warm_up
-    from .worker import THREADS_VARIABLE
-
-    # tesseract's OpenMP threads read the same words for 2.3 times the CPU (pictures of the ICDAR set:
-    # 13.0 against 5.6 CPU-seconds) and took longer on a busy machine, not shorter.
-    os.environ["OMP_THREAD_LIMIT"] = "1"
-    prepare()
-    warm_up(int(os.environ[THREADS_VARIABLE]) if os.environ.get(THREADS_VARIABLE) else None)

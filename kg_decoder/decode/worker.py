@@ -12,7 +12,7 @@ has its reports relayed. The worker's own output (unstructured's warnings) goes 
 ``KG_DECODER_WORKER_LOG`` if set, else nowhere. A worker started with ``threads`` keeps the
 libraries that spread over CPUs of their own accord (the layout model's ONNX Runtime, OpenCV) to
 that many threads: N workers side by side then share the CPUs instead of fighting over them
-(tesseract keeps to one thread in every decoding worker: see ``offline.warm_up_decoding``).
+(tesseract keeps to one thread in every decoding worker: see ``backends.warm_up_decoding``).
 
 A :class:`WorkerSetup` says what a worker is for: the task that warms it up, whether it runs at
 idle priority (decoding: batch work), the address space it may take beyond what it maps at rest
@@ -46,19 +46,12 @@ from ..model.errors import (CorruptDocument, CpuLimit, DecodeTimeout, KgDecoderE
                             UnsafeDocument, WorkerUnavailable)
 from ..model.progress import ProgressCallback
 from .images import limit_image_pixels, too_many_pixels
+from .processes import THREADS_VARIABLE, cpu_share, die_with_parent
 
 _START_TIMEOUT_SECONDS = 600.0
 BUILD_DOCUMENT = "kg_decoder.decode.build:build_document"
-THREADS_VARIABLE = "KG_DECODER_WORKER_THREADS"
 _POLL_SECONDS = 0.1  # how often a call that can be cancelled looks at its caller
 _GRACE_SECONDS = 1.0  # how long an interrupted task may take to unwind before its worker is killed
-
-
-def cpu_share() -> int:
-    """The CPUs this process may use: the worker's share when it was given one, else all it may run on."""
-    if os.environ.get(THREADS_VARIABLE, "").isdigit():
-        return max(1, int(os.environ[THREADS_VARIABLE]))
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -68,7 +61,7 @@ class WorkerSetup:
     whether it runs at idle priority, how many bytes of address space it may take beyond what it maps
     when warm (None: no limit), and whether its tasks can be interrupted without killing it."""
 
-    warm_up: str = "kg_decoder.decode.offline:warm_up_decoding"
+    warm_up: str = "kg_decoder.decode.backends:warm_up_decoding"
     warmed: Optional[str] = "kg_decoder.decode.backends.text_types:fork_reading_process"
     idle: bool = True
     memory_bytes: Optional[int] = None
@@ -91,17 +84,6 @@ def _task(name: str):
         raise ValueError(f"not a kg-decoder task: {name!r}")
     target = getattr(importlib.import_module(module), function)
     return target, "progress" in inspect.signature(target).parameters
-
-
-def die_with_parent() -> None:
-    """Let the kernel kill this process (a worker, a process it forks) when the process that started it
-    dies (Linux)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def _address_space() -> Optional[int]:

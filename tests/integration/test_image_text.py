@@ -275,7 +275,7 @@ def test_a_documents_pictures_are_read_by_as_many_tesseract_runs_side_by_side_as
     import threading
     import time
 
-    from kg_decoder.decode.worker import THREADS_VARIABLE
+    from kg_decoder.decode.processes import THREADS_VARIABLE
     from kg_decoder.model import DecodeOptions, Element, Partitioned
 
     image_text = importlib.import_module("kg_decoder.decode.image_text")

@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 
 from ...model import BBox
-from ..worker import cpu_share
+from ..processes import cpu_share
 from .child_python import python_command
 from .pdf_fonts import declared_heights
 from .pdf_geometry import PageGeometry

@@ -377,7 +377,7 @@ def _reading_process() -> Optional["ReadingProcess"]:
 
 
 def _spare_cpu() -> bool:
-    from ..worker import cpu_share
+    from ..processes import cpu_share
 
     return cpu_share() >= 2
 
@@ -539,7 +539,7 @@ class ForkedReadingProcess(ReadingProcess):
 
 def _answer_alone(nlp: Any, requests: int, replies: int, claims: int) -> None:
     """The forked reading process: every file but its three pipe ends and stderr closed, output to stderr."""
-    from ..worker import die_with_parent
+    from ..processes import die_with_parent
 
     die_with_parent()
     after = 2
