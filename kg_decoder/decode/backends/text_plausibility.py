@@ -36,10 +36,12 @@ _VOWELS = {
 _JOINERS = set("'’‘-‐‑.&_@·+\x02\xad")
 _TECHNICAL = set("/@=_.-0123456789")
 _URL = re.compile(r"(?i)^(https?:|ftp:|www\.|mailto:|doi:|urn:|isbn)")
+_NAMES_WITHOUT_VOWELS = re.compile(r"https?|ftp|www|html?|xml|pdf|png|jpe?g|gif|svg|css|txt|rtf|mp[34]|xls|ppt")
 _CASE_SHAPES = re.compile(
     r"x+"  # caseless letters (Arabic, Hebrew, CJK) only
     r"|l+|Ul*|U+|U+l{1,2}"  # lower, Capitalised, CAPITALS, an abbreviation's plural (PDFs, IDs)
-    r"|l?U+|lUl+|(Ull+)+"  # a lowercase mark before capitals (tABLE, iPhone); a CamelCase (JavaScript)
+    r"|l?U+|lUl+|(Ull+)+|U+l{3,}"  # a lowercase mark before capitals (tABLE, iPhone); CamelCase (JavaScript,
+    # XObject)
 )
 
 
@@ -122,18 +124,23 @@ def word_is_plausible(word: str) -> Optional[bool]:
     shape = "".join(kinds)
     if ("ada" in shape or "dad" in shape) and any(c.islower() for c in word):
         return False  # 6a3a, n0m3r (B2B, H2O are capitals)
-    for part in re.split(r"[^\w]|\d|_", word):
-        part_letters = "".join(c for c in part if c.isalpha())
-        if len(part_letters) > 3 and not _CASE_SHAPES.fullmatch(_case_shape(part_letters)):
+    parts = [part for part in re.split(r"[^\w]|\d|_", word) if part]  # e-mail, PDF.js: mail, PDF, js
+    for part in parts:
+        if len(part) > 3 and not _CASE_SHAPES.fullmatch(_case_shape(part)):
             return False  # AeKnapai, cBeneHna, COOTBeETCTBUN: the case flips inside a word
     vowels = _VOWELS.get(script)
-    if vowels is not None:
-        lower = letters.lower()
+    if vowels is None:
+        return True
+    judged = False
+    for part in parts:
+        lower = part.lower()
         if not any(c in vowels for c in lower):
-            if letters.isupper() or (letters[:-1].isupper() and letters[-1] == "s"):
-                return None  # an abbreviation (PDF, HTML, PDFs) says nothing either way
-            if len(lower) >= 3:
-                return False  # Knn, nnw
+            if part.isupper() or (part[:-1].isupper() and part[-1] == "s") or len(lower) < 3 or len(parts) > 1 \
+                    or _NAMES_WITHOUT_VOWELS.fullmatch(lower):
+                continue  # an abbreviation (PDF, PDFs), a short part (js, Mr), a file name (format.html) or
+                # a scheme (http) says nothing either way
+            return False  # Knn, nnw
+        judged = True
         run = 0
         for c in lower:
             run = 0 if c in vowels else run + 1
@@ -141,6 +148,7 @@ def word_is_plausible(word: str) -> Optional[bool]:
                 return False
         if re.search(r"(.)\1\1", lower) and len(set(lower)) > 1:
             return False  # peructpauuu (www, iii are all one letter)
+    return True if judged else None
     return True
 
 
