@@ -179,9 +179,15 @@ def _image_text_blobs(record: DocumentRecord) -> dict[str, bytes]:
     return blobs
 
 
+# A title element read with less confidence than this (OCR unsure of its words, a text layer doubted for
+# its implausible words) names no document: the next title does, or the file name.
+TITLE_CONFIDENCE = 0.8
+
+
 def _title(elements: list[Element], file_name: Optional[str]) -> Optional[str]:
     for element in elements:
-        if element.category == "Title" and element.text.strip():
+        if element.category == "Title" and element.text.strip() and (
+                element.confidence is None or element.confidence >= TITLE_CONFIDENCE):
             return element.text.strip()[:300]
     return file_name
 

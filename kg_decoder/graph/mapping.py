@@ -252,6 +252,7 @@ def _describe_segment(out: QuadWriter, record: DocumentRecord, segment: Segment,
         out.add_optional(node, tg("sheetName"), page.name, text_literal)
         out.add_optional(node, tg("partitionStrategy"), page.strategy, text_literal)
         out.add_optional(node, tg("confidence"), page.confidence, double_literal)
+        out.add_optional(node, tg("textLayerPlausibility"), page.plausibility, double_literal)
     members = [record.elements[i] for i in segment.elements]
     categories = sorted({e.category for e in members} | {record.elements[i].category for i in segment.images})
     out.add(node, tg("elementTypes"), text_literal(",".join(categories)))

@@ -129,8 +129,12 @@ class Page:
     coordinate_system: Optional[str] = None
     name: Optional[str] = None
     strategy: Optional[str] = None
-    # For a page read by OCR: the mean confidence of all its words (0..1).
+    # For a page read by OCR: the mean confidence of all its words (0..1); for a page whose text layer is
+    # doubted (see ``plausibility``) and kept, that plausibility.
     confidence: Optional[float] = None
+    # For a PDF page with a text layer: the share of its letters in words plausible for some language
+    # (0..1; None: not measured, or too few letters to judge).
+    plausibility: Optional[float] = None
 
 
 @dataclass

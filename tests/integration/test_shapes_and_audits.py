@@ -201,6 +201,7 @@ def test_every_audit_has_a_header_and_the_kinds_are_right():
         "audit-chunk-coverage", "audit-chunk-gaps", "audit-chunks-without-facts", "audit-facts-without-chunk",
         "audit-orphan-entities", "audit-failed-or-fallback", "audit-document-integrity",
         "audit-images-text-not-chunked", "audit-images-low-ocr-confidence", "audit-pages-low-ocr-confidence",
+        "audit-pages-implausible-text-layer",
         "audit-chunk-anchors-not-verified", "audit-documents-without-text", "audit-form-fields",
         "audit-partial-decodes", "audit-decoded-otherwise", "audit-facts-stale", "audit-sources-changed",
         "audit-documents-by-format", "audit-boxes-by-format", "audit-ocr-confidence"}

@@ -33,6 +33,7 @@ from .table_page import keep_drawing_order
 from .regions import replacing
 from .pdf_text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, page_lines, read_page,
                              text_layer_elements, turned_text_elements)
+from .text_plausibility import doubted, plausibility
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
@@ -55,7 +56,7 @@ class PdfBackend(Backend):
 
     def _partition_inspected(self, data: bytes, options: DecodeOptions, progress: Optional[ProgressCallback],
                              pdf: "LoadedPages", pages: list[Page], geometries: dict, with_text: set[int],
-                             needs_ocr: set[int], turned: set[int]) -> Partitioned:
+                             needs_ocr: set[int], turned: set[int], scores: dict[int, Optional[float]]) -> Partitioned:
         languages = ocr_languages(options)
         strategy = options.strategy
         if strategy == "hi_res":
@@ -73,9 +74,21 @@ class PdfBackend(Backend):
                         password=password)
 
         by_number = {p.number: p for p in pages}
+        problems: list[Problem] = []
+        doubted_layers: set[int] = set()  # pages whose text layer is kept though its words read implausible
+        replaced: set[int] = set()  # pages whose implausible text layer OCR read better: read by OCR instead
+        read_again: list[Element] = []  # what OCR read on pages whose implausible text layer it replaces
+        if strategy in ("fast", "auto"):
+            for number, score in scores.items():
+                by_number[number].plausibility = score
+            doubted_layers = {number for number in with_text if doubted(scores.get(number))}
+            if doubted_layers and strategy == "auto" and _can_ocr(languages):
+                replaced, read_again = _read_doubted_layers(pdf, [by_number[n] for n in sorted(doubted_layers)],
+                                                            options.ocr_languages, problems, progress)
+                with_text -= replaced
+                doubted_layers -= replaced
         # the pages' lines through PDFium, each page read once by every step below
         layer = PdfLines(data, pdf, _lines_ahead(data, pdf, options.password, turned, with_text, strategy))
-        problems: list[Problem] = []
         found: list[Element] = []  # elements of every source, each source in reading order
         if strategy == "ocr_only":
             ocr_numbers = [p.number for p in pages]
@@ -85,7 +98,7 @@ class PdfBackend(Backend):
             ocr_numbers = []
         else:  # fast, or auto: the text layer where there is one, OCR (auto) for the pages that have none
             ocr_numbers = sorted(needs_ocr) if strategy == "auto" else []
-            text_numbers = [p.number for p in pages if p.number not in ocr_numbers]
+            text_numbers = [p.number for p in pages if p.number not in ocr_numbers and p.strategy != "ocr_only"]
             # the table finder's look at each page is taken as fast reads it: pdfminer lays a page out once
             looked_at = sorted(with_text) if options.pdf_tables else []
             with TableReadings(data, pdf, looked_at, options.password) as readings:
@@ -95,6 +108,7 @@ class PdfBackend(Backend):
                         raw = run("fast", data, options.password)
                     found = _on_displayed_page(convert_all(raw, _displayed_media_pages(geometries), page_based=True),
                                                geometries)
+                    found = [e for e in found if e.page_number not in replaced]
                 read = {e.page_number for e in found}
                 unread = [number for number in text_numbers if number in with_text and number not in read]
                 if unread:  # fast read nothing there although the page has a text layer
@@ -113,11 +127,14 @@ class PdfBackend(Backend):
         if ocr_numbers:
             found += _ocr_pages(pdf, [by_number[number] for number in ocr_numbers], options.ocr_languages, problems,
                                 progress)
-        try:
-            title = _document_title(data, pdf, layer, 1 in with_text)
+        found += read_again
+        try:  # a doubted text layer's largest words are no title
+            title = _document_title(data, pdf, layer, 1 in with_text and 1 not in doubted_layers)
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
-        check_pdf_boxes(pdf, found, with_text - set(ocr_numbers))
+        # a doubted layer's boxes do hold its characters, but those are no reading to vouch for
+        check_pdf_boxes(pdf, found, with_text - set(ocr_numbers) - doubted_layers)
+        found = _doubted(found, [by_number[number] for number in doubted_layers])
         elements = _in_page_order(found)  # none: a PDF of pictures or drawings alone, kept with its pages
         elements = with_forms(data, pdf, elements, pages, geometries, options.password, problems)
         return Partitioned(format="pdf", elements=elements, pages=pages, strategy=_strategy_used(pages),
@@ -157,9 +174,10 @@ class PdfBackend(Backend):
 
     def page_text(self, data: bytes, fmt: Format, page_number: int,
                   rendered: Optional[bytes] = None) -> Optional[PageText]:
-        """The page's text layer through PDFium (None for a page without one: a scan)."""
+        """The page's text layer through PDFium (None for a page without one, a scan, and for a page whose
+        layer reads implausible: its characters vouch for no box, see ``text_plausibility``)."""
         page = read_page(readable_pdf(data), page_number)
-        return page if page.chars else None
+        return page if page.chars and not doubted(plausibility(page.stream.text)[0]) else None
 
     def warm_up(self) -> None:
         import unstructured.partition.pdf  # noqa: F401
@@ -180,12 +198,15 @@ def _pictures(pdf: "LoadedPages") -> PicturesAhead:
     import pypdfium2.raw as pdfium_c
 
     found: list[Element] = []
-    to_read: list[Element] = []  # on pages with a text layer (the others are read by OCR whole)
+    to_read: list[Element] = []  # on pages with a text layer not doubted (the others are read by OCR whole)
     for number in range(1, len(pdf) + 1):
         page = pdf[number - 1]
-        with_text = page.get_textpage().count_chars() > 0
+        with_text: Optional[bool] = None  # looked at for the first picture: most pages have none
         geometry = PageGeometry.of(page)
         for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
+            if with_text is None:  # a doubted text layer's page is read by OCR whole (its layer replaced) or
+                textpage = page.get_textpage()  # its pictures are read after the partition: not ahead
+                with_text = textpage.count_chars() > 0 and not doubted(plausibility(textpage.get_text_bounded())[0])
             box = geometry.clip(geometry.box(obj.get_bounds()))
             width, height = obj.get_px_size()
             buffer = io.BytesIO()
@@ -315,14 +336,17 @@ def _inspect_pdf(data: bytes, password: Optional[str], opened: Optional["LoadedP
         with_text: set[int] = set()
         needs_ocr: set[int] = set()
         turned: set[int] = set()
+        scores: dict[int, Optional[float]] = {}  # each text layer's plausibility (text_plausibility)
         for index in range(len(pdf)):
             page = pdf[index]
             geometry = geometries[index + 1] = PageGeometry.of(page)
             width, height = geometry.size
             pages.append(Page(number=index + 1, width=round(width, 3), height=round(height, 3),
                               coordinate_system=PDF_POINTS))
-            if page.get_textpage().get_text_bounded().strip():
+            text = page.get_textpage().get_text_bounded()
+            if text.strip():
                 with_text.add(index + 1)
+                scores[index + 1] = plausibility(text)[0]
                 try:
                     if has_turned_text(page):
                         turned.add(index + 1)
@@ -333,7 +357,7 @@ def _inspect_pdf(data: bytes, password: Optional[str], opened: Optional["LoadedP
     except BaseException:
         pdf.close()
         raise
-    return pdf, pages, geometries, with_text, needs_ocr, turned
+    return pdf, pages, geometries, with_text, needs_ocr, turned, scores
 
 
 def _sharing_its_text_page(page):
@@ -463,6 +487,57 @@ def _ocr_pages(pdf, pages: list[Page], languages: str, problems: list[Problem],
         found += elements
     report(progress, "ocr", len(pages), len(pages), f"OCR of {len(pages)} pages done")
     return found
+
+
+def _can_ocr(languages: list[str]) -> bool:
+    """Whether tesseract is here with every language asked for (a doubted text layer is read again only
+    then: the layer is kept otherwise, doubted)."""
+    try:
+        require_ocr_languages(languages)
+    except Exception:
+        return False
+    return True
+
+
+# OCR replaces a doubted text layer when its words are this much more plausible than the layer's.
+BETTER_BY = 0.15
+
+
+def _read_doubted_layers(pdf, pages: list[Page], languages: str, problems: list[Problem],
+                         progress: Optional[ProgressCallback] = None) -> tuple[set[int], list[Element]]:
+    """OCR the pages whose text layer reads implausible (``Page.plausibility``, see ``text_plausibility``);
+    where OCR's words are plausible by ``BETTER_BY`` more, OCR's reading replaces the layer (the page is
+    read ``ocr_only`` and records OCR's confidence). The numbers of the pages replaced, and their
+    elements. OCR failing on a page keeps its layer, doubted, as OCR reading no better does."""
+    replaced: set[int] = set()
+    found: list[Element] = []
+    for done, page in enumerate(pages):
+        report(progress, "ocr", done, len(pages),
+               f"OCR page {page.number}: its text layer reads implausible ({done + 1} of {len(pages)})")
+        try:
+            scale = pdf_page_scale(page.width, page.height)
+            picture = pdf[page.number - 1].render(scale=scale).to_pil()
+            elements, confidence = ocr_page(picture, scale, languages, page.number, problems)
+        except Exception:  # noqa: BLE001 — the page keeps its layer, doubted (the audit lists it)
+            continue
+        read, _ = plausibility(" ".join(element.text for element in elements))
+        if read is None or read < (page.plausibility or 0.0) + BETTER_BY:
+            continue
+        replaced.add(page.number)
+        page.strategy, page.confidence = "ocr_only", confidence
+        found += elements
+    return replaced, found
+
+
+def _doubted(elements: list[Element], pages: list[Page]) -> list[Element]:
+    """The elements, those of the given pages (whose text layer is kept though doubted) no surer of their
+    text than its plausibility, which the page records as its confidence."""
+    doubt = {page.number: page.plausibility for page in pages if page.plausibility is not None}
+    for page in pages:
+        page.confidence = doubt.get(page.number)
+    return [replace(element, confidence=min(doubt[element.page_number], 1.0 if element.confidence is None
+                                            else element.confidence))
+            if element.page_number in doubt and not element.is_image else element for element in elements]
 
 
 @contextmanager

@@ -1,0 +1,182 @@
+"""How plausible a page's text layer is as words of some language: a cheap check run on every PDF
+page with a text layer, so a layer that is garbage (an invisible OCR layer read in the wrong
+language, ``Hanorosas:t AeKnapai``; a font whose characters map to the wrong letters) is doubted
+rather than trusted as certain.
+
+A word (letters, perhaps digits and joining marks, once its outer punctuation is stripped) is
+implausible when it shows what no language's spelling does and a misreading does: letters of two
+scripts, punctuation inside it (``IVIs:t``), letters and digits interleaved (``6a3a``), the case
+flipping inside it more than a CamelCase name does (``cBeneHna``), no vowel in a lowercase word of
+three letters or more in a script written with vowels (``Knn``), six consonants in a row, a letter
+from the private use area. The page's score is the share of its letters that are in plausible
+words; a page with too few letters to judge has none.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Optional
+
+# Below this share of letters in plausible words, a text layer is doubted.
+DOUBTED_BELOW = 0.8
+# A page with fewer letters in words than this is not judged (a page number, a stamp, a label).
+LEAST_LETTERS = 60
+
+_VOWELS = {
+    "LATIN": set("aeiouyàáâãäåæèéêëìíîïòóôõöøùúûüýÿāăąēĕėęěīįıōőœūůűų"),
+    "CYRILLIC": set("аеёиоуыэюяіїєў"),
+    "GREEK": set("αεηιουωάέήίόύώϊϋΐΰ"),
+}
+# Punctuation a real word holds inside: apostrophes, hyphens (PDFium marks a soft hyphen \x02),
+# dots (e.g., U.S.), slashes (and/or), ampersands (R&D), underscores and @ (names, addresses), a
+# middle dot (Catalan), a plus (C++). A colon joins letters only in a technical token (arXiv:2103,
+# fo:basic-link): between plain letters (Hanorosas:t) it is a misreading.
+_JOINERS = set("'’‘-‐‑.&_@·+\x02\xad")
+_TECHNICAL = set("/@=_.-0123456789")
+_URL = re.compile(r"(?i)^(https?:|ftp:|www\.|mailto:|doi:|urn:|isbn)")
+_NAMES_WITHOUT_VOWELS = re.compile(r"https?|ftp|www|html?|xml|pdf|png|jpe?g|gif|svg|css|txt|rtf|mp[34]|xls|ppt")
+_CASE_SHAPES = re.compile(
+    r"x+"  # caseless letters (Arabic, Hebrew, CJK) only
+    r"|l+|Ul*|U+|U+l{1,2}"  # lower, Capitalised, CAPITALS, an abbreviation's plural (PDFs, IDs)
+    r"|l?U+|lUl+|(Ull+)+|U+l{3,}"  # a lowercase mark before capitals (tABLE, iPhone); CamelCase (JavaScript,
+    # XObject)
+)
+
+
+@lru_cache(maxsize=4096)
+def _script(char: str) -> str:
+    """The script a letter is written in (the first word of its Unicode name): LATIN, CYRILLIC, CJK, …"""
+    try:
+        name = unicodedata.name(char)
+    except ValueError:
+        return ""
+    first = name.split(" ", 1)[0]
+    return "CJK" if first in ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC") else first
+
+
+def _is_private(char: str) -> bool:
+    return "\ue000" <= char <= "\uf8ff" or char == "\ufffd"
+
+
+def _is_part(char: str) -> bool:
+    """Whether a character belongs to a word (a letter, digit, combining mark, joiner or colon)."""
+    return char.isalnum() or char in _JOINERS or char == ":" or unicodedata.category(char) in ("Mn", "Mc")
+
+
+def words_of(text: str) -> list[str]:
+    """The words of a text: split at white space and at anything a word does not hold inside (a
+    bracket, a quote, a comma, a symbol), their outer punctuation stripped (a private-use character
+    is kept: it is judged).
+
+    >>> words_of('Target(s) "quoted", e-mail, Gal∗ 3. id="x" IVIs:t')
+    ['Target', 's', 'quoted', 'e-mail', 'Gal', '3', 'id', 'x', 'IVIs:t']
+    """
+    found = []
+    word: list[str] = []
+    for char in text + " ":
+        if _is_part(char) or _is_private(char):
+            word.append(char)
+            continue
+        if word:
+            stripped = "".join(word).strip("'’‘-‐‑.&_@·+:\x02\xad")
+            if stripped:
+                found.append(stripped)
+            word = []
+    return found
+
+
+def _case_shape(letters: str) -> str:
+    return "".join("U" if c.isupper() else "l" if c.islower() else "x" for c in letters)
+
+
+def word_is_plausible(word: str) -> Optional[bool]:
+    """Whether a word (see :func:`words_of`) could be a word of some language; None: it says little
+    either way (fewer than two letters: a number, an initial; capitals without a vowel: PDF, HTML).
+
+    >>> [word_is_plausible(w) for w in ("ação", "Hanorosas:t", "AeKnapai", "cBeneHna", "Knn", "JavaScript")]
+    [True, False, False, False, False, True]
+    >>> [word_is_plausible(w) for w in ("6a3a", "PDFs", "2017", "e-mail", "strengths", "B2B", "Декларация")]
+    [False, None, None, True, True, None, True]
+    """
+    if any(_is_private(c) for c in word):
+        return False
+    letters = "".join(c for c in word if c.isalpha())
+    if len(letters) < 2:
+        return None
+    if _URL.match(word):
+        return True
+    scripts = {_script(c) for c in letters}
+    if len(scripts) > 1:
+        return False  # Latin and Cyrillic look-alikes in one word
+    [script] = scripts
+    if script == "CJK":  # written without spaces: a "word" is a run of text; nothing to say of its spelling
+        return True
+    technical = any(c in _TECHNICAL for c in word)
+    if ":" in word and not technical:
+        return False  # Hanorosas:t, IVIs:t
+    kinds = []  # the word's shape: "a" letters, "d" digits, "j" joiners
+    for c in word:
+        kind = "d" if c.isdigit() else "j" if c in _JOINERS or c == ":" else "a"
+        if not kinds or kinds[-1] != kind:
+            kinds.append(kind)
+    shape = "".join(kinds)
+    if ("ada" in shape or "dad" in shape) and any(c.islower() for c in word):
+        return False  # 6a3a, n0m3r (B2B, H2O are capitals)
+    parts = [part for part in re.split(r"[^\w]|\d|_", word) if part]  # e-mail, PDF.js: mail, PDF, js
+    for part in parts:
+        if len(part) > 3 and not _CASE_SHAPES.fullmatch(_case_shape(part)):
+            return False  # AeKnapai, cBeneHna, COOTBeETCTBUN: the case flips inside a word
+    vowels = _VOWELS.get(script)
+    if vowels is None:
+        return True
+    judged = False
+    for part in parts:
+        lower = part.lower()
+        if not any(c in vowels for c in lower):
+            if part.isupper() or (part[:-1].isupper() and part[-1] == "s") or len(lower) < 3 or len(parts) > 1 \
+                    or _NAMES_WITHOUT_VOWELS.fullmatch(lower):
+                continue  # an abbreviation (PDF, PDFs), a short part (js, Mr), a file name (format.html) or
+                # a scheme (http) says nothing either way
+            return False  # Knn, nnw
+        judged = True
+        run = 0
+        for c in lower:
+            run = 0 if c in vowels else run + 1
+            if run >= 6:
+                return False
+        if re.search(r"(.)\1\1", lower) and len(set(lower)) > 1:
+            return False  # peructpauuu (www, iii are all one letter)
+    return True if judged else None
+    return True
+
+
+def plausibility(text: str) -> tuple[Optional[float], int]:
+    """The share of a text's letters that are in plausible words (None: too few letters to say), and
+    how many letters were judged.
+
+    >>> plausibility("The committee approved the budget for the coming year without any changes at all.")
+    (1.0, 67)
+    >>> plausibility("Hanorosas:t AeKnapai...IVIs:t")
+    (None, 23)
+    """
+    good = judged = 0
+    for word in words_of(text):
+        verdict = word_is_plausible(word)
+        if verdict is None:
+            continue
+        letters = sum(1 for c in word if c.isalpha())
+        judged += letters
+        good += letters if verdict else 0
+    if judged < LEAST_LETTERS:
+        return None, judged
+    return round(good / judged, 4), judged
+
+
+def doubted(score: Optional[float]) -> bool:
+    """Whether a text layer of this plausibility is doubted (a score of None, too few letters, is not)."""
+    return score is not None and score < DOUBTED_BELOW
+
+
+__all__ = ["DOUBTED_BELOW", "LEAST_LETTERS", "doubted", "plausibility", "word_is_plausible"]
