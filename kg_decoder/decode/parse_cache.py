@@ -26,8 +26,9 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # 5: pictures' OCR text (Element.image_text, image_text_skipped), turned PDF text, Partitioned.title, PDF
 # tables (Element.cell_places), confidence (Element.confidence, Page.confidence); 6: boxes checked by a second
 # reading (Element.verification), Office tables' cell boxes; 7: Partitioned.problems, Element.properties;
-# 8: a flowing document's page numbers from its rendering, a sheet cell's line breaks unescaped.
-_FORMAT = b"kg-decoder-partition-cache-8\n"
+# 8: a flowing document's page numbers from its rendering, a sheet cell's line breaks unescaped; 9: a PDF
+# text layer's plausibility (Page.plausibility), doubted layers read again by OCR.
+_FORMAT = b"kg-decoder-partition-cache-9\n"
 
 
 class PartitionCache:
