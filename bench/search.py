@@ -11,7 +11,7 @@
 3. 100 quotes of 3 to 12 words (half as texts of the store hold them, a quarter misquoted with a word
    of the same text swapped in, a quarter with an invented word: :func:`quotes_from`) are searched at each size (``kg_decoder.search``, a page of 10 with snippets);
    at the largest size, ``trace(quote=...)`` without a document is timed as well (report only).
-4. The index's size per text and its rebuild rate (``reindex``) are printed for SCALING.md.
+4. The index's size per text and its rebuild rate (``reindex``) are printed for docs/scaling.md.
 
     .venv/bin/python bench/search.py [--sizes 1000 10000 100000] [--wild 12] [--queries 100]
 """
