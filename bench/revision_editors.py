@@ -263,4 +263,72 @@ def _pptx_paragraphs(slide):
                 yield paragraph, len(with_text) < 2
 
 
-__all__ = ['DocxEditor', 'HtmlEditor', 'INSERTED', 'Plan', 'PptxEditor', 'TextEditor', 'docx_pages', 'fold']
+# ---------------------------------------------------------------- a paragraph that runs over pages
+
+
+SENTENCE_END = re.compile(r"(?<=[^\s.]{2}[.!?])\s+(?=[A-ZÀ-ÖØ-Þ¿¡\"“(])")
+
+
+def sentences_of(text: str) -> list[str]:
+    """A paragraph's sentences (a full stop, question or exclamation mark, then a capital)."""
+    return [s for s in SENTENCE_END.split(fold(text)) if s]
+
+
+class SpanningEditor:
+    """A document whose one long paragraph (real sentences of a corpus document) runs over its pages
+    2 to 4: a few short paragraphs on page 1, a page break, the long paragraph, a closing paragraph.
+    Its units are the long paragraph's sentences: an edit plan edits words inside them and deletes
+    them (bench/revisions.py). Written as DOCX (python-docx: LibreOffice renders it, kg-decoder's
+    default decode too) and as a text PDF (reportlab: the paragraph split over the page breaks)."""
+
+    def __init__(self, intro: list[str], sentences: list[str], closing: str):
+        self.intro, self.units, self.closing = intro, sentences, closing
+        self.pages = [None] * len(sentences)
+
+    def paragraph(self, plan: Plan) -> str:
+        return " ".join(plan.text_after(unit, text) for unit, text in enumerate(self.units)
+                        if unit not in plan.deletes)
+
+    def docx(self, plan: Plan, breaks: tuple[int, ...] = ()) -> bytes:
+        """The DOCX; ``breaks``: where in the long paragraph's text a rendered page begins, marked there as
+        Word marks the layout it saved (``w:lastRenderedPageBreak``: a reader such as unstructured cuts the
+        paragraph into a piece per page there)."""
+        import docx
+        from docx.oxml import OxmlElement
+
+        document = docx.Document()
+        for text in self.intro:
+            document.add_paragraph(text)
+        document.add_page_break()
+        text, paragraph = self.paragraph(plan), document.add_paragraph()
+        for start, end in zip((0, *breaks), (*breaks, len(text))):
+            run = paragraph.add_run(text[start:end])
+            if start:
+                run._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+        document.add_paragraph(self.closing)
+        out = io.BytesIO()
+        document.save(out)
+        return out.getvalue()
+
+    def pdf(self, plan: Plan) -> bytes:
+        from reportlab.lib.pagesizes import A4
+        from reportlab.lib.styles import ParagraphStyle
+        from reportlab.pdfbase import pdfmetrics
+        from reportlab.pdfbase.ttfonts import TTFont
+        from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
+
+        if "DejaVuSans" not in pdfmetrics.getRegisteredFontNames():  # every letter of the text, not WinAnsi's only
+            pdfmetrics.registerFont(TTFont("DejaVuSans", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"))
+        style = ParagraphStyle("body", fontName="DejaVuSans", fontSize=11, leading=15, spaceAfter=8)
+
+        def flowable(text: str):
+            return Paragraph(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"), style)
+
+        out = io.BytesIO()
+        SimpleDocTemplate(out, pagesize=A4).build([*map(flowable, self.intro), PageBreak(),
+                                                   flowable(self.paragraph(plan)), flowable(self.closing)])
+        return out.getvalue()
+
+
+__all__ = ['DocxEditor', 'HtmlEditor', 'INSERTED', 'Plan', 'PptxEditor', 'SpanningEditor', 'TextEditor', 'docx_pages',
+           'fold', 'sentences_of']

@@ -10,6 +10,16 @@ reorders slides. The plan says what each fact's verdict must be: removed (its pa
 changed (an edit inside its quote), moved (its paragraph moved, its slide moved, or, in a PDF, its
 page changed as the new PDF's own text layer shows: PDFium, not kg-decoder), else current.
 
+Pairs whose edits fall inside an element that spans pages (issue 54): a paragraph of a corpus
+document's real sentences, long enough to run over pages 2 to 4, after a page break; facts quote
+whole sentences of its later part; version 2 changes one word inside some quotes (changed), one in a
+sentence beside others (current), deletes sentences holding some (removed). Each is decoded with the
+default options, as a user would (unlike the other pairs): as DOCX (rendered positions on: LibreOffice
+draws the pages), as the PDF LibreOffice renders of it, and as a text PDF reportlab writes (the
+paragraph split over the page breaks). A fact's page is the rendering's (PDFium's text of the PDF:
+moved where it differs, unscored where the quote crosses a page break). They are printed apart, a
+row "spanning pages" per format (target: changed >= 0.95, no fact judged removed wrongly).
+
 Prints the accuracy per expected verdict (targets: >= 0.99 current/moved/removed, >= 0.95 changed),
 the share of re-anchored facts in PDFs whose boxes on the new page are verified (target >= 99 %),
 and what carrying costs beside decoding (target <= 20 % at 100 facts a document: all pairs together,
@@ -18,6 +28,7 @@ bench's decode, without rendering, tables or picture OCR, and against a default 
 new version, timed apart), and, with ``--big-pdf``, the diff of a 100-page PDF pair.
 
     /work/tools/kgpy python bench/revisions.py [--limit N] [--seed S] [--facts N] [--big-pdf | --big-pdf-only] [--shacl]
+        [--spanning N | --spanning-only]
 """
 
 from __future__ import annotations
@@ -47,8 +58,8 @@ from kg_decoder.cite.versions import diff_documents  # noqa: E402
 from kg_decoder.decode import pipeline  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from revision_editors import (INSERTED, DocxEditor, HtmlEditor, Plan, PptxEditor, TextEditor,  # noqa: E402
-                              _pptx_paragraphs, docx_pages, fold)
+from revision_editors import (INSERTED, DocxEditor, HtmlEditor, Plan, PptxEditor, SpanningEditor,  # noqa: E402
+                              TextEditor, _pptx_paragraphs, docx_pages, fold, sentences_of)
 
 WORD = re.compile(r"[A-Za-z]{4,}|\d+")
 FAST = {"rendered_positions": False, "pdf_tables": False, "image_ocr": "off"}
@@ -66,6 +77,7 @@ class Fact:
     expected: str = "current"
     subject: str = ""
     old_page: Optional[int] = None
+    crosses: bool = False  # its quote runs over a page break in a rendering of either version (unscored)
 
 
 @dataclass
@@ -271,11 +283,11 @@ class Timer:
 
 
 def run(limit: Optional[int], seed: int, folder: Path, log=print, only: str = "", debug: bool = False,
-        variants: int = 3, shacl: bool = False, facts: int = 24) -> dict:
+        variants: int = 3, shacl: bool = False, facts: int = 24, spanning: int = 8, spanning_only: bool = False) -> dict:
     rng = random.Random(seed)
     pairs: list[Pair] = []
     for name, kind, data in sources():
-        if only not in name:
+        if only not in name or spanning_only:
             continue
         kinds = ["docx", "docx-pdf"] if kind == "docx" else [kind]
         for pair_kind in kinds:
@@ -383,13 +395,223 @@ def run(limit: Optional[int], seed: int, folder: Path, log=print, only: str = ""
                     results[-1]["default_decode"] = time.perf_counter() - started
             log(f"{pair.name:60} {len(pair.facts):3} facts  {scored[True]:3} right  {verdicts:3} carried  "
                 f"decode {total - carried:6.2f} s  carry {carried:5.3f} s  {second.version.counts}")
+        if spanning:
+            results += run_spanning(store, folder, random.Random(seed), spanning, min(facts, 15), log, only, debug)
         if shacl:  # pySHACL over the whole store: minutes
             report = kg_decoder.validate(store=store)
             log(f"SHACL: {'conforms' if report.conforms else report.violations[:3]}")
     return summarise(results, log)
 
 
+# ---------------------------------------------------------------- pairs whose edits fall inside an element over pages
+
+
+SPANNING = {"docx-span": "DOCX, rendered", "docx-span-word": "DOCX, Word's marks", "docx-span-pdf": "DOCX as PDF",
+            "pdf-span": "PDF (reportlab)"}
+UNICODE_WORD = re.compile(r"\b[^\W\d_]{4,}\b|\b\d+\b")  # a whole word of any script (not "poder" of "poderão")
+SPAN_WORDS = 1250  # words of the long paragraph: pages 2 to 4 of a DOCX (Calibri 11) and of the PDFs
+
+
+def spanning_editors(count: int, only: str = "") -> list[tuple[str, SpanningEditor]]:
+    """Documents of one long paragraph each, of the real sentences of the corpus documents: each long
+    document's sentences cut into runs of :data:`SPAN_WORDS` words, the short documents' together."""
+    runs: list[tuple[str, list[str]]] = []
+    pooled: list[str] = []
+    seen: set[str] = set()
+    for name, kind, data in sources():
+        if only not in name:
+            continue
+        editor = editor_for(kind, data)
+        if editor is None:
+            continue
+        mine = []
+        for unit, text in enumerate(editor.units):
+            if getattr(editor, "in_table", [False] * len(editor.units))[unit]:
+                continue
+            for sentence in sentences_of(text):
+                words = sentence.split()
+                if 4 <= len(words) <= 70 and sentence[-1] in ".!?" and fold(sentence) not in seen \
+                        and sum(c.isalpha() for c in sentence) >= 0.6 * len(sentence):
+                    seen.add(fold(sentence))
+                    mine.append(sentence)
+        if sum(len(s.split()) for s in mine) >= SPAN_WORDS + 150:
+            runs.append((Path(name).stem, mine))
+        else:
+            pooled += mine
+    if pooled:
+        runs.append(("corpus-sentences", pooled))
+    editors = []
+    for name, sentences in runs:
+        start, part = 0, 0
+        while len(editors) < count:
+            intro, closing = sentences[start:start + 3], None
+            words, end = 0, start + 3
+            while end < len(sentences) - 1 and words < SPAN_WORDS:
+                words += len(sentences[end].split())
+                end += 1
+            if words < SPAN_WORDS:
+                break
+            closing = sentences[end]
+            editors.append((f"{name}-{part}", SpanningEditor([" ".join(intro[:2]), intro[2]], sentences[start + 3:end],
+                                                             closing)))
+            start, part = end + 1, part + 1
+    return editors[:count]
+
+
+def spanning_plan(editor: SpanningEditor, rng: random.Random, most: int) -> tuple[Plan, list[Fact]]:
+    """Facts quoting sentences of the long paragraph's later two thirds, and the plan's edits: a word
+    changed inside a third of the quotes (changed), sentences holding two deleted (removed), a word
+    changed in the sentence beside three (current), the rest left alone (current)."""
+    plan, units = Plan(), editor.units
+    counts = Counter(fold(u) for u in units)
+    later = [u for u in range(len(units) // 3, len(units)) if counts[fold(units[u])] == 1
+             and 6 <= len(units[u].split()) <= 40 and not any(fold(units[u]) in fold(o) for o in units if o != units[u])]
+    chosen = sorted(rng.sample(later, min(most, len(later))))
+    facts = []
+    for unit in chosen:
+        quote = units[unit].rstrip(".!?")
+        facts.append(Fact(unit, 0, len(quote), quote))
+    order = list(facts)
+    rng.shuffle(order)
+    changed, removed, beside = order[:max(1, len(order) // 3)], order[len(order) // 3:len(order) // 3 + 2], \
+        order[len(order) // 3 + 2:len(order) // 3 + 5]
+    for fact in changed:
+        edit = _word_edit(units[fact.unit], fact.start, fact.end, rng)
+        if edit:
+            plan.edits.append((fact.unit, *edit))
+            fact.expected = "changed"
+    for fact in removed:
+        plan.deletes.add(fact.unit)
+        fact.expected = "removed"
+    taken = {f.unit for f in facts}
+    for fact in beside:
+        neighbours = [u for u in (fact.unit - 1, fact.unit + 1) if 0 <= u < len(units) and u not in taken
+                      and u not in plan.deletes and not any(e[0] == u for e in plan.edits)]
+        if neighbours:
+            unit = rng.choice(neighbours)
+            edit = _word_edit(units[unit], 0, len(units[unit]), rng)
+            if edit:
+                plan.edits.append((unit, *edit))
+    return plan, facts
+
+
+def _word_edit(text: str, lo: int, hi: int, rng: random.Random):
+    """One word (or number) of ``text[lo:hi]`` replaced: the issue's one-word edit."""
+    tokens = [m for m in UNICODE_WORD.finditer(text) if lo <= m.start() and m.end() <= hi]
+    if not tokens:
+        return None
+    token = rng.choice(tokens)
+    new = str(int(token.group()) + 7) if token.group().isdigit() else "amended"
+    return token.start(), token.end(), new
+
+
+def run_spanning(store, folder: Path, rng: random.Random, count: int, most: int, log=print, only: str = "",
+                 debug: bool = False) -> list[dict]:
+    """The spanning pairs: made, decoded (default options), their facts carried and scored."""
+    pairs: list[Pair] = []
+    oracle: dict[str, tuple[bytes, bytes]] = {}  # each pair's PDFs of its two versions: the page oracle
+    for name, editor in spanning_editors(count, only):
+        plan, facts = spanning_plan(editor, rng, most)
+        for kind in SPANNING:
+            suffix = ".docx" if kind.startswith("docx-span") and kind != "docx-span-pdf" else ".pdf"
+            pair = Pair(f"{name}:{kind}", kind, name + suffix, editor, b"", plan=plan,
+                        facts=[Fact(f.unit, f.start, f.end, f.quote, f.expected) for f in facts])
+            if kind == "pdf-span":
+                pair.v1, pair.v2 = editor.pdf(Plan()), editor.pdf(plan)
+            elif kind != "docx-span-word":  # made once the rendering shows where its pages begin
+                pair.v1, pair.v2 = editor.docx(Plan()), editor.docx(plan)
+            pairs.append(pair)
+    docx_pairs = [p for p in pairs if p.kind == "docx-span"]
+    rendered = pdf_of({f"{i}-{v}": getattr(p, v) for i, p in enumerate(docx_pairs) for v in ("v1", "v2")},
+                      folder / "spanning")
+    for i, pair in enumerate(docx_pairs):
+        oracle[pair.name] = (rendered.get(f"{i}-v1", b""), rendered.get(f"{i}-v2", b""))
+    for pair in pairs:
+        rendering = oracle.get(pair.name.replace(pair.kind, "docx-span"), (b"", b""))
+        if pair.kind == "docx-span-pdf":
+            pair.v1, pair.v2 = rendering
+        if pair.kind == "docx-span-word" and all(rendering):
+            pair.v1 = pair.editor.docx(Plan(), page_starts(rendering[0], pair.editor.paragraph(Plan())))
+            pair.v2 = pair.editor.docx(pair.plan, page_starts(rendering[1], pair.editor.paragraph(pair.plan)))
+        if pair.kind != "docx-span":
+            oracle[pair.name] = rendering if pair.kind.startswith("docx-span") else (pair.v1, pair.v2)
+    results = []
+    for number, pair in enumerate(pairs):
+        old_pdf, new_pdf = oracle[pair.name]
+        if not (pair.v1 and pair.v2 and old_pdf and new_pdf):
+            log(f"skip {pair.name}: no rendering")
+            continue
+        started = time.perf_counter()
+        first = kg_decoder.decode(pair.v1, store=store, source_id=pair.name, file_name=pair.file_name)
+        texts = [store.text(s.sha256, s.segment) for s in store.text_segments(first.document)]
+        kg_decoder.chunk_document(first.document, store=store)
+        chunks = kg_decoder.document_chunks(first.document, store=store)
+        kept = []
+        for index, fact in enumerate(pair.facts):
+            if sum(len(find_quote(t, fact.quote)) for t in texts) != 1:
+                continue
+            holders = [c for c in chunks if find_quote(c.text, fact.quote)]
+            if len(holders) != 1:
+                continue
+            fact.subject = f"http://bench.example/span/{number}/{index}"
+            kg_decoder.add_facts(holders[0].iri, [(fact.subject, "http://bench.example/says", fact.quote)],
+                                 spans=[{"quote": fact.quote}], store=store)
+            kept.append(fact)
+        pair.facts = kept
+        pages_before = pages_of(old_pdf)
+        for fact in pair.facts:
+            old, new = page_of_quote(old_pdf, fact.quote), page_of_quote(new_pdf, fact.quote)
+            fact.old_page = old
+            if fact.expected == "current" and old is not None and new is not None and old != new:
+                fact.expected = "moved"
+            if fact.expected in ("current", "moved") and (old is None or new is None):
+                fact.expected, fact.crosses = "unscored", True  # the quote crosses a page break: no oracle page
+        second = kg_decoder.decode(pair.v2, store=store, source_id=pair.name, file_name=pair.file_name)
+        seconds = time.perf_counter() - started
+        scored = Counter()
+        for fact in pair.facts:
+            [source] = kg_decoder.trace(fact=(fact.subject, "http://bench.example/says", fact.quote), store=store)
+            chain = [step for step in source.verdicts if step.source == pair.name]
+            got = str(chain[-1].verdict) if chain else "none"
+            results.append({"pair": pair.name, "kind": pair.kind, "expected": fact.expected, "got": got,
+                            "quote": fact.quote, "boxes": None, "spanning": True, "crosses": fact.crosses,
+                            "pages": (fact.old_page, chain[-1].previous_page_number if chain else None,
+                                      chain[-1].page_number if chain else None)})
+            if debug and got != fact.expected and fact.expected != "unscored":
+                diff = diff_documents(first.document, second.document, store=store)
+                for entry in diff.entries:
+                    if entry.old is not None and fact.quote in fold(entry.old.text) or \
+                            entry.new is not None and fact.quote in fold(entry.new.text):
+                        log(f"   {fact.quote[:60]!r}: {entry.op} {entry.old and entry.old.page_number} "
+                            f"{entry.new and entry.new.page_number} {chain[-1] if chain else None}")
+            scored[fact.expected == got] += 1
+        log(f"{pair.name:60} {len(pair.facts):3} facts  {scored[True]:3} right  pages {first.pages} -> "
+            f"{second.pages} (rendering {len(pages_before)})  decodes {seconds:6.2f} s  {second.version.counts}")
+    return results
+
+
+def page_starts(pdf: bytes, text: str) -> tuple[int, ...]:
+    """Where in ``text`` (the long paragraph) each rendered page after its first begins: the page's first
+    words found in it, as Word marks its layout."""
+    starts = []
+    for page in pages_of(pdf)[2:]:  # page 1: the short paragraphs; page 2: where the paragraph begins
+        head = fold(page)[:60]
+        found = text.find(head)
+        if found > 0 and (not starts or found > starts[-1]):
+            starts.append(found)
+    return tuple(starts)
+
+
+def pages_of(pdf: bytes) -> list[str]:
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(pdf)
+    return [document[n].get_textpage().get_text_range() for n in range(len(document))]
+
+
 def summarise(results: list[dict], log=print) -> dict:
+    spanning = [r for r in results if r.get("spanning")]
+    results = [r for r in results if not r.get("spanning")]
     facts = [r for r in results if "expected" in r and r["expected"] != "unscored"]
     timings = [r["timing"] for r in results if "timing" in r]
     by = defaultdict(Counter)
@@ -402,6 +624,8 @@ def summarise(results: list[dict], log=print) -> dict:
                "boxes_checked": len(boxes),
                "carry_share": sum(t[1] for t in timings) / max(sum(t[0] for t in timings), 1e-9),
                "unscored": sum(1 for r in results if r.get("expected") == "unscored")}
+    if not facts:
+        return {**summary, "spanning": summarise_spanning(spanning, log)} if spanning else summary
     log(f"{summary['pairs']} pairs, {summary['facts']} facts scored ({summary['unscored']} unscored: no oracle page)")
     for verdict in ("current", "moved", "changed", "removed"):
         counts = by.get(verdict, Counter())
@@ -425,7 +649,43 @@ def summarise(results: list[dict], log=print) -> dict:
             f"{statistics.median(s for s, _ in by_default):.1%}, worst {by_default[-1][0]:.1%} ({by_default[-1][1]})")
         summary["per_document_shares_default"] = by_default
     summary["per_document_shares"] = per_document
+    if spanning:
+        summary["spanning"] = summarise_spanning(spanning, log)
     return summary
+
+
+def summarise_spanning(results: list[dict], log=print) -> dict:
+    """The accuracy per expected verdict of the pairs whose edits fall inside an element over pages, a row
+    per format."""
+    scored = [r for r in results if r["expected"] != "unscored"]
+    pairs = len({r["pair"] for r in results})
+    log(f"spanning pages: {pairs} pairs, {len(scored)} facts scored "
+        f"({len(results) - len(scored)} unscored: the quote crosses a page break)")
+    log(f"  {'format':18} " + "  ".join(f"{v:>15}" for v in ("current", "moved", "changed", "removed")))
+    table = {}
+    for kind, label in [*SPANNING.items(), ("all", "all")]:
+        mine = [r for r in scored if kind in ("all", r["kind"])]
+        by = defaultdict(Counter)
+        for r in mine:
+            by[r["expected"]][r["got"] == r["expected"]] += 1
+        table[kind] = {v: (c[True], c[True] + c[False]) for v, c in by.items()}
+        cells = []
+        for verdict in ("current", "moved", "changed", "removed"):
+            right, total = table[kind].get(verdict, (0, 0))
+            cells.append(f"{right:3}/{total:3} {right / total:.3f}" if total else f"{'-':>15}")
+        log(f"  {label:18} " + "  ".join(f"{c:>15}" for c in cells))
+    # A quote left as it was that runs over a page break has no oracle page (current or moved: unscored),
+    # but it is in the new version: removed is wrong.
+    crossing = [r for r in results if r.get("crosses")]
+    log(f"  {'unscored (crossing)':18} {len(crossing)} quotes left as they were, over a page break: "
+        + ", ".join(f"{got} {n}" for got, n in sorted(Counter(r["got"] for r in crossing).items())))
+    wrongly_removed = [r for r in scored + crossing if r["got"] == "removed" and r["expected"] != "removed"]
+    log(f"  judged removed wrongly: {len(wrongly_removed)}  (target: changed >= 0.95, none removed wrongly)")
+    for r in scored + [r for r in crossing if r["got"] == "removed"]:
+        if r["got"] != r["expected"]:
+            log(f"  wrong: {r['pair']} expected {r['expected']} got {r['got']} (rendered page, fact's page "
+                f"before, after: {r['pages']}): {r['quote'][:90]!r}")
+    return {"pairs": pairs, "facts": len(scored), "per_format": table, "wrongly_removed": len(wrongly_removed)}
 
 
 def big_pdf(folder: Path, log=print) -> dict:
@@ -470,11 +730,15 @@ def main() -> int:
     parser.add_argument("--shacl", action="store_true", help="also validate the whole store with pySHACL (minutes)")
     parser.add_argument("--facts", type=int, default=24,
                         help="at most this many facts a document (100: the per-document cost target)")
+    parser.add_argument("--spanning", type=int, default=8,
+                        help="documents whose one paragraph runs over pages 2-4, each a DOCX, PDF and DOCX-as-PDF pair "
+                             "decoded with the default options (0: none)")
+    parser.add_argument("--spanning-only", action="store_true", help="only the pairs of paragraphs over pages")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kg-revisions-") as folder:
         if not args.big_pdf_only:
             run(args.limit, args.seed, Path(folder), only=args.only, debug=args.debug, variants=args.variants,
-                shacl=args.shacl, facts=args.facts)
+                shacl=args.shacl, facts=args.facts, spanning=args.spanning, spanning_only=args.spanning_only)
         if args.big_pdf or args.big_pdf_only:
             big_pdf(Path(folder))
     return 0
