@@ -162,8 +162,11 @@ def _live_facts(store: KgStore, previous: SourceVersionRow, old: _Version) -> li
         if row.verdict == Verdict.REMOVED or row.segment is None or row.segment not in old.texts:
             continue
         start, end = row.char_offset, row.char_offset + row.char_length
-        facts[row.subgraph] = _Fact(row.subgraph, row.segment, start, end, old.texts[row.segment][start:end],
-                                    row.page_number, verdict_entity=row.verdict_entity)
+        text = old.texts[row.segment][start:end]
+        if row.text and len(row.text) > len(text):  # found running on into the next element: its whole text
+            text = row.text
+        facts[row.subgraph] = _Fact(row.subgraph, row.segment, start, end, text, row.page_number,
+                                    verdict_entity=row.verdict_entity)
     for row in store.document_fact_spans(previous.document):
         if row.subgraph in gave_verdict or row.subgraph in facts or row.segment not in old.texts:
             continue
@@ -269,7 +272,55 @@ def _verdict(fact: _Fact, old: _Version, new: _Version, places: _Places,
         side, (start, end, _) = best[0], best[1]
         start, end = side.char_offset + start, side.char_offset + end
         return _found(record, Verdict.CHANGED, new, side.segment, start, end, new.page_at(side.segment, start, end))
+    if window is not None:
+        return _across_two_elements(record, fact, new, window)
     return record
+
+
+_ACROSS = 8  # neighbouring pairs of new elements around a fact's place looked at for a quote they share
+
+
+def _across_two_elements(record: FactVerdictRecord, fact: _Fact, new: _Version,
+                         window: tuple[int, int]) -> FactVerdictRecord:
+    """The fact's text where it runs from one new element into the next (a paragraph cut at a page
+    break, its text reflowed by an edit before it: the quote now begins at one page's foot), as written
+    (current or moved) or with small edits (changed), among the elements around its place, the
+    neighbours that kept their order included. Its span is the part in the element holding most of it;
+    the text found, the whole (what the next version looks for)."""
+    sides = new.sides
+    low, high = max(window[0], 0), min(window[1], len(sides) - 1)
+    if high - low > _ACROSS:
+        low, high = max(low, high - _ACROSS), high
+    best = None
+    for k in range(low, high):
+        joined, parts = _joined(new, sides[k], sides[k + 1])
+        exact = find_quote(joined, fact.text)
+        found = (exact[0][0], exact[0][1], 2.0) if exact else approximate(joined, fact.text)
+        if found is not None and (best is None or found[2] > best[0][2]):
+            best = (found, joined, parts)
+    if best is None:
+        return record
+    (start, end, score), joined, parts = best
+    (segment, low_offset, high_offset), _ = max(
+        (((segment, offset + max(start - at, 0), offset + min(end, at + length) - at), min(end, at + length) - max(start, at))
+         for segment, offset, at, length in parts), key=lambda pair: pair[1])
+    page = new.page_at(segment, low_offset, high_offset)
+    verdict = Verdict.CHANGED if score <= 1.0 else Verdict.CURRENT if page == fact.page_number else Verdict.MOVED
+    _found(record, verdict, new, segment, low_offset, high_offset, page)
+    record.text = joined[start:end]
+    return record
+
+
+def _joined(new: _Version, first: DiffSide, second: DiffSide) -> tuple[str, list[tuple[str, int, int, int]]]:
+    """Two neighbouring elements' text as one, and its parts: (segment, offset in it, offset in the
+    joined text, length). Of one segment: the segment's text from the first to the end of the second."""
+    if first.segment == second.segment and first.char_offset <= second.char_offset:
+        end = second.char_offset + len(second.text)
+        return new.texts[first.segment][first.char_offset:end], [(first.segment, first.char_offset, 0,
+                                                                  end - first.char_offset)]
+    joined = first.text + "\n" + second.text
+    return joined, [(first.segment, first.char_offset, 0, len(first.text)),
+                    (second.segment, second.char_offset, len(first.text) + 1, len(second.text))]
 
 
 def _within(match: tuple[str, int, int], side: DiffSide) -> bool:

@@ -185,6 +185,77 @@ def test_a_paragraph_moved_to_another_page_is_moved_with_both_pages(store, tmp_p
     assert source.latest.boxes and all(box.verification == "verified" for box in source.latest.boxes)
 
 
+def _winter_sports_sentences(corpus_dir) -> list[str]:
+    """Real sentences (a corpus book's), no two alike: a neighbour must not pass for an edited quote."""
+    import html
+    import re
+    import zipfile
+
+    book = zipfile.ZipFile(corpus_dir / "winter-sports.epub")
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", paragraph)) for name in book.namelist()
+                    if name.endswith((".html", ".xhtml")) for paragraph in
+                    re.findall(r"<p[^>]*>(.*?)</p>", book.read(name).decode("utf-8", "replace"), re.S))
+    sentences = [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+", text)]
+    unique = [s for s in dict.fromkeys(s for s in sentences if 60 <= len(s) <= 220 and s[0].isupper())]
+    return unique[:70]
+
+
+def test_a_quote_a_page_break_splits_in_the_next_version_is_carried_not_removed(store, corpus_dir):
+    """Issue 54: a fact quoting a sentence whole on page 2 of a paragraph running over pages; version 2
+    deletes the paragraph's first sentences, so the sentence now begins at page 1's foot and each page's
+    element holds part of it. Left as it was, it is current (or moved); one word edited, changed; the
+    verdict holds the whole sentence, what the next version looks for."""
+    import pypdfium2
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+    sentences = _winter_sports_sentences(corpus_dir)
+
+    def pdf(chosen: list[str]) -> bytes:
+        out = io.BytesIO()
+        text = " ".join(chosen).replace("&", "&amp;").replace("<", "&lt;")
+        SimpleDocTemplate(out, pagesize=A4).build([Paragraph(text, getSampleStyleSheet()["BodyText"])])
+        return out.getvalue()
+
+    def pages(data: bytes) -> list[str]:
+        document = pypdfium2.PdfDocument(data)
+        return [" ".join(document[n].get_textpage().get_text_range().split()) for n in range(len(document))]
+
+    first = pdf(sentences)
+    split = None
+    for deleted in range(1, 6):
+        later = pages(pdf(sentences[deleted:]))
+        for sentence in sentences:
+            words = sentence.split()
+            if sentence in pages(first)[1] and not any(sentence in page for page in later) and any(
+                    later[0].endswith(" ".join(words[:n])) for n in range(len(words) // 4, 3 * len(words) // 4)):
+                split = deleted, sentence
+                break
+        if split:
+            break
+    assert split, "no sentence of the text runs over the page break in version 2"
+    deleted, quote = split
+    word = [w for w in quote.split() if w.isalpha() and len(w) >= 5][-1]
+    verdicts = {}
+    for name, second in (("as it was", sentences[deleted:]),
+                         ("one word edited", [s.replace(word, "amended", 1) if s == quote else s
+                                              for s in sentences[deleted:]])):
+        source_id = f"split-{len(verdicts)}"
+        one = kg_decoder.decode(first, store=store, source_id=source_id, file_name=f"{source_id}.pdf")
+        kg_decoder.chunk_document(one.document, store=store)
+        chunk = next(c for c in kg_decoder.document_chunks(one.document, store=store) if quote in " ".join(c.text.split()))
+        fact = (f"http://example.org/{source_id}", "http://example.org/says", quote)
+        kg_decoder.add_facts(chunk.iri, [fact], spans=[{"quote": quote}], store=store)
+        kg_decoder.decode(pdf(second), store=store, source_id=source_id, file_name=f"{source_id}.pdf")
+        [source] = kg_decoder.trace(fact=fact, store=store)
+        verdicts[name] = source.verdicts[-1]
+    assert verdicts["as it was"].verdict in ("current", "moved"), verdicts["as it was"]
+    assert " ".join(verdicts["as it was"].text.split()) == quote
+    assert verdicts["one word edited"].verdict == "changed", verdicts["one word edited"]
+    assert "amended" in verdicts["one word edited"].text
+
+
 def test_prune_keeps_the_latest_versions_and_gc_collects_their_bytes(store):
     documents = []
     for number in range(3):
