@@ -27,8 +27,9 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # tables (Element.cell_places), confidence (Element.confidence, Page.confidence); 6: boxes checked by a second
 # reading (Element.verification), Office tables' cell boxes; 7: Partitioned.problems, Element.properties;
 # 8: a flowing document's page numbers from its rendering, a sheet cell's line breaks unescaped; 9: a PDF
-# text layer's plausibility (Page.plausibility), doubted layers read again by OCR.
-_FORMAT = b"kg-decoder-partition-cache-9\n"
+# text layer's plausibility (Page.plausibility), doubted layers read again by OCR; 10: a PDF page's elements in
+# reading order (its columns one after the other).
+_FORMAT = b"kg-decoder-partition-cache-10\n"
 
 
 class PartitionCache:

@@ -30,6 +30,7 @@ from .pdf_forms import with_forms
 from .pdf_unread import with_unread_lines
 from .pdf_tables import TableReadings, find_tables
 from .table_page import keep_drawing_order
+from .reading_order import reading_order
 from .regions import replacing
 from .pdf_text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, page_lines, read_page,
                              text_layer_elements, turned_text_elements)
@@ -456,10 +457,13 @@ def _rounded(box):
 
 
 def _in_page_order(elements: list[Element]) -> list[Element]:
-    """Elements of several sources (text layer, PDFium, OCR) in page order, each source's order kept
-    within a page, numbered afresh."""
-    ordered = sorted(enumerate(elements), key=lambda pair: (pair[1].page_number or 0, pair[0]))
-    return [replace(element, index=index) for index, (_, element) in enumerate(ordered)]
+    """Elements of several sources (text layer, PDFium, OCR) page by page, each page's in reading
+    order (its columns read one after the other: ``reading_order``), numbered afresh."""
+    pages: dict[int, list[Element]] = {}
+    for element in elements:
+        pages.setdefault(element.page_number or 0, []).append(element)
+    ordered = [element for number in sorted(pages) for element in reading_order(pages[number])]
+    return [replace(element, index=index) for index, element in enumerate(ordered)]
 
 
 def _strategy_used(pages: list[Page]) -> str:
