@@ -11,6 +11,7 @@ validate the store. Every error is a :class:`KgDecoderError` with a stable ``cod
 
 from .cite.annotations import web_annotations
 from .cite.chunks import chunk_document, document_chunks
+from .cite.fact_lines import add_fact_lines
 from .cite.facts import add_facts, read_facts
 from .cite.images import document_images, export_images
 from .cite.search import search
@@ -23,8 +24,8 @@ from .graph.store import KgStore
 from .graph.transfer import export_store, import_store
 from .model import (Audit, Box, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView, CrawledPage,
                     CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, DecodeResult, DecodeStatus, DocumentRef,
-                    ElementOffset, EmbeddedResult, FactsResult, FactsStatus, ImageInfo, PartitionSource, Problem,
-                    Progress, QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport,
+                    ElementOffset, EmbeddedResult, FactLineOutcome, FactLinesResult, FactsResult, FactsStatus, Grounding,
+                    ImageInfo, PartitionSource, Problem, Progress, QuotePiece, Rows, TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport,
                     Verification, Violation, to_jsonable)
 from .model.revisions import (DiffCounts, DiffEntry, DiffOp, DiffSide, FactVerdictRecord, Verdict, VerdictStep,
                               VersionDiff, VersionInfo)
@@ -41,13 +42,14 @@ from .sources.crawl import crawl
 
 __all__ = [
     # functions
-    "add_facts", "audit_definitions", "chunk_document", "crawl", "decode", "diff_documents", "document_chunks",
+    "add_fact_lines", "add_facts", "audit_definitions", "chunk_document", "crawl", "decode", "diff_documents", "document_chunks",
     "document_images", "prune_versions", "source_versions", "verdict_chain",
     "export_images", "export_store", "import_store", "open_store", "read_facts", "run_audits", "search", "to_jsonable", "trace", "validate", "web_annotations",
     # the store, options and results
     "Audit", "Box", "ChunkAnchor", "ChunkOptions", "ChunkResult", "ChunkStatus", "ChunkView", "CrawlOptions",
     "CrawlResult", "CrawlStatus", "CrawledPage", "DecodeOptions", "DecodeResult", "DecodeStatus", "DocumentRef",
-    "ElementOffset", "EmbeddedResult", "FactsResult", "FactsStatus", "ImageInfo", "KgStore", "PartitionSource",
+    "ElementOffset", "EmbeddedResult", "FactLineOutcome", "FactLinesResult", "FactsResult", "FactsStatus", "Grounding",
+    "ImageInfo", "KgStore", "PartitionSource",
     "Problem", "Progress", "QuotePiece", "Rows", "StoreConfig", "TextDocument", "TraceSource", "TracedCell", "TracedElement", "ValidationReport",
     "Verification", "Violation", "DiffCounts", "DiffEntry", "DiffOp", "DiffSide", "FactVerdictRecord", "Verdict",
     "VerdictStep", "VersionDiff", "VersionInfo",

@@ -105,8 +105,20 @@ def facts():
     config = settings()
     config.require_token()
     payload = _json_body()
-    if not isinstance(payload, dict) or not isinstance(payload.get("facts"), list) or "chunk" not in payload:
-        raise RequestError('send {"chunk": IRI, "facts": [{"s", "p", "o", ...}]}')
+    if not isinstance(payload, dict) or not isinstance(payload.get("facts"), list):
+        raise RequestError('send {"chunk": IRI, "facts": [{"s", "p", "o", ...}]}, or {"facts": [...]} whose '
+                           'facts each name their chunk, their document or nothing')
+    extractor = payload.get("extractor")
+    if extractor is not None and not isinstance(extractor, str):
+        raise RequestError("extractor must be text")
+    if "chunk" not in payload:  # in bulk: each fact grounded with a verdict, a bad one refused with its number
+        with config.write_lock:
+            result = kg_decoder.add_fact_lines(payload["facts"], store=config.store, extractor=extractor,
+                                               read_files=False)
+        body = result.to_json()
+        if request.args.get("outcomes", "").lower() not in _TRUE:
+            body.pop("outcomes")
+        return jsonify(body), 201
     triples, spans = [], []
     for item in payload["facts"]:
         if not isinstance(item, dict):
@@ -114,9 +126,6 @@ def facts():
         triples.append((item.get("s"), item.get("p"), item.get("o")))
         spans.append({"quote": item["quote"]} if "quote" in item else
                      {"start": item.get("start"), "end": item.get("end")} if "start" in item else None)
-    extractor = payload.get("extractor")
-    if extractor is not None and not isinstance(extractor, str):
-        raise RequestError("extractor must be text")
     with config.write_lock:
         result = kg_decoder.add_facts(payload["chunk"], triples, spans, store=config.store, extractor=extractor)
     return jsonify(result.to_json()), 201

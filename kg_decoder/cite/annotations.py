@@ -14,7 +14,7 @@ from ..model.errors import InvalidSpan
 
 ANNOTATION_CONTEXT = "http://www.w3.org/ns/anno.jsonld"
 # The terms the annotations use beyond the Web Annotation vocabulary: the tg: vocabulary's.
-TG_CONTEXT = term_context("verification")
+TG_CONTEXT = term_context("verification", "grounding", "groundingScore", "evidence")
 MEDIA_FRAGMENTS = "http://www.w3.org/TR/media-frags/"
 PDF_FRAGMENTS = "http://tools.ietf.org/rfc/rfc3778"
 CELL_FRAGMENTS = "http://tools.ietf.org/rfc/rfc7111"  # cell=row,column, both from 1
@@ -73,6 +73,12 @@ def web_annotations(sources: list[TraceSource]) -> dict:
         if source.fact:
             annotation["body"] = {"type": "TextualBody", "format": "application/n-triples",
                                   "value": source.fact + " .", **({"id": source.subgraph} if source.subgraph else {})}
+        if source.grounding:  # how the fact's evidence was found in its chunk (unsupported: no region targeted)
+            annotation["grounding"] = source.grounding
+            if source.grounding_score is not None:
+                annotation["groundingScore"] = source.grounding_score
+            if source.evidence is not None:
+                annotation["evidence"] = source.evidence
         items.append(annotation)
     return {"@context": [ANNOTATION_CONTEXT, TG_CONTEXT], "id": "urn:trace", "type": "AnnotationCollection",
             "total": len(items),

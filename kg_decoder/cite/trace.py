@@ -82,6 +82,8 @@ class _Tracer:
         triple = to_triple(fact)
         sources = []
         for row in self.store.fact_sources(triple.subject, triple.predicate, triple.object):
+            if row.chunk is None or row.grounding == "unsupported" and "Chunk" not in self.store.entity_kinds(row.chunk):
+                continue  # an unsupported fact no chunk holds: audit-facts-unsupported lists it
             chain = verdict_steps(self.store, row.subgraph)
             latest = self._latest_place(chain)
             if not self.store.entity_kinds(row.chunk):
@@ -92,12 +94,15 @@ class _Tracer:
                 chunk_span = None
                 if row.char_offset is not None and row.char_length is not None:
                     chunk_span = (row.char_offset, row.char_offset + row.char_length)
-                found = self._chunk_span(row.chunk, chunk_span)
+                # An unsupported fact's chunk is where it was looked for, not where it is: never a box.
+                found = self._chunk_span(row.chunk, chunk_span, boxes=row.grounding != "unsupported")
             for source in found:
                 source.subgraph = row.subgraph
                 source.fact = str(triple)
                 source.verdicts = chain
                 source.latest = latest if latest is not source else None
+                source.grounding, source.evidence = row.grounding, row.evidence
+                source.grounding_score = None if row.grounding_score is None else float(row.grounding_score)
                 sources.append(source)
         return sources
 
@@ -241,7 +246,8 @@ class _Tracer:
 
     # ---------------------------------------------------------------- chunks
 
-    def _chunk_span(self, chunk: str, span: Optional[tuple[int, int]], strict: bool = False) -> list[TraceSource]:
+    def _chunk_span(self, chunk: str, span: Optional[tuple[int, int]], strict: bool = False,
+                    boxes: bool = True) -> list[TraceSource]:
         info = self.store.chunk_info(chunk)
         if info is None:
             raise UnknownEntity(f"no chunk {chunk} in the store")
@@ -264,7 +270,7 @@ class _Tracer:
                 segment_start, segment_end = info.char_offset, info.char_offset + body_length
             else:
                 segment_start, segment_end = found, found + (end - start)
-        source = self._segment_span(info.segment, segment_start, segment_end, text=segment_text)
+        source = self._segment_span(info.segment, segment_start, segment_end, text=segment_text, boxes=boxes)
         source.chunks = [chunk]
         source.chunk_span = (start, end)
         return [source]
@@ -281,7 +287,8 @@ class _Tracer:
             raise UnknownEntity(f"no page or section {segment} in the store")
         return info
 
-    def _segment_span(self, segment: str, start: int, end: int, text: Optional[str] = None) -> TraceSource:
+    def _segment_span(self, segment: str, start: int, end: int, text: Optional[str] = None,
+                      boxes: bool = True) -> TraceSource:
         info = self._segment_info(segment)
         if text is None:
             text = self.store.text(info.sha256, segment)
@@ -308,6 +315,8 @@ class _Tracer:
             if row.category == "Table":
                 traced.cells = self._cells(row, start, end)
             source.elements.append(traced)
+            if not boxes:
+                continue
             placed_cells = [cell for cell in traced.cells if cell.bbox is not None]
             if placed_cells:  # a table found on a page: the quote is in these cells, there
                 source.boxes.extend(self._cell_boxes(row, placed_cells, start, end, text,

@@ -90,14 +90,23 @@ def build_parser() -> argparse.ArgumentParser:
     chunk.add_argument("--emit", choices=["jsonl"], help="print the chunks with their anchors as JSON lines")
     _chunk_arguments(chunk)
 
-    facts = commands.add_parser("facts", help="store facts a downstream extractor took from a chunk")
+    facts = commands.add_parser("facts", help="store facts a downstream extractor took from chunks")
     facts_commands = facts.add_subparsers(dest="facts_command", required=True)
-    add = facts_commands.add_parser("add", help="add the triples of FILE (Turtle, N-Triples or JSON lines)")
+    add = facts_commands.add_parser(
+        "add", help="add the triples of FILE: with --chunk, all from that chunk (Turtle, N-Triples or JSON "
+                    "lines); without, JSON lines that each name their chunk, their document or nothing, "
+                    "each grounded with a verdict (docs/facts.md)")
     add.add_argument("file", metavar="FILE")
-    add.add_argument("--chunk", required=True, help="IRI of the chunk the facts were extracted from")
+    add.add_argument("--chunk", help="IRI of the chunk every fact of FILE was extracted from (else each line "
+                                     "names its own, its document, or nothing)")
     _store_arguments(add)
     add.add_argument("--format", choices=["ttl", "nt", "jsonl"], help="file format (default: from the extension)")
     add.add_argument("--extractor", help="name of the extractor, recorded on the extraction activity")
+    add.add_argument("--batch-lines", type=int, default=2000, help="lines a transaction, without --chunk "
+                                                                   "(default: 2000)")
+    add.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add.add_argument("--emit", choices=["jsonl"], help="print each line's outcome (grounding, chunk, span, score "
+                                                      "or reason) as JSON lines")
 
     back = commands.add_parser("trace", help="trace a fact, a span or a quote back to its page and rectangle")
     back.add_argument("fact", nargs="?", help='a fact as N-Triples: "<s> <p> <o>" or "<s> <p> \"literal\""')

@@ -20,6 +20,7 @@ from typing import Iterator, Optional, Sequence
 from ..cite.annotations import web_annotations
 from ..cite.chunks import chunk_document, document_chunks
 from ..cite.documents import document_named
+from ..cite.fact_lines import add_fact_lines
 from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.search import search
@@ -35,7 +36,7 @@ from ..graph.store import KgStore
 from ..graph.terms import read_facts
 from ..graph.transfer import export_store, import_store
 from ..model import Audit, CrawlOptions, DecodeResult
-from ..model.errors import KgDecoderError, RequestError
+from ..model.errors import InvalidFact, KgDecoderError, RequestError
 from ..quality.audits import run_audits
 from ..quality.validation import validate
 from ..serve.version_views import verdict_chain_views
@@ -293,9 +294,36 @@ def _chunk(args: argparse.Namespace) -> int:
 
 
 def _facts(args: argparse.Namespace) -> int:
-    triples, spans = read_facts(args.file, format=args.format)
-    result = add_facts(args.chunk, triples, spans, store=_store(args, create=False), extractor=args.extractor)
-    print(f"{result.facts} facts {result.status} from {result.chunk} in {len(result.subgraphs)} subgraphs")
+    if args.chunk is not None:
+        triples, spans = read_facts(args.file, format=args.format)
+        result = add_facts(args.chunk, triples, spans, store=_store(args, create=False), extractor=args.extractor)
+        print(f"{result.facts} facts {result.status} from {result.chunk} in {len(result.subgraphs)} subgraphs")
+        return 0
+    kind = args.format or os.path.splitext(str(args.file))[1].lower().lstrip(".")
+    if kind not in ("jsonl", "json"):
+        raise InvalidFact("facts without --chunk are JSON lines (each names its chunk, its document or nothing); "
+                          "Turtle and N-Triples need --chunk")
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, unit="fact", file=sys.stderr, disable=args.no_progress or None, dynamic_ncols=True)
+
+    def show(report) -> None:
+        bar.total = report.total
+        bar.update(report.current - bar.n)
+
+    result = add_fact_lines(args.file, store=_store(args, create=False), extractor=args.extractor,
+                            batch_lines=args.batch_lines, progress=show)
+    bar.close()
+    if args.emit == "jsonl":
+        emit_jsonl(outcome.to_json() for outcome in result.outcomes)
+    report = sys.stderr if args.emit else sys.stdout
+    print(table(["grounding", "facts", "reasons"], result.summary_rows()), file=report)
+    for outcome in result.refused[:20]:
+        print(f"line {outcome.line}: refused: {outcome.reason}", file=report)
+    if len(result.refused) > 20:
+        print(f"... and {len(result.refused) - 20} more refused lines (--emit jsonl lists every line)", file=report)
+    print(f"{result.stored} of {result.lines} lines stored in {result.batches} transactions"
+          + (f" ({result.unchanged} already held)" if result.unchanged else ""), file=report)
     return 0
 
 

@@ -270,9 +270,12 @@ class FactSource:
     p: object
     o: object
     subgraph: str
-    chunk: str
+    chunk: Optional[str] = None  # what the subgraph derives from: its chunk (a document, or none, for some unsupported)
     char_offset: Optional[int] = None
     char_length: Optional[int] = None
+    grounding: Optional[str] = None
+    grounding_score: Optional[float] = None
+    evidence: Optional[str] = None
 
 
 @dataclass

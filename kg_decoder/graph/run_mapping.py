@@ -12,8 +12,8 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad, Triple
 
 from ..model import HEADING_SEPARATOR, TOKENIZER, Anchor, Chunk, ChunkOptions, DecodeOptions
 from .identifiers import derived_iri
-from .quads import (QuadWriter, activity_iri, bool_literal, describe_agent, describe_box, int_literal, text_literal,
-                    time_literal)
+from .quads import (QuadWriter, activity_iri, bool_literal, describe_agent, describe_box, double_literal, int_literal,
+                    text_literal, time_literal)
 from .vocabulary import RDF_TYPE, dcterms, prov, tg
 
 
@@ -163,6 +163,75 @@ def fact_quads(record: FactRecord) -> list[Quad]:
     return out.quads
 
 
+@dataclass
+class GroundedGroup:
+    """Facts of one line (or of lines that agree) with the grounding of their evidence: ``chunk`` the
+    chunk whose text was read (None: none held it), ``source`` what the subgraph derives from (the chunk,
+    else the document the line named, else nothing), ``span`` in the chunk's text (None: unsupported),
+    ``text`` the chunk's words at the span, ``evidence`` the quote as the extractor wrote it."""
+
+    chunk: Optional[str]
+    source: Optional[str]
+    span: Optional[tuple[int, int]]
+    text: Optional[str]
+    triples: list[Triple]
+    grounding: str
+    score: Optional[float] = None
+    evidence: Optional[str] = None
+
+    @property
+    def iri(self) -> str:
+        triples = sorted(str(t) for t in self.triples)
+        return derived_iri("subgraph", self.source or "", self.span, *triples, self.grounding, self.evidence or "")
+
+
+@dataclass
+class GroundedFactsRecord:
+    """One batch of grounded facts (one transaction): their groups and the extraction run."""
+
+    groups: list[GroundedGroup]
+    extractor: Optional[str]
+    started: datetime
+    ended: datetime
+    versions: dict[str, str]
+
+    @property
+    def activity_iri(self) -> str:
+        return derived_iri("activity", "extraction", *sorted(g.iri for g in self.groups))
+
+
+def grounded_fact_quads(record: GroundedFactsRecord) -> list[Quad]:
+    """The facts in the default graph; their subgraphs (each with ``tg:grounding``, a fuzzy match's
+    ``tg:groundingScore``, the extractor's ``tg:evidence``) and the extraction run in the source graph."""
+    out = QuadWriter()
+    activity = NamedNode(record.activity_iri)
+    out.add(activity, RDF_TYPE, prov("Activity"))
+    out.add(activity, RDF_TYPE, tg("FactExtraction"))
+    for chunk in sorted({g.chunk for g in record.groups if g.chunk is not None}):
+        out.add(activity, prov("used"), NamedNode(chunk))
+    out.add(activity, prov("startedAtTime"), time_literal(record.started))
+    out.add(activity, prov("endedAtTime"), time_literal(record.ended))
+    out.add(activity, prov("wasAssociatedWith"), describe_agent(out, record.versions))
+    out.add_optional(activity, tg("extractor"), record.extractor, text_literal)
+    for group in record.groups:
+        node = NamedNode(group.iri)
+        out.add(node, RDF_TYPE, tg("Subgraph"))
+        if group.source is not None:
+            out.add(node, prov("wasDerivedFrom"), NamedNode(group.source))
+        out.add(node, prov("wasGeneratedBy"), activity)
+        if group.span is not None:
+            out.add(node, tg("charOffset"), int_literal(group.span[0]))
+            out.add(node, tg("charLength"), int_literal(group.span[1] - group.span[0]))
+            out.add_optional(node, tg("text"), group.text, text_literal)
+        out.add(node, tg("grounding"), text_literal(group.grounding))
+        out.add_optional(node, tg("groundingScore"), group.score, double_literal)
+        out.add_optional(node, tg("evidence"), group.evidence, text_literal)
+        for triple in group.triples:
+            out.add(node, tg("contains"), triple)
+            out.quads.append(Quad(triple.subject, triple.predicate, triple.object, DefaultGraph()))
+    return out.quads
+
+
 # ---------------------------------------------------------------- failed decodes
 
 
@@ -263,5 +332,6 @@ def origin_quads(document: str, origin) -> list[Quad]:
     return embedding_quads(document, origin) if isinstance(origin, EmbeddingLink) else fetch_quads(document, origin)
 
 
-__all__ = ["ChunkRecord", "EmbeddingLink", "FactRecord", "FailureRecord", "SpanGroup", "WebFetch", "chunk_quads",
-           "chunking_activity_iri", "embedding_quads", "fact_quads", "failure_quads", "fetch_quads", "origin_quads"]
+__all__ = ["ChunkRecord", "EmbeddingLink", "FactRecord", "FailureRecord", "GroundedFactsRecord", "GroundedGroup",
+           "SpanGroup", "WebFetch", "chunk_quads", "chunking_activity_iri", "embedding_quads", "fact_quads", "failure_quads",
+           "fetch_quads", "grounded_fact_quads", "origin_quads"]

@@ -18,7 +18,7 @@ from .page_text import PageChar, PageText, Reading, folded_letters, middle_withi
 from .progress import Progress, ProgressCallback, report
 from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
                       CrawlStatus, DecodeResult, DecodeStatus, DocumentRef, ElementOffset, EmbeddedResult,
-                      FactsResult, FactsStatus, ImageInfo, JsonResult, PartitionSource, QuotePiece, Rows,
+                      FactLineOutcome, FactLinesResult, FactsResult, FactsStatus, Grounding, ImageInfo, JsonResult, PartitionSource, QuotePiece, Rows,
                       SearchHit, SearchResults,
                       TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Verification, Violation,
                       cell_label, to_jsonable)

@@ -82,6 +82,20 @@ class FactsStatus(Status):
     UNCHANGED = "unchanged"
 
 
+class Grounding(Status):
+    """How a fact's evidence was found in its chunk's text. ``exact``: the quote as written (whitespace
+    aside); ``normalised``: after folding (ligatures, hyphenation, quotes and dashes, whitespace:
+    :mod:`kg_decoder.cite.quotes`); ``fuzzy``: approximately (word order, a dropped or added word, a number
+    written another way), with a score; ``inferred``: no quote given, the subject's and object's labels
+    in one sentence; ``unsupported``: none of these (stored, never given a box)."""
+
+    EXACT = "exact"
+    NORMALISED = "normalised"
+    FUZZY = "fuzzy"
+    INFERRED = "inferred"
+    UNSUPPORTED = "unsupported"
+
+
 class CrawlStatus(Status):
     PENDING = "pending"
     DECODED = "decoded"
@@ -247,6 +261,53 @@ class FactsResult(JsonResult):
     subgraphs: list[str]
 
 
+@dataclass
+class FactLineOutcome(JsonResult):
+    """What became of one line of a bulk fact file: its ``grounding`` (None: refused, with ``reason``),
+    the chunk it was tied to, the span in the chunk's text and the score of a fuzzy match."""
+
+    line: int
+    grounding: Optional[Grounding] = None
+    chunk: Optional[str] = None
+    subgraph: Optional[str] = None
+    start: Optional[int] = None
+    end: Optional[int] = None
+    score: Optional[float] = None
+    reason: Optional[str] = None
+
+
+@dataclass
+class FactLinesResult(JsonResult):
+    """The facts of a bulk call: how many lines were read, stored (by grounding) and refused (each with
+    its line number and reason), in how many transactions (``batches``; ``unchanged``: batches the store
+    already held)."""
+
+    lines: int
+    stored: int
+    counts: dict[str, int]
+    refused: list[FactLineOutcome]
+    outcomes: list[FactLineOutcome]
+    batches: int
+    unchanged: int = 0
+
+    def summary_rows(self) -> list[list[str]]:
+        """The summary table: one row per grounding and one for refused lines, with their reasons."""
+        reasons: dict[str, dict[str, int]] = {}
+        for outcome in self.outcomes:
+            if outcome.reason:
+                kind = "refused" if outcome.grounding is None else str(outcome.grounding)
+                reason = outcome.reason.split(":")[0].split(" (")[0][:60]
+                reasons.setdefault(kind, {}).setdefault(reason, 0)
+                reasons[kind][reason] += 1
+        rows = []
+        for kind in [*(str(g) for g in Grounding), "refused"]:
+            count = self.counts.get(kind, 0) if kind != "refused" else len(self.refused)
+            why = "; ".join(f"{reason} ({n})" for reason, n in sorted(reasons.get(kind, {}).items(),
+                                                                          key=lambda item: -item[1])[:3])
+            rows.append([kind, str(count), why])
+        return rows
+
+
 # ---------------------------------------------------------------- trace
 
 
@@ -359,6 +420,11 @@ class TraceSource(JsonResult):
     chunk_span: Optional[tuple[int, int]] = None
     subgraph: Optional[str] = None
     fact: Optional[str] = None
+    # For a fact added with a grounding (kg_decoder.add_fact_lines): how its evidence was found in the
+    # chunk (Grounding's values), a fuzzy match's score, and the evidence as the extractor wrote it.
+    grounding: Optional[str] = None
+    grounding_score: Optional[float] = None
+    evidence: Optional[str] = None
     elements: list[TracedElement] = field(default_factory=list)
     boxes: list[Box] = field(default_factory=list)
     pieces: Optional[list[QuotePiece]] = None

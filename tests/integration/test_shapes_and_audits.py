@@ -204,6 +204,7 @@ def test_every_audit_has_a_header_and_the_kinds_are_right():
         "audit-pages-implausible-text-layer",
         "audit-chunk-anchors-not-verified", "audit-documents-without-text", "audit-form-fields",
         "audit-partial-decodes", "audit-decoded-otherwise", "audit-facts-stale", "audit-sources-changed",
+        "audit-facts-unsupported",
         "audit-documents-by-format", "audit-boxes-by-format", "audit-ocr-confidence"}
     assert {n for n, a in audits.items() if a.kind == "report"} == {
         "audit-document-counts", "audit-chunk-coverage", "audit-form-fields", "audit-sources-changed",
