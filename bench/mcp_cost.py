@@ -17,6 +17,7 @@ the JSON of the answer (boxes, Web Annotation) and the worker the server runs th
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -42,11 +43,14 @@ def main() -> None:
     parser.add_argument("--trace-quote", default="deep learning")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="mcp-cost-"))
-    with kg_decoder.open_store(folder) as store:
-        documents = {name: kg_decoder.decode(args.corpus / name, store=store).document for name in (PDF, DOCX)}
-        for document in documents.values():
-            kg_decoder.chunk_document(document, store=store)
-    timings = anyio.run(_measure, folder, documents[PDF], args)
+    try:
+        with kg_decoder.open_store(folder) as store:
+            documents = {name: kg_decoder.decode(args.corpus / name, store=store).document for name in (PDF, DOCX)}
+            for document in documents.values():
+                kg_decoder.chunk_document(document, store=store)
+        timings = anyio.run(_measure, folder, documents[PDF], args)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     print(f"{'call':8} {'python ms':>10} {'mcp ms':>10} {'p90 py':>8} {'p90 mcp':>8} {'ratio':>6}")
     for name in ("search", "trace"):
         python, mcp = timings[name]
