@@ -193,6 +193,29 @@ def build_parser() -> argparse.ArgumentParser:
                             "worker gets the last CPU to itself, the requests the others)")
     _pixel_argument(serve)
 
+    agents = commands.add_parser("mcp", help="serve the store to agents over the Model Context Protocol (stdio, or "
+                                             "streamable HTTP on loopback); needs kg-decoder[mcp]")
+    _store_arguments(agents)
+    agents.add_argument("--http", type=int, metavar="PORT",
+                        help="serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio")
+    agents.add_argument("--allow-writes", action="store_true",
+                        help="let the decode and add_facts tools write to the store (default: read-only)")
+    agents.add_argument("--root", action="append", default=[], metavar="DIR",
+                        help="a folder whose files the decode tool may read (symlinks resolved; repeat for more; "
+                             "default: none)")
+    agents.add_argument("--query-timeout", type=float, default=30.0,
+                        help="seconds a tool's search, trace, query or page drawing may run before its worker "
+                             "stops it")
+    agents.add_argument("--row-cap", type=int, default=1000, help="rows a SPARQL answer may have (default 1000)")
+    agents.add_argument("--allow-service", action="append", default=[], metavar="URL",
+                        help="let SPARQL queries call this remote endpoint (SERVICE); default: refused")
+    agents.add_argument("--request-workers", type=int, default=2,
+                        help="worker processes for SPARQL, traces, searches and page drawings (default 2; 0: that "
+                             "work runs in the server's threads, where nothing can stop it)")
+    agents.add_argument("--worker-memory", type=int, default=1024, metavar="MB",
+                        help="address space a worker may take beyond what it maps at rest (default 1024 MB)")
+    _pixel_argument(agents)
+
     pictures = commands.add_parser("images", help="list a document's images; --export writes their bytes")
     pictures.add_argument("document", metavar="DOC", help="document IRI, or the path of a decoded file")
     _store_arguments(pictures)

@@ -57,7 +57,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     commands = {"decode": _decode, "query": _query, "chunk": _chunk, "facts": _facts, "trace": _trace,
                 "serve": _serve, "images": _images, "audit": _audit, "validate": _validate, "crawl": _crawl,
                 "gc": _gc, "queries": _queries, "export": _export, "import": _import, "search": _search,
-                "reindex": _reindex, "remove": _remove,
+                "reindex": _reindex, "remove": _remove, "mcp": _mcp,
                 "versions": lambda a: versions_command(a, _reading_store(a)),
                 "diff": lambda a: diff_command(a, _reading_store(a)),
                 "prune": lambda a: prune_command(a, _store(a, create=False))}
@@ -423,6 +423,26 @@ def _serve(args: argparse.Namespace) -> int:
     # a route see that its client went away, and stop the work for it.
     serve(app, host=args.host, port=args.port, threads=args.threads,
           max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1, channel_request_lookahead=1)
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from .. import mcp
+
+    try:
+        from ..mcp import server  # noqa: F401  (the SDK, imported by this module only)
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"kg-decoder mcp needs the MCP SDK ({exc.name} is missing): "
+                         f"pip install 'kg-decoder[mcp]'") from None
+    store = mcp.open_mcp_store(args.store, args.library, dict(args.library_option), allow_writes=args.allow_writes)
+    try:
+        mcp.run_server(store, roots=args.root, allow_writes=args.allow_writes, http_port=args.http,
+                       query_timeout=args.query_timeout, row_cap=args.row_cap, allow_service=args.allow_service,
+                       request_workers=args.request_workers, worker_memory_mb=args.worker_memory)
+    except ValueError as exc:  # an allow-list entry that is no URL
+        raise UsageError(str(exc)) from None
+    finally:
+        store.close()
     return 0
 
 
