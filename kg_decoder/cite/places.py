@@ -91,6 +91,10 @@ def ranked_places(store: KgStore, quote: str, seconds: Optional[float] = None,
 def check_quote(quote) -> None:
     if not isinstance(quote, str) or not quote.strip():
         raise InvalidSpan("a quote must be non-empty text")
+    try:
+        quote.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, which JSON can carry
+        raise InvalidSpan("a quote must be Unicode text (it holds a lone surrogate)") from None
 
 
 def check_quote_length(quote) -> None:

@@ -107,6 +107,10 @@ def to_triple(item: TripleLike, number: int = 1) -> Triple:
     Traceback (most recent call last):
     ...
     kg_decoder.model.errors.InvalidFact: triple 1: the predicate 'knows' is not an absolute IRI
+    >>> to_triple(("http://ex.org/a", "http://ex.org/says", chr(0xD800)))
+    Traceback (most recent call last):
+    ...
+    kg_decoder.model.errors.InvalidFact: triple 1: the object holds a lone surrogate, which is no Unicode character
     """
     if isinstance(item, Triple):
         subject, predicate, obj = item.subject, item.predicate, item.object
@@ -133,6 +137,16 @@ def _iri(value: Any, role: str, number: int) -> NamedNode:
     raise InvalidFact(f"triple {number}: the {role} {value!r:.80} is not an absolute IRI")
 
 
+def _unicode(text: str, number: int) -> str:
+    """``text``, which must be Unicode text (a lone surrogate, which JSON can carry, is no character)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidFact(f"triple {number}: the object holds a lone surrogate, which is no Unicode "
+                          f"character") from None
+    return text
+
+
 def _object(value: Any, number: int) -> Term:
     if isinstance(value, (NamedNode, Literal)):
         return value
@@ -141,7 +155,7 @@ def _object(value: Any, number: int) -> Term:
     if isinstance(value, str):
         if value.startswith("<") and value.endswith(">"):
             return _iri(value, "object", number)
-        return Literal(value)
+        return Literal(_unicode(value, number))
     if isinstance(value, bool) or not isinstance(value, (dict, int, float)):
         raise InvalidFact(f"triple {number}: the object {value!r:.80} is not an IRI or a literal")
     if isinstance(value, (int, float)):
@@ -149,6 +163,7 @@ def _object(value: Any, number: int) -> Term:
     kind, text = value.get("type"), value.get("value")
     if not isinstance(text, str):
         raise InvalidFact(f"triple {number}: the object term has no string value")
+    _unicode(text, number)
     if kind == "uri":
         return _iri(text, "object", number)
     if kind in ("literal", "typed-literal"):

@@ -113,7 +113,11 @@ def test_hostile_json_and_uploads(server):
                  json.dumps({"chunk": server["chunk"], "facts": [{"s": 1, "p": None, "o": {"type": "bnode"}}]}),
                  json.dumps({"chunk": server["chunk"], "facts": [{"s": EX + "a", "p": EX + "b", "o": "c",
                                                                  "start": "x", "end": None}]}),
-                 json.dumps({"chunk": server["chunk"], "facts": [], "extractor": {"a": 1}}), "\xff\xfe", ""):
+                 json.dumps({"chunk": server["chunk"], "facts": [], "extractor": {"a": 1}}), "\xff\xfe", "",
+                 # lone surrogates (JSON carries them; they are no Unicode text): an object, a quote, in bulk
+                 '{"chunk": "%s", "facts": [{"s": "%sa", "p": "%sb", "o": "\\ud800"}]}' % (server["chunk"], EX, EX),
+                 '{"facts": [{"s": "%sa", "p": "%sb", "o": "x", "quote": "\\udc00 hostile words"}]}' % (EX, EX),
+                 '{"facts": [{"s": "%sa", "p": "%sb", "o": "\\ud800", "document": "%s"}]}' % (EX, EX, server["document"])):
         sound(requests.post(base + "/api/facts", data=body.encode("utf-8", "surrogatepass"),
                             headers={**AUTH, "Content-Type": "application/json"}, timeout=30))
     bomb = io.BytesIO()
