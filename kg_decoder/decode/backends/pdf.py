@@ -19,8 +19,9 @@ from typing import Optional
 
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, Problem, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
+from ...patches import pdfminer as pdfminer_patches
 from ..images import describe_image, merge_by_position
-from . import pdf_content, pdf_fonts, text_types
+from . import pdf_fonts, text_types
 from .base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
 from .box_checks import check_pdf_boxes
 from .pdf_geometry import PageGeometry
@@ -29,7 +30,6 @@ from .pdf_decryption import readable_pdf
 from .pdf_forms import with_forms
 from .pdf_unread import with_unread_lines
 from .pdf_tables import TableReadings, find_tables
-from .table_page import keep_drawing_order
 from .reading_order import reading_order
 from .regions import replacing
 from .pdf_text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, page_lines, read_page,
@@ -66,9 +66,7 @@ class PdfBackend(Backend):
             require_ocr_languages(languages)
         from unstructured.partition.pdf import partition_pdf
 
-        pdf_fonts.install()
-        pdf_content.install()
-        keep_drawing_order()
+        pdfminer_patches.install_all()
 
         def run(strategy_name: str, payload: bytes, password: Optional[str]) -> list:
             return call("pdf", partition_pdf, file=io.BytesIO(payload), strategy=strategy_name, languages=languages,

@@ -103,32 +103,9 @@ def marks_from_pdfplumber(plumber_page) -> PageMarks:
                      merge_collinear(horizontal), merge_collinear(vertical), slanted)
 
 
-def keep_drawing_order() -> None:
-    """Make pdfminer keep, on each page it lays out (``LTPage.stream_order``), the objects in the order
-    the page draws them, as they were before its layout analysis grouped them into text boxes (once per
-    process). pdfplumber's words depend on that order: a character drawn twice (fake bold), turned
-    lines, and digits set out of order read otherwise."""
-    global _KEEPING_ORDER
-    if _KEEPING_ORDER:
-        return
-    from pdfminer.layout import LTPage
-
-    original = LTPage.analyze
-
-    def analyze_keeping_order(self, laparams) -> None:
-        self.stream_order = list(self._objs)
-        original(self, laparams)
-
-    LTPage.analyze = analyze_keeping_order
-    _KEEPING_ORDER = True
-
-
-_KEEPING_ORDER = False
-
-
 def marks_from_layout(plumber_page, layout) -> PageMarks:
     """:func:`marks_from_pdfplumber` of a page pdfminer has already read (``layout``, an LTPage laid
-    out after :func:`keep_drawing_order`), the same marks without interpreting the page again. The
+    out after ``patches.pdfminer.install_drawing_order``), the same marks without interpreting the page again. The
     characters become the few fields pdfplumber's word extraction reads, computed as pdfplumber
     computes them (its general conversion of every attribute cost more than the words); drawings go
     through pdfplumber's own. The pdfplumber page's caches are emptied afterwards."""
@@ -375,6 +352,6 @@ def cell_text(words: Sequence[Word]) -> str:
     return " ".join(" ".join(w.text for w in line) for line in text_lines(words))
 
 
-__all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "keep_drawing_order", "line_pieces",
+__all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "line_pieces",
            "marks_from_layout", "marks_from_pdfium", "marks_from_pdfplumber", "reads_as_number", "text_lines",
            "words_in"]

@@ -1,0 +1,72 @@
+"""The patches of other libraries' internals (``kg_decoder.patches``): each upstream object a patch
+replaces, wraps or mirrors is as the patch was written against (its signature and the sha256 of its
+source), so an upgrade says which patch to read again; and each patch is in effect once installed."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+
+from kg_decoder.patches import LIBRARIES, Upstream, every_upstream, fingerprint, resolve
+
+_DISTRIBUTIONS = {"pdfminer": "pdfminer.six", "unstructured": "unstructured", "pdfplumber": "pdfplumber",
+                  "docx": "python-docx", "pptx": "python-pptx", "pypdfium2": "pypdfium2"}
+
+
+def _version(target: str) -> str:
+    distribution = _DISTRIBUTIONS.get(target.split(".")[0].split(":")[0], target.split(".")[0])
+    try:
+        return f"{distribution} {importlib.metadata.version(distribution)}"
+    except importlib.metadata.PackageNotFoundError:
+        return distribution
+
+
+@pytest.mark.parametrize("upstream", every_upstream(), ids=lambda upstream: f"{upstream.patch}-{upstream.target}")
+def test_each_patched_target_is_as_the_patch_was_written_against(upstream: Upstream):
+    signature, digest = fingerprint(resolve(upstream.target))
+    where = f"patch {upstream.patch} (kg_decoder/patches/) depends on {upstream.target}, which {_version(upstream.target)}"
+    assert signature == upstream.signature, f"{where} declares otherwise now: {signature}"
+    assert digest == upstream.source_sha256, (
+        f"{where} has changed (sha256 {digest}): read the change, then record it "
+        "(python -m kg_decoder.patches prints the values)")
+
+
+def test_every_patch_module_records_its_upstream_objects():
+    for library in LIBRARIES:
+        upstream = importlib.import_module(f"kg_decoder.patches.{library}").UPSTREAM
+        assert upstream and all(isinstance(item, Upstream) for item in upstream), library
+    targets = [upstream.target for upstream in every_upstream()]
+    assert len(targets) == len(set(targets))
+
+
+def test_importing_the_patches_imports_no_patched_library():
+    import subprocess
+    import sys
+
+    code = ("import sys, kg_decoder, kg_decoder.patches as p; p.every_upstream(); "
+            "print(sorted(m for m in ('unstructured', 'pdfminer', 'pdfplumber', 'docx', 'pptx', 'pypdfium2', "
+            "'spacy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_pdfminer_patches_are_in_effect_once_installed():
+    from pdfminer import pdfinterp
+    from pdfminer.converter import PDFLayoutAnalyzer
+    from pdfminer.layout import LTPage
+    from pdfminer.pdffont import PDFSimpleFont, PDFType1Font
+
+    from kg_decoder.patches import pdfminer as patches
+
+    patches.install_all()
+    patches.install_all()  # once per process: a second call changes nothing
+    replaced = {"pdfminer.pdfinterp:PDFContentParser": pdfinterp.PDFContentParser,
+                "pdfminer.converter:PDFLayoutAnalyzer.render_string_horizontal":
+                    PDFLayoutAnalyzer.render_string_horizontal,
+                "pdfminer.pdffont:PDFType1Font.__init__": PDFType1Font.__init__,
+                "pdfminer.pdffont:PDFSimpleFont.to_unichr": PDFSimpleFont.to_unichr,
+                "pdfminer.layout:LTPage.analyze": LTPage.analyze}
+    for target, current in replaced.items():
+        assert current is not resolve(target) and current.__module__ == "kg_decoder.patches.pdfminer", target
+    assert patches.pdfminer_own()["parser"] is resolve("pdfminer.pdfinterp:PDFContentParser")
