@@ -1,5 +1,9 @@
 """Every change kg-decoder makes to another library's internals, one module per library.
 
+- :mod:`.unstructured`: the spaCy model loaded from the bundled package, never downloaded; the
+  tokenizer finding a page's texts in one spaCy batch; the PDF partitioner's pdfminer page
+  generator wrapped while a PDF is partitioned; the private helpers kg-decoder reads as unstructured
+  does (its spaCy pipeline, the texts a pdfminer page hands spaCy, a sheet's tables).
 - :mod:`.pdfminer`: content streams tokenized by qpdf and characters laid out in one loop; Type 1
   fonts' glyphs a font maps to nothing; ``LTPage.analyze`` keeping the drawing order.
 
@@ -19,7 +23,7 @@ import importlib
 import inspect
 from typing import Any, NamedTuple
 
-LIBRARIES = ("pdfminer",)  # the patch modules, one a library
+LIBRARIES = ("unstructured", "pdfminer")  # the patch modules, one a library
 ORIGINALS: dict[str, Any] = {}  # "module:Qualified.name" -> the upstream object a patch replaced
 
 

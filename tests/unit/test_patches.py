@@ -70,3 +70,48 @@ def test_pdfminer_patches_are_in_effect_once_installed():
     for target, current in replaced.items():
         assert current is not resolve(target) and current.__module__ == "kg_decoder.patches.pdfminer", target
     assert patches.pdfminer_own()["parser"] is resolve("pdfminer.pdfinterp:PDFContentParser")
+
+
+def test_unstructured_patches_are_in_effect_once_installed():
+    import unstructured.nlp.tokenize as tokenize
+    import unstructured.partition.pdf as unstructured_pdf
+
+    from kg_decoder.decode import offline
+    from kg_decoder.decode.backends import text_types
+    from kg_decoder.patches import unstructured as patches
+
+    offline.install_offline_spacy_model()
+    assert tokenize._load_spacy_model.__module__ == "kg_decoder.patches.unstructured"
+    assert tokenize._load_spacy_model is not resolve("unstructured.nlp.tokenize:_load_spacy_model")
+    with pytest.raises(RuntimeError, match="offline"):
+        tokenize._install_spacy_model()
+
+    text_types.install()
+    reading = object()
+    text_types._read["a text read in a batch"] = reading
+    try:
+        assert tokenize._process("a text read in a batch") is reading
+    finally:
+        text_types._read.pop("a text read in a batch")
+    assert tokenize._process is not resolve("unstructured.nlp.tokenize:_process")
+
+    own = patches.pdfminer_pages_generator()
+    assert own is unstructured_pdf.open_pdfminer_pages_generator
+
+    def replacement(*args, **kwargs):
+        return own(*args, **kwargs)
+
+    with patches.pdfminer_pages_replaced(replacement):
+        assert unstructured_pdf.open_pdfminer_pages_generator is replacement
+    assert unstructured_pdf.open_pdfminer_pages_generator is own
+
+
+def test_a_sheets_tables_are_found_as_unstructured_finds_them():
+    import pandas as pd
+
+    from kg_decoder.patches.unstructured import sheet_core_tables
+
+    frame = pd.DataFrame([["a", "b", "", ""], ["1", "2", "", ""], ["", "", "", ""], ["", "", "x", "y"],
+                          ["", "", "3", "4"]])
+    cores = list(sheet_core_tables(frame.replace("", None)))
+    assert [(core.index[0], core.columns[0]) for core in cores] == [(0, 0), (3, 2)]

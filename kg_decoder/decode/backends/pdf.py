@@ -20,6 +20,7 @@ from typing import Optional
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, Problem, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ...patches import pdfminer as pdfminer_patches
+from ...patches.unstructured import pdfminer_pages_generator, pdfminer_pages_replaced
 from ..images import describe_image, merge_by_position
 from . import pdf_fonts, text_types
 from .base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
@@ -555,9 +556,7 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
     document at a time). If a later unstructured moves it, pages simply go unreported, the table
     finder reads its pages with pdfplumber, and each text is typed alone.
     """
-    import unstructured.partition.pdf as unstructured_pdf
-
-    original = getattr(unstructured_pdf, "open_pdfminer_pages_generator", None)
+    original = pdfminer_pages_generator()
     if original is None:
         yield
         return
@@ -585,9 +584,5 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
         finally:
             text_types.drop(held[1] if held is not None else None)
 
-    unstructured_pdf.open_pdfminer_pages_generator = watched
-    try:
-        with text_types.batches():
-            yield
-    finally:
-        unstructured_pdf.open_pdfminer_pages_generator = original
+    with pdfminer_pages_replaced(watched), text_types.batches():
+        yield
