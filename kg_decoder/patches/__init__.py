@@ -6,6 +6,7 @@
   does (its spaCy pipeline, the texts a pdfminer page hands spaCy, a sheet's tables).
 - :mod:`.pdfminer`: content streams tokenized by qpdf and characters laid out in one loop; Type 1
   fonts' glyphs a font maps to nothing; ``LTPage.analyze`` keeping the drawing order.
+- :mod:`.pdfplumber`: a page's objects made from the layout pdfminer already read.
 
 Each patch names the upstream function it replaces, wraps or mirrors, the versions pinned in
 ``pyproject.toml`` and why; it is installed by an ``install_*`` function the code that needs it
@@ -23,7 +24,7 @@ import importlib
 import inspect
 from typing import Any, NamedTuple
 
-LIBRARIES = ("unstructured", "pdfminer")  # the patch modules, one a library
+LIBRARIES = ("unstructured", "pdfminer", "pdfplumber")  # the patch modules, one a library
 ORIGINALS: dict[str, Any] = {}  # "module:Qualified.name" -> the upstream object a patch replaced
 
 
