@@ -136,3 +136,30 @@ def test_a_pdfplumber_page_takes_its_objects_from_pdfminers_layout(tmp_path):
         set_objects_from_layout(reused.pages[0], layout)
         assert reused.pages[0].extract_words() == own.pages[0].extract_words() != []
         assert "_layout" not in vars(reused.pages[0]) and "_layout" in vars(own.pages[0])  # not read again
+
+
+def test_oxml_patches_are_in_effect_once_installed():
+    import docx
+    from docx.oxml.document import CT_Body
+    from docx.oxml.xmlchemy import BaseOxmlElement as DocxElement
+    from pptx.oxml.xmlchemy import BaseOxmlElement as PptxElement
+
+    from kg_decoder.patches import oxml
+
+    oxml.install_compiled_lookups()
+    try:
+        for target, current in {"docx.oxml.xmlchemy:BaseOxmlElement.xpath": DocxElement.xpath,
+                                "pptx.oxml.xmlchemy:BaseOxmlElement.xpath": PptxElement.xpath,
+                                "docx.oxml.document:CT_Body.inner_content_elements":
+                                    CT_Body.inner_content_elements}.items():
+            assert current is not resolve(target), target
+        document = docx.Document()
+        document.add_paragraph("one")
+        document.add_table(rows=1, cols=1)
+        document.add_paragraph("two")
+        body = document.element.body
+        assert [element.tag.rsplit("}")[1] for element in body.inner_content_elements] == ["p", "tbl", "p"]
+    finally:
+        oxml.uninstall_compiled_lookups()
+    assert DocxElement.xpath is resolve("docx.oxml.xmlchemy:BaseOxmlElement.xpath")
+    oxml.install_compiled_lookups()  # as the OOXML backend leaves them
