@@ -8,6 +8,7 @@
   fonts' glyphs a font maps to nothing; ``LTPage.analyze`` keeping the drawing order.
 - :mod:`.pdfplumber`: a page's objects made from the layout pdfminer already read.
 - :mod:`.oxml`: python-docx's and python-pptx's XPath look-ups through compiled expressions.
+- :mod:`.pypdfium2`: a page handing every step the same text page.
 
 Each patch names the upstream function it replaces, wraps or mirrors, the versions pinned in
 ``pyproject.toml`` and why; it is installed by an ``install_*`` function the code that needs it
@@ -25,7 +26,7 @@ import importlib
 import inspect
 from typing import Any, NamedTuple
 
-LIBRARIES = ("unstructured", "pdfminer", "pdfplumber", "oxml")  # the patch modules, one a library
+LIBRARIES = ("unstructured", "pdfminer", "pdfplumber", "oxml", "pypdfium2")  # the patch modules, one a library
 ORIGINALS: dict[str, Any] = {}  # "module:Qualified.name" -> the upstream object a patch replaced
 
 

@@ -163,3 +163,22 @@ def test_oxml_patches_are_in_effect_once_installed():
         oxml.uninstall_compiled_lookups()
     assert DocxElement.xpath is resolve("docx.oxml.xmlchemy:BaseOxmlElement.xpath")
     oxml.install_compiled_lookups()  # as the OOXML backend leaves them
+
+
+def test_a_pypdfium2_page_hands_every_step_the_same_text_page(tmp_path):
+    import pypdfium2
+    from fixtures import make_pdf
+
+    from kg_decoder.patches.pypdfium2 import sharing_its_text_page
+
+    make_pdf(tmp_path / "a.pdf")
+    pdf = pypdfium2.PdfDocument(str(tmp_path / "a.pdf"))
+    try:
+        page = sharing_its_text_page(pdf[0])
+        assert page.get_textpage() is page.get_textpage()
+        assert "KGSENTPDFONE" in page.get_textpage().get_text_bounded()
+        other = pdf[0]
+        assert other.get_textpage() is not other.get_textpage()  # pypdfium2's own: a text page a call
+    finally:
+        pdf.close()
+

@@ -20,6 +20,7 @@ from typing import Optional
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, Problem, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
 from ...patches import pdfminer as pdfminer_patches
+from ...patches.pypdfium2 import sharing_its_text_page
 from ...patches.unstructured import pdfminer_pages_generator, pdfminer_pages_replaced
 from ..images import describe_image, merge_by_position
 from . import pdf_fonts, text_types
@@ -360,20 +361,6 @@ def _inspect_pdf(data: bytes, password: Optional[str], opened: Optional["LoadedP
     return pdf, pages, geometries, with_text, needs_ocr, turned, scores
 
 
-def _sharing_its_text_page(page):
-    """A pypdfium2 page whose ``get_textpage`` gives the same text page every time."""
-    build = page.get_textpage
-    shared: list = []
-
-    def get_textpage():
-        if not shared:
-            shared.append(build())
-        return shared[0]
-
-    page.get_textpage = get_textpage
-    return page
-
-
 class LoadedPages:
     """A PDF open in PDFium whose pages are loaded once each for all the steps that look at them (its
     geometry, text layer, drawings, tables' pre-signal, the model's drawing, forms, the boxes' check):
@@ -389,7 +376,7 @@ class LoadedPages:
     def __getitem__(self, index: int):
         page = self._pages.pop(index, None)
         if page is None:
-            page = _sharing_its_text_page(self._pdf[index])
+            page = sharing_its_text_page(self._pdf[index])
         self._pages[index] = page
         while len(self._pages) > self._kept:
             self._pages.popitem(last=False)
