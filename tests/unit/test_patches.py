@@ -4,7 +4,9 @@ source), so an upgrade says which patch to read again; and each patch is in effe
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
+from pathlib import Path
 
 import pytest
 
@@ -182,3 +184,67 @@ def test_a_pypdfium2_page_hands_every_step_the_same_text_page(tmp_path):
     finally:
         pdf.close()
 
+
+def _patching_statements(tree: ast.Module) -> list[str]:
+    """Assignments (and setattr/delattr) to an attribute of a module or class imported from another
+    library, or to a private attribute of an object the module does not own. A setting in capitals
+    (PIL's ``Image.MAX_IMAGE_PIXELS``) is configuration, not a patch."""
+    imported: set[str] = set()
+    own: set[str] = {"self", "cls"}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Assign):
+            own.update(name.id for target in node.targets for name in ast.walk(target) if isinstance(name, ast.Name))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                (own if alias.name.split(".")[0] == "kg_decoder" else imported).add(
+                    alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            foreign = node.level == 0 and node.module.split(".")[0] != "kg_decoder"
+            (imported if foreign else own).update(alias.asname or alias.name for alias in node.names)
+
+    def patching(target: ast.expr) -> bool:
+        if not isinstance(target, ast.Attribute) or target.attr.isupper():
+            return False
+        root = target.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        return root.id in imported or (target.attr.startswith("_") and not target.attr.startswith("__")
+                                       and root.id not in own and target.value is root)
+
+    found = []
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = [item for target in node.targets for item in ast.walk(target)
+                       if isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store)]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+            targets = [ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Store())] \
+                if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else []
+        found += [(node.lineno, ast.unparse(target)) for target in targets if patching(target)]
+    return [f"line {line}: {target}" for line, target in sorted(found)]
+
+
+def test_no_module_outside_the_patches_patches_another_library():
+    package = Path(__file__).resolve().parents[2] / "kg_decoder"
+    patches = package / "patches"
+    found = {str(path.relative_to(package)): statements for path in sorted(package.rglob("*.py"))
+             if patches not in path.parents
+             and (statements := _patching_statements(ast.parse(path.read_text(encoding="utf-8"))))}
+    assert found == {}, f"patch other libraries in kg_decoder/patches/ only: {found}"
+
+
+def test_the_patch_guard_finds_the_patches_it_guards_against():
+    tree = ast.parse("import unstructured.nlp.tokenize as tokenize\nfrom pdfminer.layout import LTPage\n"
+                     "from PIL import Image\n"
+                     "def f(page, plumber_page):\n    tokenize._process = len\n    LTPage.analyze = len\n"
+                     "    setattr(LTPage, 'analyze', len)\n    plumber_page._objects = {}\n"
+                     "    Image.MAX_IMAGE_PIXELS = 1\n    self_made = page\n")
+    assert _patching_statements(tree) == ["line 5: tokenize._process", "line 6: LTPage.analyze",
+                                          "line 7: LTPage.analyze", "line 8: plumber_page._objects"]
