@@ -67,7 +67,7 @@ STEPS = [
     ("turned text (PDFium)", "kg_decoder.decode.backends.pdf", "turned_text_elements"),
     ("fonts: declared heights, pdfminer glyph patch", "kg_decoder.decode.backends.pdf_fonts", "declared_heights"),
     ("fonts: declared heights, pdfminer glyph patch", "kg_decoder.decode.backends.pdf_text_layer", "declared_heights"),
-    ("fonts: declared heights, pdfminer glyph patch", "kg_decoder.decode.backends.pdf_fonts", "install"),
+    ("fonts: declared heights, pdfminer glyph patch", "kg_decoder.patches.pdfminer", "install_type1_fallbacks"),
     ("tables: pre-signal (PDFium words and rules)", "kg_decoder.decode.backends.pdf_tables", "marks_from_pdfium"),
     ("tables: pre-signal (PDFium words and rules)", "kg_decoder.decode.backends.pdf_tables", "table_signal"),
     ("tables: pdfplumber words and rules", "pdfplumber", "open"),

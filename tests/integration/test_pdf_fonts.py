@@ -1,6 +1,6 @@
-"""pdfminer's simple fonts with kg-decoder's fallbacks (``pdf_fonts.install``): a code the declared
-encoding leaves undefined is read from the encoding inside the embedded Type 1 font program, which is
-read only when a code needs it."""
+"""pdfminer's simple fonts with kg-decoder's fallbacks (``patches.pdfminer.install_type1_fallbacks``):
+a code the declared encoding leaves undefined is read from the encoding inside the embedded Type 1
+font program, which is read only when a code needs it."""
 
 from __future__ import annotations
 
@@ -46,12 +46,13 @@ def _pdf_with_type1_font(text_codes: bytes) -> bytes:
 def _text_and_program_reads(data: bytes, monkeypatch) -> tuple[str, int]:
     from pdfminer.high_level import extract_text
 
-    from kg_decoder.decode.backends import pdf_fonts
+    from kg_decoder.patches import pdfminer as pdfminer_patches
 
-    pdf_fonts.install()
+    pdfminer_patches.install_type1_fallbacks()
     reads = []
-    original = pdf_fonts._builtin_encoding
-    monkeypatch.setattr(pdf_fonts, "_builtin_encoding", lambda descriptor: reads.append(1) or original(descriptor))
+    original = pdfminer_patches._builtin_encoding
+    monkeypatch.setattr(pdfminer_patches, "_builtin_encoding",
+                        lambda descriptor: reads.append(1) or original(descriptor))
     return extract_text(io.BytesIO(data)).strip(), len(reads)
 
 

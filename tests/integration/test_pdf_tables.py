@@ -246,12 +246,12 @@ def test_table_marks_come_from_the_page_fast_laid_out_the_same_as_pdfplumbers_ow
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LAParams
 
-    from kg_decoder.decode.backends import pdf_fonts
-    from kg_decoder.decode.backends.table_page import keep_drawing_order, marks_from_layout, marks_from_pdfplumber
+    from kg_decoder.decode.backends.table_page import marks_from_layout, marks_from_pdfplumber
+    from kg_decoder.patches import pdfminer as pdfminer_patches
 
     benchmark = Path(__file__).resolve().parents[2].parent / "shared" / "tables-icdar2013"
-    pdf_fonts.install()
-    keep_drawing_order()
+    pdfminer_patches.install_type1_fallbacks()
+    pdfminer_patches.install_drawing_order()
     for name in ("us-021.pdf", "eu-015.pdf", "eu-019.pdf"):
         data = (benchmark / name).read_bytes()
         [layout] = list(extract_pages(io.BytesIO(data), page_numbers=[0], laparams=LAParams()))

@@ -193,7 +193,7 @@ def test_a_partition_interrupted_as_a_page_is_read_ahead_stops_at_once(corpus_di
     data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
     text_types._reading_process()
     _waited_for_model()
-    to_type, seen = text_types._texts_to_type, []
+    to_type, seen = text_types.texts_to_type, []
 
     def interrupted_on_the_second_page(layout):
         seen.append(layout)
@@ -201,14 +201,14 @@ def test_a_partition_interrupted_as_a_page_is_read_ahead_stops_at_once(corpus_di
             raise KeyboardInterrupt
         return to_type(layout)
 
-    monkeypatch.setattr(text_types, "_texts_to_type", interrupted_on_the_second_page)
+    monkeypatch.setattr(text_types, "texts_to_type", interrupted_on_the_second_page)
     monkeypatch.setattr(text_types, "REPLY_SECONDS", 30.0)
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         _typed(data)
     assert time.monotonic() - started < 20  # the first page, taken already, is not waited for again
     assert text_types._reader is not None and not text_types._reader_failed  # nothing of it left in flight
-    monkeypatch.setattr(text_types, "_texts_to_type", to_type)
+    monkeypatch.setattr(text_types, "texts_to_type", to_type)
     assert [category for category, *_ in _typed(data)]  # the process reads the next partition's pages
 
 

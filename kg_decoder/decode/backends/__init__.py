@@ -19,6 +19,7 @@ from typing import Optional
 
 from ...model import NO_TEXT_FOUND, DecodeOptions, Element, PageText, Partitioned, Problem, ProgressCallback
 from ...model.errors import UnsupportedFormat
+from ...patches.unstructured import spacy_pipeline
 from ..embedded import EmbeddedFile
 from ..image_text import PicturesReadAhead, read_image_texts
 from ..images import merge_by_position
@@ -173,9 +174,7 @@ def warm_up(threads: Optional[int] = None) -> None:
     limit_threads(threads)
     for backend in BACKENDS:
         backend.warm_up()
-    import unstructured.nlp.tokenize as tokenize
-
-    tokenize._get_nlp()
+    spacy_pipeline()
 
 
 __all__ = ["BACKENDS", "BY_EXTENSION", "BY_MIME", "Backend", "Element", "FORMATS", "Format", "backend_for",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ...model import DecodeOptions, Element, PageText, Partitioned
+from ...patches.unstructured import sheet_core_tables
 from ..tables import parse_table
 from ..sandbox import confined, confinement
 from .base import Backend, Format, PdfConverter, PendingRendering, Rendered
@@ -40,18 +41,15 @@ def locate_sheet_tables(data: bytes, elements: list[Element]) -> None:
     """
     try:
         import pandas as pd
-        from unstructured.partition.xlsx import _ConnectedComponents, _SubtableParser
 
         sheets = pd.read_excel(io.BytesIO(data), sheet_name=None, header=None, keep_default_na=False,
                                na_values=[""])
         origins: dict[int, list[tuple[int, int]]] = {}
         frames = dict(enumerate(sheets.values(), start=1))
         for number, frame in frames.items():
-            for component in _ConnectedComponents.from_worksheet_df(frame):
-                core = _SubtableParser(component.subtable).core_table
-                if core is not None:
-                    origins.setdefault(number, []).append(
-                        (int(frame.index.get_loc(core.index[0])), int(frame.columns.get_loc(core.columns[0]))))
+            for core in sheet_core_tables(frame):
+                origins.setdefault(number, []).append(
+                    (int(frame.index.get_loc(core.index[0])), int(frame.columns.get_loc(core.columns[0]))))
     except Exception:  # pandas and unstructured's helpers raise anything on odd workbooks: no addresses then
         return
     for number, found in origins.items():

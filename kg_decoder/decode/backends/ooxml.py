@@ -15,13 +15,13 @@ from xml.etree import ElementTree
 
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, Partitioned, Problem, ProgressCallback
 from ...model.errors import CorruptDocument, EmptyDocument
+from ...patches.oxml import install_compiled_lookups
 from ..embedded import OLE_MAGIC, EmbeddedFile, over_budget, unpack_ole
 from ..images import EMU_PER_POINT, describe_image, merge_after_text
 from ..tables import cell_address
 from .base import Format, Rendered
 from .docx_parts import docx_extras, readable_docx
 from .office import OfficeBackend, locate_sheet_tables
-from .oxml_lookups import install as install_oxml_lookups
 from .ooxml_package import insert_after_page, ordered_parts, relationship_targets
 from .slide_parts import pptx_extras, xlsx_extras
 from .table_cells import place_slide_table_cells
@@ -49,7 +49,7 @@ class OoxmlBackend(OfficeBackend):
         # A DOCX's page numbers are those of the layout Word last recorded in the file (its rendered
         # page breaks), where it recorded one: unstructured counts them. It reads a copy whose content
         # controls and other wrappers are unwrapped (see ``docx_parts``).
-        install_oxml_lookups()
+        install_compiled_lookups()
         readable = readable_docx(data) if fmt.name == "docx" else data
         pages = _pages(data, fmt.name)
         if fmt.name == "pptx" and not pages:

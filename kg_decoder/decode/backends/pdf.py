@@ -19,8 +19,11 @@ from typing import Optional
 
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, Problem, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
+from ...patches import pdfminer as pdfminer_patches
+from ...patches.pypdfium2 import sharing_its_text_page
+from ...patches.unstructured import pdfminer_pages_generator, pdfminer_pages_replaced
 from ..images import describe_image, merge_by_position
-from . import pdf_content, pdf_fonts, text_types
+from . import pdf_fonts, text_types
 from .base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
 from .box_checks import check_pdf_boxes
 from .pdf_geometry import PageGeometry
@@ -29,7 +32,6 @@ from .pdf_decryption import readable_pdf
 from .pdf_forms import with_forms
 from .pdf_unread import with_unread_lines
 from .pdf_tables import TableReadings, find_tables
-from .table_page import keep_drawing_order
 from .reading_order import reading_order
 from .regions import replacing
 from .pdf_text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, page_lines, read_page,
@@ -66,9 +68,7 @@ class PdfBackend(Backend):
             require_ocr_languages(languages)
         from unstructured.partition.pdf import partition_pdf
 
-        pdf_fonts.install()
-        pdf_content.install()
-        keep_drawing_order()
+        pdfminer_patches.install_all()
 
         def run(strategy_name: str, payload: bytes, password: Optional[str]) -> list:
             return call("pdf", partition_pdf, file=io.BytesIO(payload), strategy=strategy_name, languages=languages,
@@ -361,20 +361,6 @@ def _inspect_pdf(data: bytes, password: Optional[str], opened: Optional["LoadedP
     return pdf, pages, geometries, with_text, needs_ocr, turned, scores
 
 
-def _sharing_its_text_page(page):
-    """A pypdfium2 page whose ``get_textpage`` gives the same text page every time."""
-    build = page.get_textpage
-    shared: list = []
-
-    def get_textpage():
-        if not shared:
-            shared.append(build())
-        return shared[0]
-
-    page.get_textpage = get_textpage
-    return page
-
-
 class LoadedPages:
     """A PDF open in PDFium whose pages are loaded once each for all the steps that look at them (its
     geometry, text layer, drawings, tables' pre-signal, the model's drawing, forms, the boxes' check):
@@ -390,7 +376,7 @@ class LoadedPages:
     def __getitem__(self, index: int):
         page = self._pages.pop(index, None)
         if page is None:
-            page = _sharing_its_text_page(self._pdf[index])
+            page = sharing_its_text_page(self._pdf[index])
         self._pages[index] = page
         while len(self._pages) > self._kept:
             self._pages.popitem(last=False)
@@ -557,9 +543,7 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
     document at a time). If a later unstructured moves it, pages simply go unreported, the table
     finder reads its pages with pdfplumber, and each text is typed alone.
     """
-    import unstructured.partition.pdf as unstructured_pdf
-
-    original = getattr(unstructured_pdf, "open_pdfminer_pages_generator", None)
+    original = pdfminer_pages_generator()
     if original is None:
         yield
         return
@@ -587,9 +571,5 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
         finally:
             text_types.drop(held[1] if held is not None else None)
 
-    unstructured_pdf.open_pdfminer_pages_generator = watched
-    try:
-        with text_types.batches():
-            yield
-    finally:
-        unstructured_pdf.open_pdfminer_pages_generator = original
+    with pdfminer_pages_replaced(watched), text_types.batches():
+        yield

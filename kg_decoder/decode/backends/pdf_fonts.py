@@ -1,15 +1,7 @@
-"""What a PDF's fonts declare: the glyphs whose Unicode a PDF gets wrong, read as poppler and PDF
-viewers read them (:func:`install`), and each font's ascent and descent (:func:`declared_heights`).
+"""What a PDF's fonts declare: each font's ascent and descent (:func:`declared_heights`), read by pypdf.
 
-Two faults seen in real PDFs (pdfTeX output, and tools that re-encode its fonts) make
-pdfminer, and so unstructured's ``fast``, read ``difficulties`` as ``di`` + an unknown glyph +
-``culties``, while poppler, PDFium and viewers read the ligature:
-
-- a ``/ToUnicode`` map sends the glyph to U+0000: the font's encoding (``/Differences``
-  naming it ``/ffi``) is used instead;
-- the declared encoding (``/MacRomanEncoding``) leaves the code undefined: the encoding inside
-  the embedded Type 1 font program (``dup 14 /ffi put``) fills the gap. The declared encoding
-  still wins for every code it defines.
+(pdfminer's reading of the glyphs whose Unicode a PDF gets wrong is a patch of pdfminer's:
+``kg_decoder.patches.pdfminer.install_type1_fallbacks``.)
 """
 
 from __future__ import annotations
@@ -22,70 +14,12 @@ from io import BytesIO
 from threading import Lock
 from typing import Iterator, Optional
 
-_INSTALLED = False
 _READERS: OrderedDict = OrderedDict()  # document key (sha256, or its bytes) -> pypdf reader, the most recent last
 _READERS_KEPT = 4
 _READERS_LOCK = Lock()
 DEFAULT_HEIGHTS = (0.95, -0.35)  # em: poppler's ascent and descent for a font that declares none
 _SUBSET_TAG = re.compile(r"^[A-Z]{6}\+")
 _MAX_FORM_DEPTH = 8
-_NOTHING = {"", "\x00", "\ufffd", "\ufffe"}
-
-
-def install() -> None:
-    """Teach pdfminer's simple fonts both fallbacks (once per process)."""
-    global _INSTALLED
-    if _INSTALLED:
-        return
-    from pdfminer.pdffont import PDFSimpleFont, PDFType1Font, PDFUnicodeNotDefined
-
-    original_init = PDFType1Font.__init__
-    original_to_unichr = PDFSimpleFont.to_unichr
-
-    def init_with_builtin_fallback(self, rsrcmgr, spec) -> None:
-        original_init(self, rsrcmgr, spec)
-        # The font program's own encoding, read when a code first needs it (None: not read yet): most
-        # fonts never do, and reading it runs pdfminer's PostScript parser over the program's header.
-        self.kg_builtin_encoding = None if "Encoding" in spec else {}
-
-    def builtin(font) -> dict[int, str]:
-        if getattr(font, "kg_builtin_encoding", {}) is None:
-            font.kg_builtin_encoding = _builtin_encoding(font.descriptor)
-        return getattr(font, "kg_builtin_encoding", {})
-
-    def to_unichr_past_null_mappings(self, cid: int) -> str:
-        try:
-            char = original_to_unichr(self, cid)
-        except PDFUnicodeNotDefined:
-            char = None
-        if char is None or char in _NOTHING:
-            # The declared encoding wins for every code it defines; the font program's fills the rest.
-            fallback = self.cid2unicode[cid] if cid in self.cid2unicode else builtin(self).get(cid)
-            if fallback is not None and (char is None or fallback not in _NOTHING):
-                return fallback
-            if char is None:
-                raise PDFUnicodeNotDefined(None, cid)
-        return char
-
-    PDFType1Font.__init__ = init_with_builtin_fallback
-    PDFSimpleFont.to_unichr = to_unichr_past_null_mappings
-    _INSTALLED = True
-
-
-def _builtin_encoding(descriptor) -> dict[int, str]:
-    """The encoding inside an embedded Type 1 font program; empty when there is none or it cannot be read."""
-    from pdfminer.pdffont import Type1FontHeaderParser
-    from pdfminer.pdftypes import int_value, resolve1, stream_value
-
-    try:
-        font_file = resolve1(descriptor.get("FontFile")) if descriptor else None
-        if font_file is None:
-            return {}
-        stream = stream_value(font_file)
-        header = stream.get_data()[:int_value(resolve1(stream.get("Length1")))]
-        return dict(Type1FontHeaderParser(BytesIO(header)).get_encoding())
-    except Exception:  # a damaged font program: pdfminer's own reading stands
-        return {}
 
 
 def declared_heights(data: bytes, page_number: int, key: Optional[str] = None) -> dict[str, tuple[float, float]]:
@@ -181,4 +115,4 @@ def _font_heights(font, name: str) -> tuple[float, float]:
     return ascent, descent
 
 
-__all__ = ["DEFAULT_HEIGHTS", "declared_heights", "install", "parsed"]
+__all__ = ["DEFAULT_HEIGHTS", "declared_heights", "parsed"]

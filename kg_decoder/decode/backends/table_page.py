@@ -19,6 +19,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from ...model import BBox
+from ...patches.pdfplumber import set_objects_from_layout
 from .pdf_geometry import PageGeometry
 from .pdf_text_layer import glyph_turn
 from .pdfium_chars import LOOSE, read_characters
@@ -103,59 +104,13 @@ def marks_from_pdfplumber(plumber_page) -> PageMarks:
                      merge_collinear(horizontal), merge_collinear(vertical), slanted)
 
 
-def keep_drawing_order() -> None:
-    """Make pdfminer keep, on each page it lays out (``LTPage.stream_order``), the objects in the order
-    the page draws them, as they were before its layout analysis grouped them into text boxes (once per
-    process). pdfplumber's words depend on that order: a character drawn twice (fake bold), turned
-    lines, and digits set out of order read otherwise."""
-    global _KEEPING_ORDER
-    if _KEEPING_ORDER:
-        return
-    from pdfminer.layout import LTPage
-
-    original = LTPage.analyze
-
-    def analyze_keeping_order(self, laparams) -> None:
-        self.stream_order = list(self._objs)
-        original(self, laparams)
-
-    LTPage.analyze = analyze_keeping_order
-    _KEEPING_ORDER = True
-
-
-_KEEPING_ORDER = False
-
-
 def marks_from_layout(plumber_page, layout) -> PageMarks:
     """:func:`marks_from_pdfplumber` of a page pdfminer has already read (``layout``, an LTPage laid
-    out after :func:`keep_drawing_order`), the same marks without interpreting the page again. The
-    characters become the few fields pdfplumber's word extraction reads, computed as pdfplumber
-    computes them (its general conversion of every attribute cost more than the words); drawings go
-    through pdfplumber's own. The pdfplumber page's caches are emptied afterwards."""
-    from pdfminer.layout import LTChar, LTContainer
-
-    height = plumber_page.height
-    left, top_edge = plumber_page.mediabox[:2]
-    objects: dict[str, list] = {"char": []}
-
-    def drawn(items) -> None:  # as pdfplumber walks a page read without layout analysis
-        for item in items:
-            if isinstance(item, LTContainer):
-                drawn(item._objs)
-            elif isinstance(item, LTChar):
-                top = (height - item.y1) + top_edge
-                objects["char"].append({
-                    "text": item.get_text(), "x0": item.x0 + left if left != 0 else item.x0,
-                    "x1": item.x1 + left if left != 0 else item.x1, "top": top,
-                    "bottom": (height - item.y0) + top_edge, "doctop": plumber_page.initial_doctop + top,
-                    "upright": item.upright, "size": item.size})
-            else:
-                converted = plumber_page.process_object(item)
-                if converted["object_type"] != "anno":
-                    objects.setdefault(converted["object_type"], []).append(converted)
-
-    drawn(layout.stream_order)  # pdfplumber's own reading: no layout analysis, objects as drawn
-    plumber_page._objects = objects
+    out after ``patches.pdfminer.install_drawing_order``), the same marks without interpreting the
+    page again: the page's objects are made from the layout as pdfplumber makes them
+    (``patches.pdfplumber.set_objects_from_layout``). The pdfplumber page's caches are emptied
+    afterwards."""
+    set_objects_from_layout(plumber_page, layout)
     try:
         return marks_from_pdfplumber(plumber_page)
     finally:
@@ -375,6 +330,6 @@ def cell_text(words: Sequence[Word]) -> str:
     return " ".join(" ".join(w.text for w in line) for line in text_lines(words))
 
 
-__all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "keep_drawing_order", "line_pieces",
+__all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "line_pieces",
            "marks_from_layout", "marks_from_pdfium", "marks_from_pdfplumber", "reads_as_number", "text_lines",
            "words_in"]

@@ -56,6 +56,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Iterator, NamedTuple, Optional
 
+from ...patches.unstructured import install_text_lookup, spacy_pipeline, texts_to_type
 from .child_python import python_command
 
 BATCH = 64  # spaCy's batch: little faster beyond (2 517 texts: 16 → 6.9 s, 64 → 5.9 s, 256 → 6.1 s)
@@ -69,7 +70,6 @@ REPLY_SECONDS = 60.0  # a page's reading not back by then: the process is stoppe
 KEPT_LETTERS = 200_000
 
 _read: dict[str, Any] = {}  # text → its reading (spaCy's Doc, or a Reading), for the page being typed
-_installed = False
 _reader: Optional["ReadingProcess"] = None
 _reader_failed = False
 _pages_typed = 0
@@ -115,19 +115,7 @@ class Pending(NamedTuple):
 
 def install() -> None:
     """unstructured's tokenizer takes a text's reading from the page's batch when there is one."""
-    global _installed
-    if _installed:
-        return
-    import unstructured.nlp.tokenize as tokenize
-
-    run_alone = tokenize._process
-
-    def from_batch_or_alone(text):
-        doc = _read.get(text)
-        return doc if doc is not None else run_alone(text)
-
-    tokenize._process = from_batch_or_alone
-    _installed = True
+    install_text_lookup(_read.get)
 
 
 @contextmanager
@@ -146,7 +134,7 @@ def read_ahead(layout: Any) -> Pending:
     ``fast`` will type with spaCy: sent to the reading process when it is ready, else read here.
     :func:`take` puts the readings in place for unstructured; one page at a time is sent."""
     try:
-        texts = _texts_to_type(layout)
+        texts = texts_to_type(layout)
     except Exception:  # noqa: BLE001 — foreseeing is a saving only: every text is then read alone
         texts = []
     return read_texts_ahead(texts)
@@ -354,9 +342,7 @@ def _read_here(texts: list[str]) -> list:
     if not texts:
         return []
     try:
-        import unstructured.nlp.tokenize as tokenize
-
-        return list(tokenize._get_nlp().pipe(texts, batch_size=BATCH))
+        return list(spacy_pipeline().pipe(texts, batch_size=BATCH))
     except Exception:  # noqa: BLE001 — each text is then read alone
         return []
 
@@ -485,9 +471,7 @@ class ForkedReadingProcess(ReadingProcess):
     and dies with this process."""
 
     def __init__(self) -> None:
-        import unstructured.nlp.tokenize as tokenize
-
-        nlp = tokenize._get_nlp()
+        nlp = spacy_pipeline()
         ends: list[int] = []
         try:
             ends += os.pipe()
@@ -563,9 +547,7 @@ def serve(claims: int) -> None:
     from .. import offline
 
     offline.prepare()
-    import unstructured.nlp.tokenize as tokenize
-
-    _answer(tokenize._get_nlp(), sys.stdin.buffer, replies, claims)
+    _answer(spacy_pipeline(), sys.stdin.buffer, replies, claims)
 
 
 class _Call(NamedTuple):
@@ -635,39 +617,3 @@ def _close_all(*ends: Any) -> None:
             end.close() if hasattr(end, "close") else os.close(end)
         except OSError:
             pass
-
-
-def _texts_to_type(layout: Any) -> list[str]:
-    """The texts of the page that reach spaCy in unstructured's ``element_from_text``, built as
-    ``unstructured.partition.pdf._pdfminer_page_elements`` builds them (its own helpers): every
-    text box's text, whitespace cleaned, less those typed before spaCy is asked (header or footer
-    by position, bullet, e-mail address, US city and zip code, numbered list, a number)."""
-    import unstructured.nlp.tokenize as tokenize
-    import unstructured.partition.pdf as pdf
-    import unstructured.partition.text as text_module
-    from unstructured.documents.coordinates import PixelSpace
-
-    nlp = tokenize._get_nlp()
-    longest = min(tokenize.MAX_CACHEABLE_CHARS, nlp.max_length)
-    system = PixelSpace(width=layout.width, height=layout.height)
-    texts: dict[str, None] = {}
-    for obj in layout:
-        x1, y1, x2, y2 = pdf.rect_to_bbox(obj.bbox, layout.height)
-        points = ((x1, y1), (x1, y2), (x2, y2), (x2, y1))
-        if text_module._is_in_header_position(points, system) or text_module._is_in_footer_position(points, system):
-            continue
-        if hasattr(obj, "get_text"):
-            snippets = [pdf.get_text_with_deduplication(obj, pdf.env_config.PDF_CHAR_DUPLICATE_THRESHOLD)]
-        else:
-            snippets = re.split(pdf.PARAGRAPH_PATTERN, pdf._extract_text(obj))
-        for snippet in snippets:
-            text, _ = pdf.clean_extra_whitespace_with_index_run(snippet)
-            if text.strip() and len(text) <= longest and _reaches_spacy(text, text_module):
-                texts[text] = None
-    return list(texts)
-
-
-def _reaches_spacy(text: str, text_module: Any) -> bool:
-    return not (text_module.is_bulleted_text(text) or text_module.is_email_address(text)
-                or text_module.is_us_city_state_zip(text) or text_module.is_possible_numbered_list(text)
-                or text.isnumeric())

@@ -1,12 +1,17 @@
 """python-docx's and python-pptx's XPath look-ups, the same elements found for less.
 
+Pinned: no range of kg-decoder's own; unstructured 0.27 (``unstructured[all-docs]>=0.27,<0.28``)
+brings python-docx and python-pptx (written against python-docx 1.2.0 and python-pptx 1.0.2), and
+``lxml>=5``. ``UPSTREAM`` records what the patch was written against, and
+``tests/unit/test_patches.py`` says which one an upgrade changed.
+
 Both libraries look every child up with ``element.xpath(expression)``, which makes lxml compile the
 expression on every call: reading a run's text (``w:br | w:cr | ... | w:t | w:tab``) cost 25 µs, 8 times
 the compiled expression's. And a DOCX body's paragraphs and tables are found with the union
 ``./w:p | ./w:tbl``, which libxml2 merges in time quadratic in the body's children: 5 s of an 872-page
 document's 12 s partition, against 3 ms for its children of those two tags in document order.
 
-:func:`install` replaces the look-up with one through a compiled expression (kept per expression, as
+:func:`install_compiled_lookups` replaces the look-up with one through a compiled expression (kept per expression, as
 lxml evaluates it: the same nodes, strings and numbers) and the body's union with its children of
 those tags, which are the nodes the union selects, in the order it gives them.
 """
@@ -17,11 +22,19 @@ from functools import lru_cache
 from threading import Lock
 from typing import Any, Callable
 
-_OWN: dict[str, Callable] = {}  # what install() replaced, by "module.Class.attribute"
+from . import Upstream, remember
+
+_OWN: dict[str, Callable] = {}  # what install_compiled_lookups() replaced, by "module.Class.attribute"
 _LOCK = Lock()
 
 
-def install() -> None:
+# -- Look-ups through compiled expressions --------------------------------------------------------------
+# Replaces ``docx.oxml.xmlchemy.BaseOxmlElement.xpath`` and ``pptx.oxml.xmlchemy.BaseOxmlElement.xpath``
+# (``super().xpath(expression, namespaces=...)``: lxml compiles the expression on every call) and the
+# ``docx.oxml.document.CT_Body.inner_content_elements`` property (``self.xpath("./w:p | ./w:tbl")``,
+# quadratic in libxml2). python-pptx's namespace map is its private ``pptx.oxml.ns._nsmap``.
+
+def install_compiled_lookups() -> None:
     """python-docx and python-pptx look up through compiled expressions from now on (once per process)."""
     with _LOCK:
         if _OWN:
@@ -34,6 +47,8 @@ def install() -> None:
 
         _OWN.update({"docx.BaseOxmlElement.xpath": DocxElement.xpath,
                      "docx.CT_Body.inner_content_elements": CT_Body.inner_content_elements})
+        remember("docx.oxml.xmlchemy:BaseOxmlElement.xpath", DocxElement.xpath)
+        remember("docx.oxml.document:CT_Body.inner_content_elements", CT_Body.inner_content_elements)
         DocxElement.xpath = compiled_lookup(docx_ns.nsmap, DocxElement.xpath)
         body_content = (docx_ns.qn("w:p"), docx_ns.qn("w:tbl"))
         CT_Body.inner_content_elements = property(lambda body: list(body.iterchildren(*body_content)),
@@ -41,10 +56,11 @@ def install() -> None:
         # python-pptx's namespaces are a private name of its own: a release without it keeps its look-up.
         if isinstance(getattr(pptx_ns, "_nsmap", None), dict):
             _OWN["pptx.BaseOxmlElement.xpath"] = PptxElement.xpath
+            remember("pptx.oxml.xmlchemy:BaseOxmlElement.xpath", PptxElement.xpath)
             PptxElement.xpath = compiled_lookup(pptx_ns._nsmap, PptxElement.xpath)
 
 
-def uninstall() -> None:
+def uninstall_compiled_lookups() -> None:
     """The libraries' own look-ups back (to compare the two)."""
     with _LOCK:
         from docx.oxml.document import CT_Body
@@ -79,4 +95,23 @@ def compiled_lookup(namespaces: dict[str, str], own: Callable[[Any, str], Any]) 
     return xpath
 
 
-__all__ = ["compiled_lookup", "install", "uninstall"]
+# What each patch was written against (``python -m kg_decoder.patches`` prints them as they are now).
+UPSTREAM = (
+    Upstream("install_compiled_lookups", "docx.oxml.xmlchemy:BaseOxmlElement.xpath",
+             "(self, xpath_str: 'str') -> 'Any'",
+             "d60c91fc41e05f6c269dc063ca74df9b0c32626bdd1e64be286d256670da7b94"),
+    Upstream("install_compiled_lookups", "docx.oxml.document:CT_Body.inner_content_elements",
+             "(self) -> 'List[CT_P | CT_Tbl]'",
+             "3a8bb4c9a281816a9669be0a88903179e97bb56a204d3f001928789eb300e29f"),
+    Upstream("install_compiled_lookups", "docx.oxml.ns:nsmap",
+             '',
+             "b295d0ef24038879f0f2de0ab4cba704728e91ab6e38d9d2789ba21d34c6fcb9"),
+    Upstream("install_compiled_lookups", "pptx.oxml.xmlchemy:BaseOxmlElement.xpath",
+             "(self, xpath_str: 'str') -> 'Any'",
+             "75557aab832299352c7e5622f031ff32e0f9a7230e8a0578cbfbd6b96084bf38"),
+    Upstream("install_compiled_lookups", "pptx.oxml.ns:_nsmap",
+             '',
+             "1de2fb88ee20fe28dfa28d9098e6e99798799a113d3efe3ab6949043383e7e79"),
+)
+
+__all__ = ["UPSTREAM", "compiled_lookup", "install_compiled_lookups", "uninstall_compiled_lookups"]
