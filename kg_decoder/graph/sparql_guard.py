@@ -18,7 +18,9 @@ before it runs, with a lexer built to miss nothing:
 - Oxigraph's parser is a PEG that matches keywords as prefixes: ``trueSERVICE<u>{}`` is
   ``true`` followed by ``SERVICE``, ``SERVICESILENT`` is ``SERVICE SILENT``, ``SERVICE:x``
   takes the prefixed name ``:x``. So every bare word (and the prefix of a prefixed name)
-  that *contains* "service" counts as the keyword (in an update, "load" too). Variables, blank
+  that *contains* "service" counts as the keyword (in an update, "load" too) where what comes
+  before it in the word may be read as whole tokens (keywords, function names, numbers:
+  ``trueSERVICE``, ``1LOAD``); ``download`` is a name the parser cannot split. Variables, blank
   node labels and the local part of a prefixed name are read greedily by the parser and are not
   keywords.
 - What comes right before the keyword must end a token (``}``, ``.``, ``)``, a letter...):
@@ -63,6 +65,18 @@ _LINE_END = re.compile(r"[\n\r]")
 # ``?o ~SERVICE``). After anything else (``/``, ``-``, ``=``, ``,``...) the parser cannot read
 # SERVICE as the keyword, so ``<http://example.org/service>`` read as code is no call.
 _ENDS_A_TOKEN = set("{}.)];>~\"'")
+# What the parser may read as a whole token right before a keyword inside one word (``trueSERVICE``,
+# ``1LOAD``, ``SILENTLOAD``): SPARQL 1.1's keywords and built-in function names, and numbers. Any other
+# run of letters before it (``download``) is a name the parser cannot split, so the keyword is not one.
+_TOKENS = frozenset("""
+a abs add all as asc ask avg base bind bnode bound by ceil clear coalesce concat construct contains copy
+count create datatype day default delete describe desc distinct drop encode_for_uri exists false filter
+floor from graph group group_concat having hours if in insert into iri isblank isiri isliteral isnumeric
+isuri lang langmatches lcase limit load max md5 min minus minutes month move named not now offset
+optional order prefix rand reduced regex replace round sameterm sample seconds select separator service
+sha1 sha256 sha384 sha512 silent str strafter strbefore strdt strends strlang strlen strstarts struuid
+substr sum timezone to true tz ucase undef union uri using uuid values where with year""".split())
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?", re.IGNORECASE)
 
 
 MAX_QUERY_CHARACTERS = 1_000_000
@@ -208,6 +222,9 @@ def check_services(query: str, allowed: Iterable[str] = (), allowed_loads: Itera
     kg_decoder.model.errors.ServiceNotAllowed: SERVICE <http://169.254.169.254/> is not allowed on this server
     >>> len(check_services("SELECT * { SERVICE <https://db.example/sparql> { } }", ["https://db.example/"]))
     1
+    >>> [c.endpoint for c in check_services("LOAD <http://h/data/download.ttl> INTO GRAPH <http://h/load>",
+    ...                                      allowed_loads=["http://h/data"], update=True)]
+    ['http://h/data/download.ttl']
     >>> check_services("LOAD <http://internal/admin>", update=True)
     Traceback (most recent call last):
     ...
@@ -236,8 +253,9 @@ def endpoint_allowed(endpoint: str, allowed: Iterable[str]) -> bool:
     True
     >>> [endpoint_allowed(e, ["http://h/allowed"]) for e in ("http://h/allowed/../x", "http://h/allowedX",
     ...                                                          "http://h/allowed/%2e%2e/x", "http://h:81/allowed",
-    ...                                                          "http://h@evil/allowed", "http://h/allowed/q")]
-    [False, False, False, False, False, True]
+    ...                                                          "http://h@evil/allowed", "http://h/allowed/q",
+    ...                                                          "http://h/allowed/..;/x", "http://h/allowed;x/q")]
+    [False, False, False, False, False, True, False, True]
     """
     wanted = _url_parts(endpoint)
     if wanted is None:
@@ -284,6 +302,8 @@ def _url_parts(url: str) -> Optional[tuple[str, str, int, str]]:
     path = _UNRESERVED_ESCAPE.sub(lambda m: unquote(m.group()), parts.path)  # %2e is a dot to the server
     if "%2f" in path.lower() or "%5c" in path.lower():
         return None
+    # A segment's parameters (``..;x``) are dropped by servers that route by path (``/a/..;/b`` is /b)
+    path = "/".join(segment.split(";", 1)[0] for segment in path.split("/"))
     normal = "/" + posixpath.normpath("/" + path).lstrip("/") if path.strip("/") else "/"
     if path.endswith("/") and not normal.endswith("/"):
         normal += "/"
@@ -338,10 +358,33 @@ def _step(text: str, position: int, pending: list[int], found: dict[int, Service
     for match in keywords.finditer(keyword_part):
         start = position + match.start()
         before = text[start - 1] if start > 0 else " "
-        if before.isspace() or before in _ENDS_A_TOKEN or (before.isascii() and before.isalnum()):
+        if before.isspace() or before in _ENDS_A_TOKEN or (before.isascii() and before.isalnum() and (
+                match.start() == 0 or _read_as_tokens(keyword_part[:match.start()]))):
             keyword = match.group().lower()
             found.setdefault(start, ServiceCall(start, _endpoint(text, word, keyword), keyword))
     return word.end()
+
+
+def _read_as_tokens(run: str) -> bool:
+    """Whether the parser may read ``run`` as whole tokens one after the other (keywords, function
+    names, numbers), so that a keyword right after it is read as one.
+
+    >>> [_read_as_tokens(run) for run in ("true", "1", "SILENT", "trueSilent", "down", "1e5", "ab")]
+    [True, True, True, True, False, True, False]
+    """
+    run = run.lower()
+    ends = [False] * (len(run) + 1)
+    ends[0] = True
+    for start in range(len(run)):
+        if not ends[start]:
+            continue
+        number = _NUMBER.match(run, start)
+        if number and number.end() > start:
+            ends[number.end()] = True
+        for end in range(start + 1, len(run) + 1):
+            if run[start:end] in _TOKENS:
+                ends[end] = True
+    return ends[-1]
 
 
 def _endpoint(text: str, word: re.Match, keyword: str) -> Optional[str]:
