@@ -13,6 +13,7 @@ import binascii
 import io
 import os
 import posixpath
+import re
 import warnings
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -54,6 +55,25 @@ def limit_image_pixels(limit: Optional[int] = None) -> int:
 def too_many_pixels(exc: BaseException) -> bool:
     """Whether PIL refused a picture for its pixel count (a decompression bomb)."""
     return type(exc).__name__ in ("DecompressionBombError", "DecompressionBombWarning")
+
+
+def pixels_refused(exc: BaseException) -> str:
+    """Why a picture PIL refused is not decoded, with the limit this process holds it to (PIL's own
+    message names twice the limit past which it raises by itself, not the one set).
+
+    >>> from PIL import Image
+    >>> limit_image_pixels(1000)
+    1000
+    >>> pixels_refused(Image.DecompressionBombError("Image size (5000 pixels) exceeds limit of 2000 pixels"))
+    'a picture of 5,000 pixels is over the limit of 1,000 pixels a picture may have (--max-image-pixels)'
+    >>> _ = limit_image_pixels(DEFAULT_MAX_IMAGE_PIXELS)
+    """
+    from PIL import Image
+
+    found = re.search(r"\((\d+) pixels\)", str(exc))
+    size = f"of {int(found.group(1)):,} pixels " if found else ""
+    return (f"a picture {size}is over the limit of {Image.MAX_IMAGE_PIXELS or max_image_pixels():,} pixels a "
+            f"picture may have (--max-image-pixels)")
 
 
 def describe_image(data: bytes) -> tuple[Optional[str], Optional[int], Optional[int]]:

@@ -45,7 +45,7 @@ from ..graph.priority import make_idle
 from ..model.errors import (CorruptDocument, CpuLimit, DecodeTimeout, KgDecoderError, MemoryLimit, RequestCancelled,
                             UnsafeDocument, WorkerUnavailable)
 from ..model.progress import ProgressCallback
-from .images import limit_image_pixels, too_many_pixels
+from .images import limit_image_pixels, pixels_refused, too_many_pixels
 from .processes import THREADS_VARIABLE, cpu_share, die_with_parent
 
 _START_TIMEOUT_SECONDS = 600.0
@@ -194,7 +194,7 @@ def _serve(connection, setup: WorkerSetup) -> None:
             reply = ("error", MemoryLimit("the work needed more memory than a worker may take"))
         except Exception as exc:  # a parser bug on odd bytes: the document, not the caller, is at fault
             if too_many_pixels(exc):
-                reply = ("error", UnsafeDocument(f"a picture has too many pixels to decode safely: {exc}"[:500]))
+                reply = ("error", UnsafeDocument(pixels_refused(exc)))
             else:
                 reply = ("unexpected", f"{type(exc).__name__}: {exc}"[:500])
         try:

@@ -175,6 +175,7 @@ def test_pixels_are_bounded_in_uploads_and_page_drawings(server):
     bomb = requests.post(server.base + "/api/documents", files={"file": ("bomb.png", png_bomb())}, headers=AUTH,
                          timeout=300)
     typed(bomb, 422, "unsafe-document")
+    assert "over the limit of 100,000,000 pixels" in bomb.json()["message"], bomb.text  # the limit set, not PIL's 2x
     drawn = requests.get(server.base + f"/pages/{quote(server.pages['picture'], safe='')}/image.png", timeout=120)
     typed(drawn, 422, "unsafe-document")
     peak = [0]

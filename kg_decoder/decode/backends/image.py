@@ -8,7 +8,7 @@ from typing import Optional
 
 from ...model import PIXELS, DecodeOptions, Element, Page, Partitioned, Problem, ProgressCallback
 from ...model.errors import CorruptDocument, InvalidOption, UnsafeDocument
-from ..images import describe_image
+from ..images import describe_image, pixels_refused
 from .base import Backend, Format, PdfConverter, drawing_scale
 from ..image_text import on_white
 from .page_ocr import image_scale, ocr_page
@@ -35,7 +35,7 @@ class ImageBackend(Backend):
                     image.seek(frame)
                     sizes.append(image.size)
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-            raise UnsafeDocument(f"the picture has too many pixels to decode safely: {exc}"[:500]) from None
+            raise UnsafeDocument(pixels_refused(exc)) from None
         except (UnidentifiedImageError, OSError, ValueError) as exc:
             raise CorruptDocument(f"the file could not be read as {fmt.name.upper()}: {exc}") from None
         if options.strategy == "hi_res":

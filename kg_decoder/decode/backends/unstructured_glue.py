@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from ...model import DecodeOptions, Element, Page, Partitioned
 from ...model.errors import (CorruptDocument, DecodeError, EmptyDocument, EncryptedDocument, InvalidOption,
                              ModelUnavailable, UnsafeDocument, UnsupportedFormat)
-from ..images import too_many_pixels
+from ..images import pixels_refused, too_many_pixels
 
 _DROPPED_CATEGORIES = {"PageBreak"}
 
@@ -32,8 +32,7 @@ def call(format_name: str, partition: Callable[..., list], **kwargs: Any) -> lis
     except Exception as exc:  # parsers raise anything from KeyError to XMLSyntaxError on bad bytes
         message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         if too_many_pixels(exc):
-            raise UnsafeDocument(f"a picture in the {format_name.upper()} file has too many pixels to decode "
-                                 f"safely: {message}") from None
+            raise UnsafeDocument(f"{format_name.upper()} file: {pixels_refused(exc)}") from None
         if "password" in message.lower() or "encrypt" in message.lower():
             raise EncryptedDocument(f"the {format_name.upper()} file is password-protected: {message}") from None
         raise CorruptDocument(f"the file could not be read as {format_name.upper()}: {message}") from None
