@@ -14,6 +14,7 @@ from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen import canvas
 
 import kg_decoder
+from kg_decoder.decode.backends.text_plausibility import DOUBTED_BELOW, plausibility
 from fixtures import FONT
 from invariants import check_document
 
@@ -87,7 +88,7 @@ def test_a_garbage_layer_is_read_again_and_a_good_one_is_trusted(tmp_path):
         assert "HaumeHoBaHue" not in read and "Meknapauna" not in read
         assert "orçamento" in read and "associação" in read  # por, not eng: the accents are read
         facts = page_facts(store, garbage.document)
-        assert float(facts["textLayerPlausibility"]) < 0.5
+        assert float(facts["textLayerPlausibility"]) < DOUBTED_BELOW
         assert facts["partitionStrategy"] == "ocr_only"
         assert 0.6 < float(facts["confidence"]) < 1.0
         assert all(c < 1.0 for c in element_confidences(store, garbage.document))
@@ -119,7 +120,7 @@ def test_a_garbage_layer_no_ocr_may_read_is_kept_doubted(tmp_path):
         assert "HaumeHoBaHue" in result.text_documents[0].text  # kept: nothing read it better
         facts = page_facts(store, result.document)
         plausibility = float(facts["textLayerPlausibility"])
-        assert plausibility < 0.5 and float(facts["confidence"]) == plausibility
+        assert plausibility < DOUBTED_BELOW and float(facts["confidence"]) == plausibility
         assert facts["partitionStrategy"] == "fast"
         assert set(element_confidences(store, result.document)) == {plausibility}
         assert "HaumeHoBaHue" not in title(store, result.document)  # a doubted layer's largest words are no title
@@ -129,3 +130,36 @@ def test_a_garbage_layer_no_ocr_may_read_is_kept_doubted(tmp_path):
         assert store.table("audit-pages-low-ocr-confidence").rows == []
         [source] = kg_decoder.trace(quote="Meknapauna", document=result.document, store=store)
         assert {box.verification for box in source.boxes} == {"unverified"}  # the layer vouches for no box
+
+
+TECHNICAL = ("The method getElementById returns the element whose id matches. Call addEventListener on the "
+             "returned node to register a handler; preventDefault stops the default action, and "
+             "stopPropagation keeps the event from bubbling. Use querySelectorAll for several nodes and "
+             "classList.toggle to switch a class. The innerHTML property sets markup, while textContent "
+             "sets plain text: document.getElementById(\"main\").innerHTML = renderTemplate(data);")
+GERMAN = ("Die Rechtsschutzversicherung der Müller GmbH übernimmt im Durchschnitt die Kosten des Verfahrens. "
+          "Herr McDonald, Geschäftsführer, prüft mit dem Angstschweiß eines Anfängers die Durchschnittswerte "
+          "der Haftpflichtversicherung, und die Kraftfahrzeugsteuer wird im Frühjahr fällig.")
+
+
+def test_prose_of_code_and_of_long_german_words_is_no_garbage(tmp_path):
+    """A page of prose naming a program's identifiers (CamelCase) and one of German compounds (long
+    runs of consonants): born-digital text layers, scored plausible, not doubted, not read again."""
+    for text in (TECHNICAL, GERMAN):
+        score, _ = plausibility(text)
+        assert score >= DOUBTED_BELOW, (score, text[:40])
+    path = tmp_path / "prose.pdf"
+    drawing = canvas.Canvas(str(path))
+    for page_text in (TECHNICAL, GERMAN):
+        text = drawing.beginText(60, 780)
+        words = page_text.split()
+        for start in range(0, len(words), 11):
+            text.textLine(" ".join(words[start:start + 11]))
+        drawing.drawText(text)
+        drawing.showPage()
+    drawing.save()
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        result = kg_decoder.decode(path, store=store, image_ocr="off")
+        assert store.table("audit-pages-implausible-text-layer").rows == []
+        assert store.document_elements(result.document)
+        assert all(c == 1.0 for c in element_confidences(store, result.document))  # trusted as read

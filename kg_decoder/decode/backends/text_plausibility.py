@@ -5,11 +5,13 @@ rather than trusted as certain.
 
 A word (letters, perhaps digits and joining marks, once its outer punctuation is stripped) is
 implausible when it shows what no language's spelling does and a misreading does: letters of two
-scripts, punctuation inside it (``IVIs:t``), letters and digits interleaved (``6a3a``), the case
-flipping inside it more than a CamelCase name does (``cBeneHna``), no vowel in a lowercase word of
-three letters or more in a script written with vowels (``Knn``), six consonants in a row, a letter
-from the private use area. The page's score is the share of its letters that are in plausible
-words; a page with too few letters to judge has none.
+scripts, punctuation inside it (``IVIs:t``), letters and digits interleaved (``6a3a``), no vowel
+in a lowercase word of three letters or more in a script written with vowels (``Knn``), nine
+consonants in a row in Latin script (six in others), a letter from the private use area. A word
+whose case flips inside it more than a CamelCase name's does (``cBeneHna``, but also ``McDonald``
+and ``getElementById``) is half plausible; a member of code (``document.getElementById``) is not
+judged. The page's score is the share of its letters that are in plausible words; a page with too
+few letters to judge has none.
 """
 
 from __future__ import annotations
@@ -42,7 +44,14 @@ _CASE_SHAPES = re.compile(
     r"|l+|Ul*|U+|U+l{1,2}"  # lower, Capitalised, CAPITALS, an abbreviation's plural (PDFs, IDs)
     r"|l?U+|lUl+|(Ull+)+|U+l{3,}"  # a lowercase mark before capitals (tABLE, iPhone); CamelCase (JavaScript,
     # XObject)
+    r"|(Ul+)+U{1,3}|l+U{2,}"  # a name ending in capitals (GmbH, OpenAI); a lowercase name before them (innerHTML)
 )
+# A case that flips more than those may be a name or an identifier (McDonald, LaTeX, getElementById) as
+# well as a misreading (AeKnapai): such a word counts as half plausible; a page of misreadings has
+# words of the other kinds too.
+_FLIPPED = 0.5
+_MEMBER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # document.getElementById, el.classList.toggle
+_CONSONANTS_IN_A_ROW = {"LATIN": 9}  # German runs to eight (Angstschweiß); other scripts: six
 
 
 @lru_cache(maxsize=4096)
@@ -91,15 +100,24 @@ def _case_shape(letters: str) -> str:
     return "".join("U" if c.isupper() else "l" if c.islower() else "x" for c in letters)
 
 
-def word_is_plausible(word: str) -> Optional[bool]:
-    """Whether a word (see :func:`words_of`) could be a word of some language; None: it says little
-    either way (fewer than two letters: a number, an initial; capitals without a vowel: PDF, HTML).
+def word_plausibility(word: str) -> Optional[float]:
+    """How plausible a word (see :func:`words_of`) is as a word of some language: 1.0, 0.0, or 0.5 for
+    a case that flips as a name's or an identifier's may (``McDonald``) and a misreading's does; None:
+    it says little either way (fewer than two letters: a number, an initial; capitals without a vowel:
+    PDF, HTML; a member of code, ``document.getElementById``).
 
-    >>> [word_is_plausible(w) for w in ("ação", "Hanorosas:t", "AeKnapai", "cBeneHna", "Knn", "JavaScript")]
-    [True, False, False, False, False, True]
-    >>> [word_is_plausible(w) for w in ("6a3a", "PDFs", "2017", "e-mail", "strengths", "B2B", "Декларация")]
-    [False, None, None, True, True, None, True]
+    >>> [word_plausibility(w) for w in ("ação", "Hanorosas:t", "AeKnapai", "Knn", "JavaScript", "GmbH")]
+    [1.0, 0.0, 0.5, 0.0, 1.0, None]
+    >>> [word_plausibility(w) for w in ("6a3a", "PDFs", "2017", "e-mail", "strengths", "B2B", "Декларация")]
+    [0.0, None, None, 1.0, 1.0, None, 1.0]
+    >>> [word_plausibility(w) for w in ("Rechtsschutzversicherung", "document.getElementById", "innerHTML")]
+    [1.0, None, 1.0]
     """
+    verdict = _verdict(word)
+    return None if verdict is None else float(verdict)
+
+
+def _verdict(word: str) -> Optional[float]:
     if any(_is_private(c) for c in word):
         return False
     letters = "".join(c for c in word if c.isalpha())
@@ -125,31 +143,35 @@ def word_is_plausible(word: str) -> Optional[bool]:
     if ("ada" in shape or "dad" in shape) and any(c.islower() for c in word):
         return False  # 6a3a, n0m3r (B2B, H2O are capitals)
     parts = [part for part in re.split(r"[^\w]|\d|_", word) if part]  # e-mail, PDF.js: mail, PDF, js
+    flipped = False
     for part in parts:
         if len(part) > 3 and not _CASE_SHAPES.fullmatch(_case_shape(part)):
-            return False  # AeKnapai, cBeneHna, COOTBeETCTBUN: the case flips inside a word
+            if _MEMBER.fullmatch(word):
+                return None  # a member of code (document.getElementById): no word of a language
+            flipped = True  # AeKnapai, cBeneHna, COOTBeETCTBUN: the case flips inside a word
     vowels = _VOWELS.get(script)
     if vowels is None:
-        return True
+        return _FLIPPED if flipped else True
     judged = False
     for part in parts:
         lower = part.lower()
         if not any(c in vowels for c in lower):
             if part.isupper() or (part[:-1].isupper() and part[-1] == "s") or len(lower) < 3 or len(parts) > 1 \
-                    or _NAMES_WITHOUT_VOWELS.fullmatch(lower):
-                continue  # an abbreviation (PDF, PDFs), a short part (js, Mr), a file name (format.html) or
+                    or sum(c.isupper() for c in part) >= 2 or _NAMES_WITHOUT_VOWELS.fullmatch(lower):
+                continue  # an abbreviation (PDF, PDFs, GmbH), a short part (js, Mr), a file name (format.html) or
                 # a scheme (http) says nothing either way
             return False  # Knn, nnw
         judged = True
         run = 0
         for c in lower:
             run = 0 if c in vowels else run + 1
-            if run >= 6:
+            if run >= _CONSONANTS_IN_A_ROW.get(script, 6):
                 return False
         if re.search(r"(.)\1\1", lower) and len(set(lower)) > 1:
             return False  # peructpauuu (www, iii are all one letter)
+    if flipped:
+        return _FLIPPED
     return True if judged else None
-    return True
 
 
 def plausibility(text: str) -> tuple[Optional[float], int]:
@@ -161,14 +183,14 @@ def plausibility(text: str) -> tuple[Optional[float], int]:
     >>> plausibility("Hanorosas:t AeKnapai...IVIs:t")
     (None, 23)
     """
-    good = judged = 0
+    good, judged = 0.0, 0
     for word in words_of(text):
-        verdict = word_is_plausible(word)
+        verdict = word_plausibility(word)
         if verdict is None:
             continue
         letters = sum(1 for c in word if c.isalpha())
         judged += letters
-        good += letters if verdict else 0
+        good += letters * verdict
     if judged < LEAST_LETTERS:
         return None, judged
     return round(good / judged, 4), judged
@@ -179,4 +201,4 @@ def doubted(score: Optional[float]) -> bool:
     return score is not None and score < DOUBTED_BELOW
 
 
-__all__ = ["DOUBTED_BELOW", "LEAST_LETTERS", "doubted", "plausibility", "word_is_plausible"]
+__all__ = ["DOUBTED_BELOW", "LEAST_LETTERS", "doubted", "plausibility", "word_plausibility"]
