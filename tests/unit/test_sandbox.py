@@ -47,5 +47,10 @@ def test_unconfined_a_cleaned_format_is_laid_out_only_as_a_zip_package(monkeypat
         archive.writestr("[Content_Types].xml", "<Types/>")
     assert office.laid_out_bytes(package.getvalue(), "docx") == package.getvalue()
     assert office.laid_out_bytes(package.getvalue(), "doc") is None  # not cleaned: refused unconfined
+    assert office.laid_out_bytes(rtf + package.getvalue(), "docx") is None  # a ZIP appended: still RTF to it
+    other = io.BytesIO()
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("readme.txt", "no package")
+    assert office.laid_out_bytes(other.getvalue(), "docx") is None
     monkeypatch.setattr(office, "confinement", lambda: "bwrap")  # confined: read as LibreOffice finds it
     assert office.laid_out_bytes(rtf, "docx") == rtf

@@ -170,10 +170,21 @@ def laid_out_bytes(data: bytes, format_name: str) -> Optional[bytes]:
     bytes, not its name, so an RTF named .docx would be read with its fields, uncleaned."""
     if refusal(format_name) is not None:
         return None
-    if confinement() != "bwrap" and os.environ.get(UNCONFINED_VARIABLE) != "1" \
-            and not zipfile.is_zipfile(io.BytesIO(data)):
+    if confinement() != "bwrap" and os.environ.get(UNCONFINED_VARIABLE) != "1" and not _office_package(data):
         return None
     return without_external_references(data)
+
+
+def _office_package(data: bytes) -> bool:
+    """Whether ``data`` is an OOXML or ODF package from its first byte on (a ZIP's directory is at its
+    end: an RTF with a ZIP appended passes zipfile's own test, and LibreOffice reads it as RTF)."""
+    if not data.startswith(b"PK\x03\x04"):
+        return False
+    try:
+        names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+    except Exception:  # noqa: BLE001 - zipfile raises more than BadZipFile on odd bytes
+        return False
+    return "[Content_Types].xml" in names or "mimetype" in names or "META-INF/manifest.xml" in names
 
 
 class Conversion:
