@@ -16,16 +16,19 @@ function loadNext() {
   var image = document.querySelector("img[data-src]");
   if (!image) { return; }
   var source = image.dataset.src;
+  var tried = 0;
   image.removeAttribute("data-src");
-  load(image, source, 0);
-}
-function load(image, source, tried) {
+  // One listener of each kind a picture: it goes on to the next picture once, drawn or given up.
   image.addEventListener("load", loadNext, { once: true });
-  image.addEventListener("error", function () {
-    if (tried >= RETRIES) { loadNext(); return; }
-    setTimeout(function () { load(image, source, tried + 1); }, 500 * Math.pow(2, tried));
+  image.addEventListener("error", function retry() {
+    if (tried >= RETRIES) { image.removeEventListener("load", loadNext); loadNext(); return; }
+    tried += 1;
+    setTimeout(function () {
+      image.addEventListener("error", retry, { once: true });
+      image.src = source + (source.indexOf("?") < 0 ? "?" : "&") + "retry=" + tried;
+    }, 500 * Math.pow(2, tried - 1));
   }, { once: true });
-  image.src = source + (tried ? (source.indexOf("?") < 0 ? "?" : "&") + "retry=" + tried : "");
+  image.src = source;
 }
 loadNext();
 loadNext();
