@@ -120,3 +120,14 @@ def test_the_cut_reads_columns_bands_and_keeps_what_it_cannot_place():
     assert [e.text for e in reading_order(three)] == ["0 0", "0 1", "1 0", "1 1", "2 0", "2 1"]
     lines = [_block(f"line {k}", (100 + 20 * k, 50, 115 + 20 * k, 700)) for k in range(4)]  # a page read turned
     assert [e.text for e in reading_order(lines)] == [e.text for e in lines]
+
+
+def test_a_staircase_of_boxes_each_cut_off_alone_is_read_without_recursion():
+    """Boxes laid so that each cut takes one off (a hostile page): all read, in a stack, not recursion."""
+    page = []
+    for k in range(700):
+        page.append(_block(f"tall {k}", (10 * k, 10 * k + 10, 10 * k + 5, 8000)))
+        page.append(_block(f"wide {k}", (10 * k + 10, 10 * k, 8000, 10 * k + 5)))
+    ordered = reading_order(page)
+    assert sorted(e.text for e in ordered) == sorted(e.text for e in page)
+    assert [e.text for e in ordered[:3]] == ["tall 0", "wide 0", "tall 1"]  # a column, then a band, in turns

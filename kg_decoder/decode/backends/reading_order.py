@@ -20,6 +20,7 @@ from typing import Optional, Sequence
 from ...model import Element
 
 _GUTTER = 4.0  # white between columns, in points at least (a line's words are one element's box)
+_MOST = 2000  # a page of more elements (words read one by one) keeps the order they came in
 _RUNNING_HEAD = {"Header", "PageHeader"}
 _RUNNING_FOOT = {"Footer", "PageFooter", "PageNumber"}
 
@@ -41,7 +42,7 @@ def reading_order(elements: Sequence[Element]) -> list[Element]:
     feet = [e for e in elements if e.category in _RUNNING_FOOT]
     body = [e for e in elements if e.category not in _RUNNING_HEAD and e.category not in _RUNNING_FOOT]
     placed = [(i, box) for i, box in enumerate(map(_box, body)) if box is not None]
-    if len(placed) < 3 or 2 * sum(_runs_up_or_down(body[i], box) for i, box in placed) >= len(placed):
+    if len(placed) < 3 or len(placed) > _MOST or 2 * sum(_runs_up_or_down(body[i], box) for i, box in placed) >= len(placed):
         return heads + body + feet  # a page read turned: its lines came in the order they are read turned
     order = [i for i, _ in _cut(placed)]
     after: dict[Optional[int], list[int]] = {}  # an element without a box, after the one it came after
@@ -71,20 +72,49 @@ def _box(element: Element) -> Optional[tuple[float, float, float, float]]:
 
 
 def _cut(region: list[Item]) -> list[Item]:
-    if len(region) <= 1:
-        return region
+    """The region's items in reading order: cut into parts, each part cut in turn (a stack of parts, not
+    recursion: a page of many boxes in a staircase cuts one box off at a time)."""
+    ordered: list[Item] = []
+    parts = [region]
+    while parts:
+        part = parts.pop()
+        pieces = _pieces(part) if len(part) > 1 else None
+        if pieces is None:
+            ordered += sorted(part)  # one item, or no white to cut along: as they came
+        else:
+            parts += reversed(pieces)
+    return ordered
+
+
+def _pieces(region: list[Item]) -> Optional[list[list[Item]]]:
+    """A region cut once: its columns, left to right, where white runs down it; else its bands, top to
+    bottom, a band going on below while the columns above go on (the white between them stays); None
+    where no cut can be made."""
     columns = _apart(region, axis=0, gap=_GUTTER)
     if len(columns) > 1:
-        return [item for column in columns for item in _cut(column)]
+        return columns
     bands: list[list[Item]] = []
+    spans: list[list[tuple[float, float]]] = []  # each band's boxes' x-extent, as disjoint runs
     for band in _apart(region, axis=1, gap=0.0):
-        if bands and len(_apart(bands[-1] + band, axis=0, gap=_GUTTER)) > 1:
-            bands[-1] = bands[-1] + band  # the columns above go on below: one part of the page
+        runs = _runs([(box[0], box[2]) for _, box in band])
+        if bands and len(joined := _runs(spans[-1] + runs)) > 1:
+            bands[-1] += band  # the columns above go on below: one part of the page
+            spans[-1] = joined
         else:
             bands.append(band)
-    if len(bands) > 1:
-        return [item for band in bands for item in _cut(band)]
-    return sorted(region)  # no white to cut along: as they came
+            spans.append(runs)
+    return bands if len(bands) > 1 else None
+
+
+def _runs(extents: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Extents along a line as the runs they cover, apart where white wider than the gutter parts them."""
+    runs: list[tuple[float, float]] = []
+    for low, high in sorted(extents):
+        if runs and low - runs[-1][1] <= _GUTTER:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], high))
+        else:
+            runs.append((low, high))
+    return runs
 
 
 def _apart(region: list[Item], axis: int, gap: float) -> list[list[Item]]:
