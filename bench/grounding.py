@@ -8,10 +8,11 @@ Targets: invented quotes -> ``unsupported`` >= 0.98; true quotes (exact, folded,
 2. From each chunk's sentences, facts whose quotes are: ``exact`` (a run of 6 to 14 words as written);
    ``folded`` (the run as an extractor writes it: ligatures, a word broken at a line end joined,
    typographic quotes straightened, else a soft hyphen kept in a word); ``paraphrased`` — ``order``
-   (the run's first two words moved to its end), ``dropped`` (a word of its middle left out),
-   ``number`` (a number of the run written another way: 1,200 / 1200, 3 / three, 5% / 5 percent);
-   ``invented`` — ``other`` (a run of a chunk of another document) and ``made-up`` (a sentence of
-   words put together). Each names its chunk; a third of the true and invented ones are added again
+   (the run's first two words moved to its end), ``dropped`` (a word of its middle left out, not a
+   negation nor a number), ``number`` (a number of the run written another way: 1,200 / 1200, 3 /
+   three, 5% / 5 percent); ``invented`` — ``other`` (a run of a chunk of another document),
+   ``made-up`` (a sentence of words put together) and ``altered`` (the run with its first number off
+   by one, else a "not" after its first auxiliary verb: what an extractor gets wrong). Each names its chunk; a third of the true and invented ones are added again
    naming only their document, and a third naming nothing (the text index finds the chunk).
 3. The fuzzy threshold: the bag-of-words score (:func:`kg_decoder.cite.grounding.fuzzy_span`) of every
    paraphrased and invented quote in its chunk, swept from 0.5 to 0.95.
@@ -51,7 +52,8 @@ MADE_UP_WORDS = ("harbour committee approved budget dredging March council river
                  "bakery vineyard glacier").split()
 SCANNED = {"loremipsum-flat.pdf"}  # a PDF without a text layer: its page text is OCR's
 TRUE_KINDS = ("exact", "folded", "order", "dropped", "number")
-INVENTED_KINDS = ("other", "made-up")
+INVENTED_KINDS = ("other", "made-up", "altered")
+NEGATIONS = {"not", "no", "never", "none", "nor", "neither", "nothing", "without", "cannot"}
 
 
 def decode_corpus(store) -> dict:
@@ -106,9 +108,23 @@ def paraphrased(run: str, kind: str, rng: random.Random) -> str:
     words = run.split()
     if kind == "order":
         return " ".join(words[2:] + words[:2])
-    if kind == "dropped":
-        k = rng.randint(1, len(words) - 2)
+    if kind == "dropped":  # a word of no weight to the claim: not a negation, not a number
+        middle = [k for k in range(1, len(words) - 1) if words[k].lower().strip(".,;:") not in NEGATIONS
+                  and not any(c.isdigit() for c in words[k])]
+        if not middle:
+            return ""
+        k = rng.choice(middle)
         return " ".join(words[:k] + words[k + 1:])
+    if kind == "altered":  # what an extractor gets wrong: a figure off by one, or a claim denied
+        for k, word in enumerate(words):
+            bare = word.strip(".,;:()%")
+            if re.fullmatch(r"\d+", bare):
+                words[k] = word.replace(bare, str(int(bare) + 1))
+                return " ".join(words)
+        for k, word in enumerate(words[:-1]):
+            if word.lower() in ("is", "are", "was", "were", "can", "will", "has", "have", "does", "do"):
+                return " ".join(words[:k + 1] + ["not"] + words[k + 1:])
+        return ""
     for k, word in enumerate(words):  # number
         bare = word.strip(".,;:()")
         if re.fullmatch(r"\d{1,3}(,\d{3})+", bare):
@@ -146,7 +162,7 @@ def make_facts(documents: dict, rng: random.Random, per_chunk: int) -> list[dict
             with_numbers = [run for run in word_runs(chunk.text, rng, 10 * per_chunk) if paraphrased(run, "number", rng)]
             for k, run in enumerate(runs):
                 quotes = {"exact": run, "folded": folded(run)}
-                for kind in ("order", "dropped"):
+                for kind in ("order", "dropped", "altered"):
                     quotes[kind] = paraphrased(run, kind, rng)
                 quotes["number"] = paraphrased(with_numbers[k], "number", rng) if k < len(with_numbers) else ""
                 quotes["other"] = rng.choice(others) if others else ""
@@ -185,7 +201,7 @@ def threshold_sweep(facts: list[dict], texts: dict) -> None:
 def report(facts: list[dict], outcomes: dict, title: str, other_is_true: bool = False) -> tuple:
     """``other_is_true``: lines that name nothing, for which another document's words are in the store."""
     true_kinds = (*TRUE_KINDS, "other") if other_is_true else TRUE_KINDS
-    invented_kinds = ("made-up",) if other_is_true else INVENTED_KINDS
+    invented_kinds = ("made-up", "altered") if other_is_true else INVENTED_KINDS
     by_kind = defaultdict(Counter)
     for fact in facts:
         by_kind[fact["_kind"]][str(outcomes[fact["_line"]].grounding)] += 1

@@ -98,6 +98,9 @@ def ground(text: GroundingText, quote: str, at_least: float = FUZZY_AT_LEAST) ->
     ('fuzzy', 'revenue rose to 12,000 dollars in 2023', 1.0)
     >>> ground(text, "the company hired two new directors").grounding
     'unsupported'
+    >>> [ground(text, q).grounding for q in ("revenue rose to 13,000 dollars in 2023",
+    ...                                      "revenue did not rise to 12,000 dollars in 2023")]
+    ['unsupported', 'unsupported']
     """
     matches = find_quote(text.text, quote, text.folded)
     if matches:
@@ -105,9 +108,46 @@ def ground(text: GroundingText, quote: str, at_least: float = FUZZY_AT_LEAST) ->
         start, end = (written or matches)[0]
         return Grounded(Grounding.EXACT if written else Grounding.NORMALISED, start, end, 1.0)
     found = fuzzy_span(text, quote)
-    if found is not None and found[2] >= at_least:
+    if found is not None and found[2] >= at_least and _same_claim(
+            quote, text.text[found[0]:found[1]], text.text[max(0, found[0] - _AROUND):found[1] + _AROUND]):
         return Grounded(Grounding.FUZZY, found[0], found[1], round(found[2], 4))
     return Grounded(Grounding.UNSUPPORTED, score=round(found[2], 4) if found else 0.0)
+
+
+_NUMERIC = re.compile(r"\d+(?:\.\d+)?")
+_RAW_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+_NEGATIONS = frozenset({"not", "no", "never", "none", "nor", "neither", "nothing", "without", "cannot"})
+_AROUND = 12  # characters either side of a fuzzy run its numbers may be in (a shorter run leaves an edge out)
+
+
+def _same_claim(quote: str, run: str, around: str) -> bool:
+    """Whether a run of words like the quote's states what the quote states as far as words can tell:
+    each number of the quote is in the run or next to it (``around``, which holds the run), as often as
+    the quote says it (as written or in another form: 12,000 and twelve thousand alike), and both deny
+    or neither does (an odd number of negations: "not no" affirms). A wrong figure or year, or a "not",
+    is what an extractor gets wrong, and is no paraphrase.
+
+    >>> _same_claim("revenue rose to 13,000 dollars", "revenue rose to 12,000 dollars", "")
+    False
+    >>> _same_claim("revenue did not rise in 2023", "revenue rose in 2023", "")
+    False
+    >>> _same_claim("twelve thousand dollars", "12,000 dollars", ""), _same_claim("in 0.5 M acid", "0.5 M acid", "")
+    (True, True)
+    >>> _same_claim("none of them are not optimized", "none of them are optimized", "")
+    False
+    """
+    def numbers(text: str) -> Counter:
+        written = Counter(raw.replace(",", "") for raw in _RAW_NUMBER.findall(text))
+        other_forms = Counter(word for word in quote_words(text) if _NUMERIC.fullmatch(word))
+        return written | other_forms  # each number as often as either reading counts it
+
+    if numbers(quote) - numbers(around or run):
+        return False
+
+    def denies(text: str) -> bool:
+        return sum(word in _NEGATIONS or word.endswith("n't") for word in quote_words(text)) % 2 == 1
+
+    return denies(quote) == denies(run)
 
 
 def fuzzy_span(text: GroundingText, quote: str) -> Optional[tuple[int, int, float]]:
