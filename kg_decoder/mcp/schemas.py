@@ -226,13 +226,17 @@ class DecodeAnswer(BaseModel):
     files: list[DecodedFile] = Field(default_factory=list)
 
 
-class FactsAdded(BaseModel):
-    chunk: str
-    status: str = Field(description="added, or unchanged when the store already held them")
-    facts: int
-    subgraphs: list[str]
+class FactOutcome(BaseModel):
+    fact: int = Field(description="the fact's place in the call, from 1")
+    grounding: Optional[str] = Field(None, description="exact, normalised, fuzzy, inferred or unsupported (an "
+                                                       "unsupported fact is stored, with no box); none: refused")
+    chunk: Optional[str] = Field(None, description="the chunk it is tied to")
+    subgraph: Optional[str] = Field(None, description="the subgraph that holds it")
+    score: Optional[float] = Field(None, description="how alike a fuzzy match is (Dice coefficient of words)")
+    reason: Optional[str] = Field(None, description="why it was refused, or why it is unsupported")
 
 
 class FactsAnswer(BaseModel):
-    results: list[FactsAdded] = Field(default_factory=list)
-    facts: int
+    facts: int = Field(description="facts stored")
+    counts: dict[str, int] = Field(default_factory=dict, description="facts stored by grounding")
+    outcomes: list[FactOutcome] = Field(default_factory=list)

@@ -45,9 +45,10 @@ class FactInput(BaseModel):
     subject: str = Field(description="the subject's IRI")
     predicate: str = Field(description="the predicate's IRI")
     object: str = Field(description="an IRI written <like this>, else a plain literal")
-    quote: Optional[str] = Field(None, description="the words of the chunk that state the fact (once in it)")
+    quote: Optional[str] = Field(None, description="the words of the document that state the fact")
     chunk: Optional[str] = Field(None, description="the chunk's IRI (urn:chunk:...)")
-    document: Optional[str] = Field(None, description="without chunk: the document whose chunk holds the quote")
+    document: Optional[str] = Field(None, description="without chunk: the document whose chunk holds the quote "
+                                                      "(without either, the text index finds it)")
 
 
 def _typed(function: Callable) -> Callable:
@@ -215,10 +216,12 @@ def _add_tools(server: MCPServer, settings: McpSettings) -> None:
 
     server.add_tool(add_facts, title="Add facts with their quotes", annotations=ToolAnnotations(
         read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False), description=(
-        "Store facts (subject, predicate, object) an extractor took from a chunk, each tied to the words that "
-        "state it, so that trace leads from the fact to its page and boxes. Give each fact's chunk, or its "
-        "document (the chunk holding the quote is found). All are checked before any is written. Needs a "
-        "server started with --allow-writes."))
+        "Store facts (subject, predicate, object) an extractor took from documents, each grounded in the words "
+        "that state it, so that trace leads from the fact to its page and boxes. Give each fact's quote and "
+        "its chunk, or its document, or neither (the store's text index finds the chunk). Each gets a verdict: "
+        "exact, normalised, fuzzy (with a score), inferred, or unsupported (stored without a box: the quote is "
+        "not in the text); a malformed fact is refused with its reason, the others stored. Needs a server "
+        "started with --allow-writes."))
 
 
 def _add_resources(server: MCPServer, settings: McpSettings) -> None:

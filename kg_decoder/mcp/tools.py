@@ -20,10 +20,9 @@ from typing import Iterable, Optional, Sequence
 
 from ..cite.annotations import web_annotations
 from ..cite.chunks import chunk_document
-from ..cite.facts import add_facts, resolve_span
+from ..cite.fact_lines import add_fact_lines
 from ..decode.pipeline import decode
 from ..graph.store import KgStore
-from ..graph.terms import to_triple
 from ..model import RENDERED_PDF_POINTS, Box, ChunkOptions, DecodeOptions, TraceSource
 from ..model.errors import (DecodeError, Forbidden, KgDecoderError, LimitExceeded, RequestError, UnknownEntity)
 from ..quality.audits import audit_definitions, run_audits
@@ -406,7 +405,7 @@ def within_roots(settings: McpSettings, name: str) -> Path:
         path = settings.roots[0] / path
     try:
         resolved = path.resolve(strict=True)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL in the path
         resolved = None
     if resolved is None or not any(resolved.is_relative_to(root) for root in settings.roots):
         # the same answer for a path outside the roots and one that does not exist: nothing is told
@@ -416,22 +415,28 @@ def within_roots(settings: McpSettings, name: str) -> Path:
     return resolved
 
 
+def _files_under(folder: Path):
+    """The files under a folder, hidden ones aside, in a fixed order, listed as they are walked."""
+    for directory, folders, names in os.walk(folder):
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        for name in sorted(names):
+            if not name.startswith(".") and os.path.isfile(os.path.join(directory, name)):
+                yield Path(directory) / name
+
+
 def decode_tool(settings: McpSettings, paths: list[str], chunk: bool) -> schemas.DecodeAnswer:
     settings.require_writes("decode")
     if not paths:
         raise RequestError("give the paths of files or folders to decode", code="no-paths")
-    files: list[Path] = []
+    files: dict[Path, None] = {}  # in the order found, each once
     for name in paths:
         path = within_roots(settings, name)
-        found = sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in
-                                                                            p.relative_to(path).parts)) \
-            if path.is_dir() else [path]
-        for file in found:
+        for file in _files_under(path) if path.is_dir() else [path]:
             file = file.resolve()
-            if any(file.is_relative_to(root) for root in settings.roots) and file not in files:
-                files.append(file)  # a link inside a folder that leads out of the roots is left out
-        if len(files) > MAX_DECODE_FILES:
-            raise LimitExceeded(f"more than {MAX_DECODE_FILES} files: decode them in several calls")
+            if any(file.is_relative_to(root) for root in settings.roots):
+                files[file] = None  # a link inside a folder that leads out of the roots is left out
+            if len(files) > MAX_DECODE_FILES:  # told before a large folder is listed to its end
+                raise LimitExceeded(f"more than {MAX_DECODE_FILES} files: decode them in several calls")
     decoded = []
     for file in files:
         with settings.write_lock:
@@ -452,44 +457,29 @@ def decode_tool(settings: McpSettings, paths: list[str], chunk: bool) -> schemas
 
 
 def add_facts_tool(settings: McpSettings, facts: list, extractor: Optional[str]) -> schemas.FactsAnswer:
-    """Facts with their quotes, each tied to its chunk: the chunk given, else the chunk of ``document``
-    that holds the quote. Every fact is checked before any is written; each chunk's facts are then
-    written in one transaction (``kg_decoder.add_facts``)."""
+    """Facts with their evidence, grounded and stored in bulk (``kg_decoder.add_fact_lines``, the path of
+    ``kg-decoder facts add``): each tied to its chunk, else to the chunk of its document that holds its
+    quote best, else to the chunk the text index finds; each with its verdict (exact, normalised, fuzzy,
+    inferred, unsupported) or refused with its reason; all in one transaction under the write lock."""
     settings.require_writes("add_facts")
     if not facts:
         raise RequestError("give at least one fact", code="no-facts")
     if len(facts) > MAX_FACTS:
         raise LimitExceeded(f"more than {MAX_FACTS} facts: add them in several calls")
-    groups: dict[str, tuple[list, list]] = {}
-    for number, fact in enumerate(facts, start=1):
-        chunk = fact.chunk
-        if chunk is None:
-            if not (fact.document and fact.quote):
-                raise RequestError(f"fact {number}: give its chunk, or its document and quote", code="bad-fact")
-            places = _trace(settings, {"quote": fact.quote, "document": document_iri(settings.store, fact.document),
-                                       "limit": 1})
-            chunk = next((iri for place in places for iri in place.chunks), None)
-            if chunk is None:
-                raise UnknownEntity(f"fact {number}: no chunk of {fact.document[:200]} holds its quote "
-                                    f"{fact.quote[:100]!r} (is the document chunked?)")
-        triples, spans = groups.setdefault(chunk, ([], []))
-        triples.append((fact.subject, fact.predicate, fact.object))
-        spans.append({"quote": fact.quote} if fact.quote else None)
-    for chunk, (triples, spans) in groups.items():  # all checked before anything is written
-        info = settings.store.chunk_info(chunk)
-        if info is None:
-            raise UnknownEntity(f"no chunk {chunk:.200} in the store")
-        text = settings.store.text(info.sha256, chunk)
-        for number, (triple, span) in enumerate(zip(triples, spans), start=1):
-            to_triple(triple, number)
-            resolve_span(text, span, number)
-    results = []
+    lines = []
+    for fact in facts:
+        line = {"s": fact.subject, "p": fact.predicate, "o": fact.object}
+        for key in ("quote", "chunk", "document"):
+            if getattr(fact, key):
+                line[key] = getattr(fact, key)
+        lines.append(line)
     with settings.write_lock:
-        for chunk, (triples, spans) in groups.items():
-            result = add_facts(chunk, triples, spans, store=settings.store, extractor=extractor)
-            results.append(schemas.FactsAdded(chunk=result.chunk, status=str(result.status), facts=result.facts,
-                                              subgraphs=list(result.subgraphs)))
-    return schemas.FactsAnswer(results=results, facts=sum(result.facts for result in results))
+        result = add_fact_lines(lines, store=settings.store, extractor=extractor, read_files=False,
+                                batch_lines=MAX_FACTS)
+    return schemas.FactsAnswer(facts=result.stored, counts=result.counts, outcomes=[
+        schemas.FactOutcome(fact=outcome.line, grounding=str(outcome.grounding) if outcome.grounding else None,
+                            chunk=outcome.chunk, subgraph=outcome.subgraph, score=outcome.score,
+                            reason=outcome.reason) for outcome in result.outcomes])
 
 
 def typed_message(error: KgDecoderError) -> str:

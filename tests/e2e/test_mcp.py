@@ -276,6 +276,8 @@ def test_over_http_a_writing_server_decodes_under_its_roots_only_and_adds_facts(
     [decoded] = answers["decode"].structured_content["files"]
     assert decoded["status"] == "decoded" and decoded["chunks"] == 1
     assert answers["facts"].structured_content["facts"] == 1
+    [outcome] = answers["facts"].structured_content["outcomes"]
+    assert outcome["grounding"] == "exact" and outcome["chunk"].startswith("urn:chunk:")  # grounded, with its verdict
     fact = answers["fact"].structured_content
     assert fact["found"] and fact["places"][0]["quote"] == "revenue of 12 M"
     assert answers["search"].structured_content["places"][0]["file_name"] == "notes.txt"
