@@ -68,23 +68,14 @@ def add_fact_lines(lines: FactLines, *, store: Union[KgStore, StorePath], extrac
     items = _read_lines(lines)
     if not isinstance(batch_lines, int) or isinstance(batch_lines, bool) or batch_lines < 1:
         raise InvalidFact("batch_lines must be a whole number of lines, at least 1")
-    loader = _Loader(store, read_files, at_least)
+    loader = FactLoader(store, read_files, at_least)
     outcomes: list[FactLineOutcome] = []
     batches = unchanged = 0
     versions = software_versions()
     report(progress, "facts", 0, len(items), f"{len(items)} lines")
     for first in range(0, len(items), batch_lines):
         started = datetime.now(timezone.utc)
-        groups: dict[str, GroundedGroup] = {}
-        batch_outcomes = []
-        for number, item in items[first:first + batch_lines]:
-            outcome, group = loader.line(number, item)
-            if group is not None:
-                held = groups.setdefault(group.iri, group)
-                if group.triples[0] not in held.triples:
-                    held.triples.append(group.triples[0])
-                outcome.subgraph = held.iri
-            batch_outcomes.append(outcome)
+        batch_outcomes, groups = ground_lines(loader, items[first:first + batch_lines])
         outcomes += batch_outcomes
         if groups:
             record = GroundedFactsRecord(groups=list(groups.values()), extractor=extractor, started=started,
@@ -103,6 +94,23 @@ def add_fact_lines(lines: FactLines, *, store: Union[KgStore, StorePath], extrac
     refused = [o for o in outcomes if o.grounding is None]
     return FactLinesResult(lines=len(items), stored=len(outcomes) - len(refused), counts=counts, refused=refused,
                            outcomes=outcomes, batches=batches, unchanged=unchanged)
+
+
+def ground_lines(loader: "FactLoader", items: Iterable[tuple[int, Any]]
+                 ) -> tuple[list[FactLineOutcome], dict[str, GroundedGroup]]:
+    """Each (line number, line) grounded: the outcomes in order, and the subgraphs to write (lines that
+    agree on their source, span, grounding and evidence share one)."""
+    groups: dict[str, GroundedGroup] = {}
+    outcomes = []
+    for number, item in items:
+        outcome, group = loader.line(number, item)
+        if group is not None:
+            held = groups.setdefault(group.iri, group)
+            if group.triples[0] not in held.triples:
+                held.triples.append(group.triples[0])
+            outcome.subgraph = held.iri
+        outcomes.append(outcome)
+    return outcomes, groups
 
 
 def _read_lines(lines: FactLines) -> list[tuple[int, Any]]:
@@ -141,7 +149,7 @@ class _Refusal(str):
     """The reason a line was refused before it was looked at."""
 
 
-class _Loader:
+class FactLoader:
     """What grounding many lines reads once: chunks and their texts, documents' chunks."""
 
     def __init__(self, store: KgStore, read_files: bool, at_least: float) -> None:
@@ -325,4 +333,4 @@ def _label(item: dict, key: str, short: str, value: str) -> Optional[str]:
     return label_of(value)
 
 
-__all__ = ["BATCH_LINES", "FactLines", "add_fact_lines"]
+__all__ = ["BATCH_LINES", "FactLines", "FactLoader", "add_fact_lines", "ground_lines"]

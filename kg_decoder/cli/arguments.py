@@ -108,6 +108,34 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--emit", choices=["jsonl"], help="print each line's outcome (grounding, chunk, span, score "
                                                       "or reason) as JSON lines")
 
+    run_extractor = commands.add_parser(
+        "extract", help="run an extractor over every chunk (of the store, or of the documents named) and store "
+                        "its facts, each grounded with a verdict; resumable (docs/facts.md)")
+    run_extractor.add_argument("documents", nargs="*", metavar="DOC",
+                               help="document IRI, or the path or name of a decoded file (default: every document)")
+    which = run_extractor.add_mutually_exclusive_group(required=True)
+    which.add_argument("--with", dest="extractor", metavar="MODULE:FUNCTION",
+                       help="a Python callable f(text, chunk_iri) returning triples with quotes; 'spacy': the "
+                            "shipped one (spaCy's entities and the sentences that join them)")
+    which.add_argument("--with-command", metavar="CMD",
+                       help="a command reading chunks as JSON lines on stdin and writing, for each, its triples "
+                            "as JSON lines and then {\"done\": true} on stdout")
+    _store_arguments(run_extractor)
+    run_extractor.add_argument("--extractor-name", help="the extractor's name on its runs (default: the "
+                                                        "callable's, or the command line)")
+    run_extractor.add_argument("--extractor-version", help="its version: chunks a run of the same name and version "
+                                                           "read are skipped (default: the callable's, else "
+                                                           "'unversioned')")
+    run_extractor.add_argument("--batch-chunks", type=int, default=64,
+                               help="chunks a transaction: what an interrupted run does again (default: 64)")
+    run_extractor.add_argument("--chunk-seconds", type=float, default=60.0,
+                               help="a command's time for one chunk (default: 60)")
+    run_extractor.add_argument("--max-output", type=int, default=4_000_000, metavar="BYTES",
+                               help="bytes a command may write for one chunk (default: 4000000)")
+    run_extractor.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run_extractor.add_argument("--emit", choices=["jsonl"], help="print the failed chunks and refused triples as "
+                                                                 "JSON lines")
+
     back = commands.add_parser("trace", help="trace a fact, a span or a quote back to its page and rectangle")
     back.add_argument("fact", nargs="?", help='a fact as N-Triples: "<s> <p> <o>" or "<s> <p> \"literal\""')
     back.add_argument("--segment", help="IRI of a page, section or chunk, with --start and --end")

@@ -21,6 +21,7 @@ from ..cite.annotations import web_annotations
 from ..cite.chunks import chunk_document, document_chunks
 from ..cite.documents import document_named
 from ..cite.fact_lines import add_fact_lines
+from ..cite.extract import extract
 from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.search import search
@@ -54,7 +55,7 @@ class UsageError(RequestError):
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    commands = {"decode": _decode, "query": _query, "chunk": _chunk, "facts": _facts, "trace": _trace,
+    commands = {"decode": _decode, "query": _query, "chunk": _chunk, "facts": _facts, "extract": _extract, "trace": _trace,
                 "serve": _serve, "images": _images, "audit": _audit, "validate": _validate, "crawl": _crawl,
                 "gc": _gc, "queries": _queries, "export": _export, "import": _import, "search": _search,
                 "reindex": _reindex, "remove": _remove, "mcp": _mcp,
@@ -325,6 +326,36 @@ def _facts(args: argparse.Namespace) -> int:
     print(f"{result.stored} of {result.lines} lines stored in {result.batches} transactions"
           + (f" ({result.unchanged} already held)" if result.unchanged else ""), file=report)
     return 0
+
+
+def _extract(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, unit="chunk", file=sys.stderr, disable=args.no_progress or None, dynamic_ncols=True)
+
+    def show(report) -> None:
+        bar.total = report.total
+        bar.update(report.current - bar.n)
+
+    store = _store(args, create=False)
+    result = extract(args.extractor, command=args.with_command, store=store, documents=args.documents or None,
+                     name=args.extractor_name, version=args.extractor_version, batch_chunks=args.batch_chunks,
+                     chunk_seconds=args.chunk_seconds, max_output=args.max_output, progress=show)
+    bar.close()
+    store.flush()
+    if args.emit == "jsonl":
+        emit_jsonl([*(failure.to_json() for failure in result.failed),
+                    *(outcome.to_json() for outcome in result.refused)])
+    report = sys.stderr if args.emit else sys.stdout
+    print(f"extractor {result.extractor} {result.version}", file=report)
+    print(table(["", "count", "reasons"], result.summary_rows()), file=report)
+    for failure in result.failed[:20]:
+        print(f"chunk {failure.chunk}: {failure.code}: {failure.reason}", file=report)
+    if len(result.failed) > 20:
+        print(f"... and {len(result.failed) - 20} more failed chunks (--emit jsonl lists them)", file=report)
+    print(f"{result.facts} facts from {result.extracted} of {result.chunks} chunks in {result.batches} "
+          f"transactions", file=report)
+    return 1 if result.failed else 0
 
 
 def _trace(args: argparse.Namespace) -> int:

@@ -468,6 +468,11 @@ class GraphReads(VersionReads):
     def segment_chunks(self, segment: str) -> list[SegmentChunk]:
         return self._read("segment_chunks", SegmentChunk, segment=segment)
 
+    def extracted_chunks(self, extractor: str, version: str) -> set[str]:
+        """The chunks some extraction run of this extractor and version read (``kg-decoder extract``)."""
+        return {row["chunk"] for row in self._rows("extracted_chunks", extractor=Literal(extractor),
+                                                   extractorVersion=Literal(version))}
+
     def document_facts(self, document: str) -> list[FactRow]:
         """The facts cited to a document's chunks, in the chunks' order."""
         return self._read("document_facts", FactRow, document=document)

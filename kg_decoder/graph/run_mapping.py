@@ -4,7 +4,7 @@ the document it is embedded in, a web fetch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
@@ -187,17 +187,24 @@ class GroundedGroup:
 
 @dataclass
 class GroundedFactsRecord:
-    """One batch of grounded facts (one transaction): their groups and the extraction run."""
+    """One batch of grounded facts (one transaction): their groups and the extraction run. ``used``: the
+    chunks an extract step read, those that gave no fact too (so a resumed run skips them), and
+    ``extractor_version`` the extractor's version (``kg-decoder extract``)."""
 
     groups: list[GroundedGroup]
     extractor: Optional[str]
     started: datetime
     ended: datetime
     versions: dict[str, str]
+    extractor_version: Optional[str] = None
+    used: list[str] = field(default_factory=list)
 
     @property
     def activity_iri(self) -> str:
-        return derived_iri("activity", "extraction", *sorted(g.iri for g in self.groups))
+        if self.extractor_version is None and not self.used:  # facts add FILE.jsonl: as it always was
+            return derived_iri("activity", "extraction", *sorted(g.iri for g in self.groups))
+        return derived_iri("activity", "extraction", self.extractor or "", self.extractor_version or "",
+                           *sorted(self.used), *sorted(g.iri for g in self.groups))
 
 
 def grounded_fact_quads(record: GroundedFactsRecord) -> list[Quad]:
@@ -207,12 +214,13 @@ def grounded_fact_quads(record: GroundedFactsRecord) -> list[Quad]:
     activity = NamedNode(record.activity_iri)
     out.add(activity, RDF_TYPE, prov("Activity"))
     out.add(activity, RDF_TYPE, tg("FactExtraction"))
-    for chunk in sorted({g.chunk for g in record.groups if g.chunk is not None}):
+    for chunk in sorted({g.chunk for g in record.groups if g.chunk is not None} | set(record.used)):
         out.add(activity, prov("used"), NamedNode(chunk))
     out.add(activity, prov("startedAtTime"), time_literal(record.started))
     out.add(activity, prov("endedAtTime"), time_literal(record.ended))
     out.add(activity, prov("wasAssociatedWith"), describe_agent(out, record.versions))
     out.add_optional(activity, tg("extractor"), record.extractor, text_literal)
+    out.add_optional(activity, tg("extractorVersion"), record.extractor_version, text_literal)
     for group in record.groups:
         node = NamedNode(group.iri)
         out.add(node, RDF_TYPE, tg("Subgraph"))

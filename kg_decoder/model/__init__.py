@@ -7,7 +7,8 @@ from .document import (HEADING_SEPARATOR, NO_TEXT_FOUND, PDF_POINTS, PIXELS, PRO
                        BBox, Cell, Chunk, Element, ElementSpan, ImageText, Matrix, OcrWord, Page, Partitioned, Problem,
                        Rendering, Segment)
 from .errors import (CorruptDocument, CpuLimit, DecodeError, DecodeTimeout, DocumentTooLarge, EmptyDocument,
-                     EncryptedDocument, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan, KgDecoderError,
+                     EncryptedDocument, ExtractorFailed, ExtractorOutputTooLarge, ExtractorTimeout,
+                     ExtractorUnavailable, FetchFailed, Forbidden, InvalidFact, InvalidOption, InvalidSpan, KgDecoderError,
                      LimitExceeded, LoadNotAllowed, MalformedQuery, MalformedUpdate, MemoryLimit, ModelUnavailable,
                      NotAcceptable, NotFound, ProvenanceError, QueryError, QueryTimeout, QueryTooComplex, RequestError,
                      ServerBusy, ServiceNotAllowed, StoreError, StoreLocked, TimeLimit, TooManyRows, UnknownEntity,
@@ -18,6 +19,7 @@ from .page_text import PageChar, PageText, Reading, folded_letters, middle_withi
 from .progress import Progress, ProgressCallback, report
 from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
                       CrawlStatus, DecodeResult, DecodeStatus, DocumentRef, ElementOffset, EmbeddedResult,
+                      ExtractFailure, ExtractResult,
                       FactLineOutcome, FactLinesResult, FactsResult, FactsStatus, Grounding, ImageInfo, JsonResult, PartitionSource, QuotePiece, Rows,
                       SearchHit, SearchResults,
                       TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Verification, Violation,

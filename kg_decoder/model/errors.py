@@ -159,6 +159,24 @@ class InvalidSpan(ProvenanceError):
     """A span lies outside its text, or a quote cannot be resolved to exactly one place."""
 
 
+class ExtractorUnavailable(ProvenanceError):
+    """The extractor an extract step names cannot be had: no such module or function, a command that
+    cannot be started. Nothing is extracted."""
+
+
+class ExtractorFailed(ProvenanceError):
+    """An extractor failed on one chunk (raised, exited, answered what is not JSON lines of triples): the
+    chunk is reported, not recorded as extracted, and the run goes on."""
+
+
+class ExtractorTimeout(ExtractorFailed):
+    """An extractor's command took longer than its time a chunk: stopped, started again for the next."""
+
+
+class ExtractorOutputTooLarge(ExtractorFailed):
+    """An extractor's command wrote more for one chunk than its output limit: stopped, started again."""
+
+
 class QueryError(KgDecoderError):
     """A SPARQL query or update that cannot be run as given."""
 

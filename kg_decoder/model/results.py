@@ -308,6 +308,57 @@ class FactLinesResult(JsonResult):
         return rows
 
 
+@dataclass
+class ExtractFailure(JsonResult):
+    """A chunk an extractor failed on: the error's ``code`` (``extractor-failed``, ``extractor-timeout``,
+    ``extractor-output-too-large``) and message. The chunk is not recorded as extracted."""
+
+    chunk: str
+    code: str
+    reason: str
+
+
+@dataclass
+class ExtractResult(JsonResult):
+    """An extract step: the ``extractor`` and ``version`` recorded on its runs; of the ``chunks`` it was
+    given, how many were ``skipped`` (the same extractor and version read them before), ``extracted`` and
+    ``failed`` (each with its typed error); the facts' groundings (``counts``) and the lines refused
+    (each with its chunk and reason) over ``batches`` transactions."""
+
+    extractor: str
+    version: str
+    chunks: int
+    skipped: int
+    extracted: int
+    failed: list[ExtractFailure]
+    counts: dict[str, int]
+    refused: list[FactLineOutcome]
+    batches: int
+
+    @property
+    def facts(self) -> int:
+        return sum(self.counts.values())
+
+    def summary_rows(self) -> list[list[str]]:
+        """The summary table: the chunks, then the facts by grounding and the refused lines."""
+        rows = [["chunks extracted", str(self.extracted), ""],
+                ["chunks skipped", str(self.skipped), "already extracted by this name and version"
+                 if self.skipped else ""]]
+        failures: dict[str, int] = {}
+        for failure in self.failed:
+            failures[failure.code] = failures.get(failure.code, 0) + 1
+        rows.append(["chunks failed", str(len(self.failed)),
+                     "; ".join(f"{code} ({n})" for code, n in sorted(failures.items(), key=lambda i: -i[1]))])
+        rows += [[f"facts {kind}", str(self.counts.get(kind, 0)), ""] for kind in (str(g) for g in Grounding)]
+        refused: dict[str, int] = {}
+        for outcome in self.refused:
+            reason = (outcome.reason or "").split(":")[0][:60]
+            refused[reason] = refused.get(reason, 0) + 1
+        rows.append(["facts refused", str(len(self.refused)),
+                     "; ".join(f"{r} ({n})" for r, n in sorted(refused.items(), key=lambda i: -i[1])[:3])])
+        return rows
+
+
 # ---------------------------------------------------------------- trace
 
 
