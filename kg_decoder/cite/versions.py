@@ -289,10 +289,10 @@ def _across_two_elements(record: FactVerdictRecord, fact: _Fact, new: _Version,
     the text found, the whole (what the next version looks for)."""
     sides = new.sides
     low, high = max(window[0], 0), min(window[1], len(sides) - 1)
-    if high - low > _ACROSS:
-        low, high = max(low, high - _ACROSS), high
+    # A wide window: the pairs next to either neighbour that kept its place (where the text went)
+    pairs = sorted(set(range(low, min(high, low + _ACROSS // 2))) | set(range(max(low, high - _ACROSS // 2), high)))
     best = None
-    for k in range(low, high):
+    for k in pairs:
         joined, parts = _joined(new, sides[k], sides[k + 1])
         exact = find_quote(joined, fact.text)
         found = (exact[0][0], exact[0][1], 2.0) if exact else approximate(joined, fact.text)
