@@ -29,7 +29,7 @@ from ..model import FactLineOutcome, FactLinesResult, Grounding, KgDecoderError,
     software_versions
 from ..model.errors import InvalidFact, RequestError, TimeLimit
 from .documents import document_named
-from .grounding import FUZZY_AT_LEAST, Grounded, GroundingText, ground, infer, label_of, quote_words
+from .grounding import FUZZY_AT_LEAST, Grounded, GroundingText, ground, ground_in_one, infer, label_of, quote_words
 from .places import MAX_QUOTE_CHARACTERS, ranked_places
 
 BATCH_LINES = 2000  # lines a transaction: 10^4 facts in five
@@ -37,6 +37,7 @@ MAX_LINES = 1_000_000
 _CACHED_CHUNKS = 512
 _FUZZY_LOOKUPS = 3  # the quote's rarest-looking words the text index is asked for, a fuzzy quote with no place
 _FUZZY_TEXTS = 16  # texts read for each
+_FIND_SECONDS = 5.0  # the text index's search for a line that names no chunk nor document
 _RANK = {Grounding.EXACT: 0, Grounding.NORMALISED: 1, Grounding.INFERRED: 2, Grounding.FUZZY: 3,
          Grounding.UNSUPPORTED: 4}
 
@@ -199,17 +200,20 @@ class FactLoader:
             raise InvalidFact("start and end are offsets in a chunk's text: name the chunk")
         if document is not None:
             iri = self._document(document)
-            best = None
-            for candidate in self._document_chunks(iri):
-                text = self._chunk_text(candidate)
-                grounded = ground(text, quote, self.at_least) if quote is not None else infer(text, *labels)
-                if best is None or _better(grounded, best[1]):
-                    best = (candidate, grounded, text)
-                if grounded.grounding in (Grounding.EXACT,):
-                    break
-            if best is None:
+            candidates = self._document_chunks(iri)
+            if not candidates:
                 raise InvalidFact(f"the document {iri:.200} has no chunks: chunk it first")
-            candidate, grounded, text = best
+            texts = [self._chunk_text(candidate) for candidate in candidates]
+            if quote is not None:  # the chunks whose words could hold it, best first (not every chunk)
+                index, grounded = ground_in_one(texts, quote, self.at_least)
+                index = 0 if index is None else index
+            else:
+                index, grounded = 0, None
+                for k, text in enumerate(texts):
+                    found = infer(text, *labels)
+                    if grounded is None or _better(found, grounded):
+                        index, grounded = k, found
+            candidate, text = candidates[index], texts[index]
             if grounded.grounding == Grounding.UNSUPPORTED:
                 return self._placed(number, triple, None, iri, grounded, None, quote)
             return self._placed(number, triple, candidate, candidate, grounded, text, quote)
@@ -288,7 +292,7 @@ class FactLoader:
         is (the first place, ranked as written first), else the best fuzzy match in the chunks of the
         texts that hold the quote's rarest-looking words; None where the index names none."""
         try:
-            ranked = ranked_places(self.store, quote, wanted=1)
+            ranked = ranked_places(self.store, quote, seconds=_FIND_SECONDS, wanted=1)
         except (RequestError, TimeLimit):
             ranked = None
         if ranked is not None:

@@ -28,6 +28,7 @@ from .quotes import FoldedText, as_written, find_quote
 
 FUZZY_AT_LEAST = 0.75
 FEWEST_FUZZY_WORDS = 4
+MOST_FUZZY_WORDS = 80  # a longer quote is matched as written or folded only: its runs cost quote x text
 
 _TOKEN = re.compile(r"<[^<>]*>|(\d+(?:,\d{3})*(?:\.\d+)?|[^\W\d_]+)")  # a table's markup: its tags part words
 _SMALL_NUMBERS = {word: str(value) for value, word in enumerate(
@@ -85,8 +86,8 @@ class GroundingText:
         return spans
 
 
-def ground(text: GroundingText, quote: str, at_least: float = FUZZY_AT_LEAST) -> Grounded:
-    """The verdict of ``quote`` in ``text``.
+def ground(text: GroundingText, quote: str, at_least: float = FUZZY_AT_LEAST, fuzzy: bool = True) -> Grounded:
+    """The verdict of ``quote`` in ``text`` (``fuzzy`` False: as written or folded only).
 
     >>> text = GroundingText("Acme's revenue rose to 12,000 dollars in 2023, the board said.")
     >>> ground(text, "revenue rose to 12,000 dollars")
@@ -107,7 +108,7 @@ def ground(text: GroundingText, quote: str, at_least: float = FUZZY_AT_LEAST) ->
         written = [m for m in matches if as_written(text.text[m[0]:m[1]], quote)]
         start, end = (written or matches)[0]
         return Grounded(Grounding.EXACT if written else Grounding.NORMALISED, start, end, 1.0)
-    found = fuzzy_span(text, quote)
+    found = fuzzy_span(text, quote) if fuzzy else None
     if found is not None and found[2] >= at_least and _same_claim(
             quote, text.text[found[0]:found[1]], text.text[max(0, found[0] - _AROUND):found[1] + _AROUND]):
         return Grounded(Grounding.FUZZY, found[0], found[1], round(found[2], 4))
@@ -150,17 +151,55 @@ def _same_claim(quote: str, run: str, around: str) -> bool:
     return denies(quote) == denies(run)
 
 
+def ground_in_one(texts: list[GroundingText], quote: str,
+                  at_least: float = FUZZY_AT_LEAST) -> tuple[Optional[int], Grounded]:
+    """The best verdict of ``quote`` among several texts (a document's chunks) and the index of the text
+    that gives it (None: none does). Found as written or folded in one of them, that one; else the
+    fuzzy match is tried only in the texts whose words could score above the best found so far (a bound
+    from the words they share with the quote), best bound first.
+
+    >>> texts = [GroundingText("Acme sells anvils."), GroundingText("Revenue rose to 12,000 dollars in 2023.")]
+    >>> index, found = ground_in_one(texts, "in 2023 revenue rose to 12,000 dollars")
+    >>> index, found.grounding
+    (1, 'fuzzy')
+    """
+    for index, text in enumerate(texts):
+        found = ground(text, quote, fuzzy=False)
+        if found.grounding != Grounding.UNSUPPORTED:
+            return index, found
+    words = quote_words(quote)
+    wanted = Counter(words)
+    size = len(words)
+    slack = max(1, round(size / 4))
+    bounds = []
+    for index, text in enumerate(texts):
+        shared = sum((wanted & text.bag).values())
+        bounds.append((2 * shared / (size + max(shared, size - slack)) if size else 0.0, index))
+    best_index, best = None, Grounded(Grounding.UNSUPPORTED, score=0.0)
+    for bound, index in sorted(bounds, reverse=True):
+        if bound < at_least or (best_index is not None and bound <= best.score):
+            break  # no text left could do better
+        found = ground(texts[index], quote, at_least)
+        if found.grounding != Grounding.UNSUPPORTED:
+            if best_index is None or found.score > best.score:
+                best_index, best = index, found
+        elif best_index is None and (found.score or 0.0) > best.score:
+            best = found
+    return best_index, best
+
+
 def fuzzy_span(text: GroundingText, quote: str) -> Optional[tuple[int, int, float]]:
     """The run of ``text``'s words most like ``quote``'s as bags of words: (start, end, Dice coefficient),
     among runs as long as the quote give or take one word in four; None for a quote of fewer than
-    :data:`FEWEST_FUZZY_WORDS` words or a text that shares too few of its words for any run to come close.
+    :data:`FEWEST_FUZZY_WORDS` words or more than :data:`MOST_FUZZY_WORDS`, or a text that shares too
+    few of its words for any run to come close.
 
     >>> fuzzy_span(GroundingText("One two three four five six."), "six five four three")[2]
     1.0
     """
     words = quote_words(quote)
     size = len(words)
-    if size < FEWEST_FUZZY_WORDS or not text.words:
+    if not FEWEST_FUZZY_WORDS <= size <= MOST_FUZZY_WORDS or not text.words:
         return None
     wanted = Counter(words)
     shared = sum((wanted & text.bag).values())
