@@ -1,4 +1,4 @@
-"""Benchmark: the text-layer plausibility check (``kg_decoder.decode.backends.text_plausibility``) over
+"""Benchmark: the text-layer plausibility check (``kg_decoder.decode.pdf.text_plausibility``) over
 every page with a text layer of every PDF in the shared folders: how many pages it scores, which it
 doubts (each with its score and the first words of its layer, to judge by eye whether the layer is
 garbage or a false alarm), and the share of scored pages doubted.
@@ -25,7 +25,7 @@ FOLDERS = [SHARED / "wild", SHARED / "corpus", SHARED / "tables-icdar2013"]
 def main() -> None:
     import pypdfium2 as pdfium
 
-    from kg_decoder.decode.backends.text_plausibility import doubted, plausibility
+    from kg_decoder.decode.pdf.text_plausibility import doubted, plausibility
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="*", type=Path, default=FOLDERS)

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # libmagic1: format detection;
 # LibreOffice (writer, calc, impress): DOC and PPT, Office pages drawn for the trace view; DejaVu fonts: text in generated test images;
 # Chromium and its driver: the browser test of the web app (Debian's own build, no download);
-# gcc and libc6-dev: the C reader of PDF characters (decode/backends/pdfium_chars.c);
+# gcc and libc6-dev: the C reader of PDF characters (decode/pdf/pdfium_chars.c);
 # strace: the test that a decode opens no Internet socket in any of its processes, native code included;
 # bubblewrap: LibreOffice laid out in namespaces of its own, no network and none of the machine's files.
 SYSTEM_PACKAGES=(poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-heb tesseract-ocr-ara
@@ -31,7 +31,7 @@ PYTHON="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q --upgrade pip
 # unstructured[all-docs] brings torch; pip takes it from the machine's local wheel cache where there is one.
 .venv/bin/python -m pip install -q -e '.[test]'
-# The C reader of a PDF page's characters (kg_decoder/decode/backends/pdfium_chars.c): about 30 times
+# The C reader of a PDF page's characters (kg_decoder/decode/pdf/pdfium_chars.c): about 30 times
 # faster than ctypes; without a C compiler the characters are read through ctypes, the same numbers.
-.venv/bin/python -c 'from kg_decoder.decode.backends.pdfium_chars import build; build()'
+.venv/bin/python -c 'from kg_decoder.decode.pdf.pdfium_chars import build; build()'
 echo "setup: ready ($(.venv/bin/kg-decoder --version))"

@@ -25,7 +25,7 @@ from .backends import FORMATS, partition_document
 from .grouping import complete_pages, group
 from .image_text import TIME_LIMIT_SKIP
 from .parse_cache import PartitionCache
-from .tables import table_matrix
+from .tables.matrix import table_matrix
 
 
 @dataclass

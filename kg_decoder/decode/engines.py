@@ -81,7 +81,7 @@ def _tesseract() -> str:
 
 def _table_model() -> str:
     """The table finder's model file and the start of its sha256 (a model changed in place shows)."""
-    from .backends.table_regions import bundled_model_path
+    from .tables.regions import bundled_model_path
 
     try:
         path = Path(bundled_model_path())
@@ -92,7 +92,7 @@ def _table_model() -> str:
 
 def _table_model_runtime() -> str:
     """What runs the table finder's model (its outputs differ in the fifth decimal between runtimes)."""
-    from .backends.table_regions import model_runtime
+    from .tables.regions import model_runtime
 
     return model_runtime()
 

@@ -26,7 +26,7 @@ from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, E
 from ..model.errors import (CorruptDocument, DecodeError, DocumentTooLarge, EmptyDocument, EncryptedDocument,
                             InvalidOption, KgDecoderError, StoreError, UnreadableFile, UnsupportedFormat, error_class)
 from .backends import FORMATS, Format, embedded_files
-from .backends.office import RENDERED_FOR_POSITIONS
+from .office.backend import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
 from .embedded import over_budget
 from .engines import decode_versions

@@ -16,7 +16,7 @@ import threading
 from typing import Optional
 
 from ..graph.store import KgStore
-from .backends.office import libreoffice_pdf, libreoffice_pdfs
+from .office.backend import libreoffice_pdf, libreoffice_pdfs
 
 _CONVERSIONS = threading.Lock()  # one LibreOffice at a time
 _BATCH = 16  # documents per LibreOffice run when rendering ahead

@@ -2,7 +2,7 @@
 
 A document can make the program that lays it out reach outside it: a picture linked by URL is
 fetched, an RTF field includes a file of the machine into the page. Cleaning the package
-(:mod:`kg_decoder.decode.backends.external_references`) removes the references it can see; the
+(:mod:`kg_decoder.decode.office.external_references`) removes the references it can see; the
 confinement holds for the rest. Where bubblewrap (``bwrap``) can make namespaces, the program runs in
 new ones: no network but a loopback of its own, its own process tree, and a file system that holds
 only the system's programs, libraries and fonts (read-only), a private ``/tmp`` and the folder it

@@ -62,7 +62,7 @@ class WorkerSetup:
     when warm (None: no limit), and whether its tasks can be interrupted without killing it."""
 
     warm_up: str = "kg_decoder.decode.backends:warm_up_decoding"
-    warmed: Optional[str] = "kg_decoder.decode.backends.text_types:fork_reading_process"
+    warmed: Optional[str] = "kg_decoder.decode.pdf.text_types:fork_reading_process"
     idle: bool = True
     memory_bytes: Optional[int] = None
     interruptible: bool = False

@@ -15,7 +15,7 @@ from . import Upstream
 # Fills ``pdfplumber.page.Page._objects``, the cache the ``Page.objects`` property returns when it is
 # set (else pdfplumber interprets the page again with pdfminer: ``Page.layout``, then
 # ``parse_objects``). The table finder's page was already read by pdfminer for unstructured's ``fast``
-# (decode/backends/table_page.py): walked as ``Page.iter_layout_objects`` walks a page read without
+# (decode/tables/page_marks.py): walked as ``Page.iter_layout_objects`` walks a page read without
 # layout analysis, in the drawing order ``patches.pdfminer.install_drawing_order`` keeps, its
 # characters become the few fields pdfplumber's word extraction reads, computed as
 # ``Page.process_object`` computes them (its general conversion of every attribute cost more than the

@@ -15,7 +15,7 @@ from . import Upstream
 # -- One text page a page ----------------------------------------------------------------------------------
 # Wraps ``pypdfium2.PdfPage.get_textpage`` on one page object (an attribute of the instance, not of the
 # class): PDFium builds a text page in about 1 ms, and four steps of a PDF's decode each built their
-# own (decode/backends/pdf.py, ``LoadedPages``). The first call builds it; every later call on that
+# own (decode/pdf/backend.py, ``LoadedPages``). The first call builds it; every later call on that
 # page gets the same one, which the page owns: a step must not close it.
 
 def sharing_its_text_page(page: Any) -> Any:

@@ -54,7 +54,7 @@ def spacy_pipeline() -> Any:
 # -- A page's texts read in one spaCy batch --------------------------------------------------------------
 # Wraps ``unstructured.nlp.tokenize._process``, through which ``word_tokenize``, ``pos_tag`` and
 # ``sent_tokenize`` run spaCy on one text at a time (about a fifth of partitioning a born-digital PDF).
-# kg-decoder reads the texts a page will type in one batch beforehand (decode/backends/text_types.py);
+# kg-decoder reads the texts a page will type in one batch beforehand (decode/pdf/text_types.py);
 # the wrapper answers a text from there and leaves any other to unstructured's own ``_process`` (and
 # its cache), so the types stay unstructured's whatever the batch foresaw.
 
@@ -148,7 +148,7 @@ def pdfminer_pages_replaced(replacement: Callable) -> Iterator[None]:
 # -- A sheet's tables where unstructured finds them ------------------------------------------------------
 # Mirrors ``unstructured.partition.xlsx.partition_xlsx``'s walk of a sheet (``_ConnectedComponents``,
 # ``_SubtableParser``): its Table elements do not say where in the sheet they were, which their cells'
-# A1 addresses need (decode/backends/office.py).
+# A1 addresses need (decode/office/backend.py).
 
 def sheet_core_tables(frame: Any) -> Iterator[Any]:
     """The core tables (pandas frames, with the sheet's row and column labels) of a sheet read as a

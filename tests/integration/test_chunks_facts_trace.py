@@ -23,7 +23,7 @@ from kg_decoder.cite.chunks import chunk_document, document_chunks
 from kg_decoder.cite.chunker import ChunkOptions, Heading, chunk_text
 from kg_decoder.model.errors import InvalidFact, InvalidOption, InvalidSpan, UnknownEntity
 from kg_decoder import add_facts, read_facts
-from kg_decoder.decode.tables import parse_table
+from kg_decoder.decode.tables.matrix import parse_table
 from kg_decoder import trace, web_annotations
 
 EX = "http://example.org/"

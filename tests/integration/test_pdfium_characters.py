@@ -10,9 +10,9 @@ import hashlib
 import numpy as np
 import pypdfium2 as pdfium
 
-from kg_decoder.decode.backends import pdfium_chars
-from kg_decoder.decode.backends.pdf_fonts import declared_heights
-from kg_decoder.decode.backends.pdf_text_layer import drawn_boxes, drawn_characters
+from kg_decoder.decode.pdf import pdfium_chars
+from kg_decoder.decode.pdf.fonts import declared_heights
+from kg_decoder.decode.pdf.text_layer import drawn_boxes, drawn_characters
 
 PDFS = ("layout-parser-paper-fast.pdf", "embedded-images-tables.pdf", "loremipsum-flat.pdf")
 
@@ -57,7 +57,7 @@ def test_a_pages_boxes_computed_at_once_are_those_read_character_by_character(co
 def test_a_pages_lines_read_at_once_are_those_read_character_by_character(corpus_dir):
     """The lines turned text, the title, the text beside a table and dropped lines are taken from:
     the paper's page 1 has a turned margin stamp and an author's mark PDFium reads as U+0000."""
-    from kg_decoder.decode.backends.pdf_text_layer import _lines, _lines_one_by_one
+    from kg_decoder.decode.pdf.text_layer import _lines, _lines_one_by_one
 
     compared = lines = 0
     for data, index, page in pages(corpus_dir):
@@ -89,7 +89,7 @@ def test_a_pdf_page_is_loaded_once_by_all_the_steps_of_its_partition(corpus_dir,
     and to build its own text page (about 1 ms more)."""
     from pypdfium2._helpers.document import PdfDocument
 
-    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.decode.pdf.backend import PDF, PdfBackend
     from kg_decoder.model import DecodeOptions
 
     loaded: list[int] = []
@@ -123,7 +123,7 @@ def test_the_pictures_found_ahead_and_the_partition_load_each_page_once(corpus_d
     partition then takes over: it used to open the PDF a second time and load every page again."""
     from pypdfium2._helpers.document import PdfDocument
 
-    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.decode.pdf.backend import PDF, PdfBackend
     from kg_decoder.model import DecodeOptions
 
     loaded: list[int] = []
@@ -145,7 +145,7 @@ def test_a_pages_letters_are_decoded_at_once_as_chr_decodes_each():
     """Every code point (lone surrogates too), PDFium's line-ending hyphen read as "-"."""
     import numpy as np
 
-    from kg_decoder.decode.backends.pdf_text_layer import _letters
+    from kg_decoder.decode.pdf.text_layer import _letters
 
     codes = np.arange(0, 0x110000, dtype=np.uint32)
     assert _letters(codes) == "".join("-" if code == 0x02 else chr(code) for code in range(0x110000))

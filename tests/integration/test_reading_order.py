@@ -10,7 +10,7 @@ import subprocess
 import zipfile
 
 import kg_decoder
-from kg_decoder.decode.backends.reading_order import reading_order
+from kg_decoder.decode.pdf.reading_order import reading_order
 from kg_decoder.model import Element
 
 SNIPPET = 8

@@ -262,9 +262,9 @@ def test_a_long_rendering_is_read_in_page_ranges_by_forked_readers_alike(paged, 
 
     import pypdfium2 as pdfium
 
-    from kg_decoder.decode.backends import rendered_pages
-    from kg_decoder.decode.backends.pdf_fonts import declared_heights
-    from kg_decoder.decode.backends.pdf_text_layer import page_text
+    from kg_decoder.decode.rendering import pages as rendered_pages
+    from kg_decoder.decode.pdf.fonts import declared_heights
+    from kg_decoder.decode.pdf.text_layer import page_text
 
     store, docx, _ = paged
     pdf = rendered_file(store, docx).read_bytes()
@@ -304,7 +304,7 @@ def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeyp
     in page ranges side by side, are those the decode reads; the readers start while a conversion that
     takes its time goes on; a reader that fails, or a short rendering, leaves them to be read when
     placing, and its readers started early are stopped."""
-    from kg_decoder.decode.backends import rendered_pages
+    from kg_decoder.decode.rendering import pages as rendered_pages
 
     store, docx, _ = paged
     pdf = rendered_file(store, docx).read_bytes()

@@ -174,7 +174,7 @@ def test_an_element_box_off_its_words_is_caught_when_the_pdf_is_decoded(tmp_path
     drawn holds them, the same box a line lower does not."""
     import pypdfium2
 
-    from kg_decoder.decode.backends.box_checks import check_pdf_boxes
+    from kg_decoder.decode.rendering.box_checks import check_pdf_boxes
     from kg_decoder.model import Element
 
     drawn = drawn_pdfs.hyphenated(tmp_path)

@@ -124,8 +124,8 @@ def test_corpus_papers_read_their_stamp_and_title_and_keep_unmapped_characters(c
 def test_a_page_is_read_through_pdfium_once_for_its_turned_text_and_the_title(corpus_dir, monkeypatch):
     """page 1 of the paper holds the stamp (turned text) and the title (largest type): both steps read
     its lines, which cost about 15 µs a character through PDFium, and one reading serves them."""
-    from kg_decoder.decode.backends import pdf_text_layer
-    from kg_decoder.decode.backends.pdf import PDF, PdfBackend
+    from kg_decoder.decode.pdf import text_layer as pdf_text_layer
+    from kg_decoder.decode.pdf.backend import PDF, PdfBackend
     from kg_decoder.model import DecodeOptions
 
     read: list[str] = []  # each page read, by its text
@@ -150,9 +150,9 @@ def test_lines_read_ahead_in_a_pdf_opened_apart_are_the_lines_read_in_the_decode
     decode's own reading of the pages (``PdfLines`` over its loaded pages, sharing their text pages)."""
     import pypdfium2 as pdfium
 
-    from kg_decoder.decode.backends import pdf_fonts
-    from kg_decoder.decode.backends.pdf import LoadedPages
-    from kg_decoder.decode.backends.pdf_text_layer import PdfLines, page_lines
+    from kg_decoder.decode.pdf import fonts as pdf_fonts
+    from kg_decoder.decode.pdf.backend import LoadedPages
+    from kg_decoder.decode.pdf.text_layer import PdfLines, page_lines
 
     data = (corpus_dir / name).read_bytes()
     pdf = LoadedPages(pdfium.PdfDocument(data))

@@ -7,7 +7,7 @@ import zipfile
 
 from lxml import etree
 
-from kg_decoder.decode.backends.external_references import INERT_TARGET, without_external_references
+from kg_decoder.decode.office.external_references import INERT_TARGET, without_external_references
 from linked_office import hostile_office_files, write_secrets
 
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"

@@ -79,7 +79,7 @@ def test_unstructured_patches_are_in_effect_once_installed():
     import unstructured.partition.pdf as unstructured_pdf
 
     from kg_decoder.decode import offline
-    from kg_decoder.decode.backends import text_types
+    from kg_decoder.decode.pdf import text_types
     from kg_decoder.patches import unstructured as patches
 
     offline.install_offline_spacy_model()

@@ -10,7 +10,7 @@ import pytest
 
 from kg_decoder.cite.glyphs import _letter_pairs
 from kg_decoder.cite.quotes import _BREAK, FoldedText, as_written, find_quote, quote_pattern
-from kg_decoder.decode.backends.pdf_geometry import PageGeometry
+from kg_decoder.decode.pdf.geometry import PageGeometry
 from kg_decoder.decode.images import merge_by_position
 from kg_decoder.model import Element
 

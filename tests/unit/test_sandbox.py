@@ -36,7 +36,7 @@ def test_unconfined_a_cleaned_format_is_laid_out_only_as_a_zip_package(monkeypat
     import io
     import zipfile
 
-    from kg_decoder.decode.backends import office
+    from kg_decoder.decode.office import backend as office
 
     monkeypatch.delenv(office.UNCONFINED_VARIABLE, raising=False)
     monkeypatch.setattr(office, "confinement", lambda: None)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from kg_decoder.decode.backends.table_finder import tables_on_page
-from kg_decoder.decode.backends.table_page import PageMarks, Rule, Word, marks_from_pdfium, marks_from_pdfplumber
-from kg_decoder.decode.backends.table_regions import Detection, table_signal
-from kg_decoder.decode.backends.table_structure import build_table, grid_cells, mark_header
+from kg_decoder.decode.tables.finder import tables_on_page
+from kg_decoder.decode.tables.page_marks import PageMarks, Rule, Word, marks_from_pdfium, marks_from_pdfplumber
+from kg_decoder.decode.tables.regions import Detection, table_signal
+from kg_decoder.decode.tables.structure import build_table, grid_cells, mark_header
 from kg_decoder.model import Cell
 
 HEIGHT = 10.0  # every word's height; lines 15 points apart unless a test says otherwise

@@ -28,11 +28,11 @@ from ..processes import THREADS_VARIABLE
 from .base import Backend, Format, PdfConverter, PicturesAhead
 from .image import ImageBackend
 from .json_structure import JsonBackend
-from .legacy_office import LegacyOfficeBackend
+from ..office.legacy import LegacyOfficeBackend
 from .mail import EmailBackend
 from .markup import MarkupBackend
-from .ooxml import OoxmlBackend
-from .pdf import PdfBackend
+from ..office.ooxml import OoxmlBackend
+from ..pdf.backend import PdfBackend
 from .text import TextBackend
 
 BACKENDS: tuple[Backend, ...] = (PdfBackend(), ImageBackend(), OoxmlBackend(), LegacyOfficeBackend(),
@@ -169,7 +169,7 @@ def warm_up_decoding() -> None:
 def warm_up(threads: Optional[int] = None) -> None:
     """Import every backend's parsers and load the spaCy model once, before the first document;
     ``threads``: this process's share of the CPUs, which the layout model keeps to (None: all)."""
-    from .pdf_tables import limit_threads
+    from ..tables.pdf_pages import limit_threads
 
     limit_threads(threads)
     for backend in BACKENDS:

@@ -11,7 +11,7 @@ from ...model.errors import CorruptDocument, InvalidOption, UnsafeDocument
 from ..images import describe_image, pixels_refused
 from .base import Backend, Format, PdfConverter, drawing_scale
 from ..image_text import on_white
-from .page_ocr import image_scale, ocr_page
+from ..pdf.page_ocr import image_scale, ocr_page
 from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 

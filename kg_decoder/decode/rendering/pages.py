@@ -2,7 +2,7 @@
 and line box, packed in one string and one array per page. A long document's rendering draws about a
 million characters; as a PageText of character objects each (with its turn, type size and two orders
 of reading, which placing does not use) it held over a gigabyte, twice while forked readers handed
-it over. The characters and boxes are PDFium's, as ``pdf_text_layer.page_text`` reads them.
+it over. The characters and boxes are PDFium's, as ``pdf.text_layer.page_text`` reads them.
 
 A long rendering is read by processes of its own as soon as LibreOffice is done, beside the partition
 (:class:`ReadAhead`); else when its elements are placed, a very long one by forked readers. Either
@@ -26,10 +26,10 @@ import numpy as np
 
 from ...model import BBox
 from ..processes import cpu_share
-from .child_python import python_command
-from .pdf_fonts import declared_heights
-from .pdf_geometry import PageGeometry
-from .pdf_text_layer import drawn_boxes
+from ..child_python import python_command
+from ..pdf.fonts import declared_heights
+from ..pdf.geometry import PageGeometry
+from ..pdf.text_layer import drawn_boxes
 
 _PAGES_PER_READER = 256  # a rendering read by one process per so many pages (a fork costs more than a few pages)
 # A rendering of this many pages is read ahead (a reader process's start, about 0.8 s of imports, beside
@@ -88,7 +88,7 @@ class RenderedPage:
 
 def rendered_page(page, heights: dict[str, tuple[float, float]]) -> RenderedPage:
     """The drawn characters, size and pictures of a pypdfium2 page; ``heights``: its fonts'
-    (``pdf_fonts.declared_heights``)."""
+    (``pdf.fonts.declared_heights``)."""
     return RenderedPage(*drawn_boxes(page, heights), size=tuple(round(v, 3) for v in page.get_size()),
                         pictures=_pictures(page))
 
@@ -276,7 +276,7 @@ def _page_count(pdf: bytes) -> int:
 _READER = """
 import ctypes, pickle, signal, sys
 ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when the thread that started it is
-from kg_decoder.decode.backends.rendered_pages import _pages_of
+from kg_decoder.decode.rendering.pages import _pages_of
 start, stop = map(int, sys.stdin.buffer.readline().split())
 pages = _pages_of(sys.stdin.buffer.read(), range(start, stop))
 sys.stdout.buffer.write(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))

@@ -4,7 +4,7 @@ where it has none; image objects with their placement (PDFium); pages drawn with
 A page whose text layer ``fast`` returns nothing for (unstructured refuses a whole document it
 finds too complex, a page pdfminer cannot lay out) is read from the same text layer through
 PDFium instead: a PDF whose text any engine can read is never refused as empty. Every box is on
-the displayed page (see ``pdf_geometry``).
+the displayed page (see ``geometry``).
 """
 
 from __future__ import annotations
@@ -23,21 +23,21 @@ from ...patches import pdfminer as pdfminer_patches
 from ...patches.pypdfium2 import sharing_its_text_page
 from ...patches.unstructured import pdfminer_pages_generator, pdfminer_pages_replaced
 from ..images import describe_image, merge_by_position
-from . import pdf_fonts, text_types
-from .base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
-from .box_checks import check_pdf_boxes
-from .pdf_geometry import PageGeometry
+from . import fonts, text_types
+from ..backends.base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
+from ..rendering.box_checks import check_pdf_boxes
+from .geometry import PageGeometry
 from .page_ocr import ocr_page, pdf_page_scale
-from .pdf_decryption import readable_pdf
-from .pdf_forms import with_forms
-from .pdf_unread import with_unread_lines
-from .pdf_tables import TableReadings, find_tables
+from .decryption import readable_pdf
+from .forms import with_forms
+from .unread import with_unread_lines
+from ..tables.pdf_pages import TableReadings, find_tables
 from .reading_order import reading_order
 from .regions import replacing
-from .pdf_text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, page_lines, read_page,
-                             text_layer_elements, turned_text_elements)
+from .text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, page_lines, read_page,
+                         text_layer_elements, turned_text_elements)
 from .text_plausibility import doubted, plausibility
-from .unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
+from ..backends.unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
 LINES_AHEAD = 4  # pages whose lines the reading process reads ahead: it takes no page's texts meanwhile
@@ -399,7 +399,7 @@ def _document_title(data: bytes, pdf, layer: PdfLines, first_page_has_text: bool
     stated = [_info_title(pdf)]
     if not stated[0]:
         try:
-            with pdf_fonts.parsed(data) as reader:
+            with fonts.parsed(data) as reader:
                 xmp = reader.xmp_metadata
             titles = (xmp.dc_title or {}) if xmp is not None else {}
             stated.append(str(titles.get("x-default") or next(iter(titles.values()), "")).strip())

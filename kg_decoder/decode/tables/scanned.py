@@ -15,9 +15,9 @@ from typing import Optional
 
 from ...model import Cell, Element, Matrix
 from ..image_text import read_words_of
-from .pdf_tables import INFERRED_CELL, table_element
-from .table_finder import FoundTable
-from .table_structure import mark_header
+from .pdf_pages import INFERRED_CELL, table_element
+from .finder import FoundTable
+from .structure import mark_header
 
 _LINE_SHARE = 30  # a line is at least this many times shorter than the page: width / 30, height / 30
 _MIN_LINES = 3

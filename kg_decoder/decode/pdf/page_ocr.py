@@ -1,7 +1,7 @@
 """Pages read by OCR (tesseract): a PDF page without a text layer, drawn by PDFium as it displays,
 and the frames of an image file. One element per paragraph tesseract finds, with its box on the page
 and its confidence (the mean of its words'); a ruled table becomes one Table element read cell by
-cell (``scanned_tables``) in place of the paragraphs there; each page records the mean confidence
+cell (``tables/scanned.py``) in place of the paragraphs there; each page records the mean confidence
 of all its words, so an audit can list the pages to check by eye.
 
 Resolution, by measurement on the corpus scan (``loremipsum-flat.pdf``, a 200 dpi scan of body
@@ -19,7 +19,7 @@ from typing import Optional
 from ...model import BBox, Element, Problem, Verification
 from ..image_text import MAX_ENLARGE, TARGET_LONG_SIDE, read_words
 from .regions import replacing
-from .scanned_tables import ruled_tables
+from ..tables.scanned import ruled_tables
 
 PDF_SCALE = 3.0
 MAX_PAGE_PIXELS = 40_000_000

@@ -22,9 +22,9 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ...model import BBox
-from .table_page import (PageMarks, Word, box_area, box_overlap, box_union, cell_text, distinct, line_pieces,
+from .page_marks import (PageMarks, Word, box_area, box_overlap, box_union, cell_text, distinct, line_pieces,
                          reads_as_number, snap_box, text_lines, words_in)
-from .table_structure import build_table
+from .structure import build_table
 
 RENDER_SCALE = 2.0  # pixels per point the page is drawn at for the model (it reads 608 x 800 pixels anyway)
 DETECTOR_FLOOR = 0.3  # the model's own threshold: boxes below it are dropped before its overlap suppression

@@ -15,8 +15,8 @@ import unicodedata
 import numpy as np
 
 from ...model import Element, Verification
-from .pdf_geometry import PageGeometry
-from .rendered_pages import RenderedPage
+from ..pdf.geometry import PageGeometry
+from .pages import RenderedPage
 
 _SHARE = 0.8  # of the runs of three letters of an element's text the page must show inside its box
 _UNMAPPED = re.compile(r"\(cid:\d+\)")

@@ -25,8 +25,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable, Optional
 
 from ...model import Element, Page, Problem, Verification
-from .pdf_fonts import parsed
-from .pdf_geometry import BBox, PageGeometry, Rect
+from .fonts import parsed
+from .geometry import BBox, PageGeometry, Rect
 
 _NO_TEXT_SUBTYPES = {2, 16}  # PDFium's link and pop-up annotations: nothing of their own to read
 _HIDDEN = 2 | 32  # annotation flags: Hidden, NoView

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Optional, Union
 
 from ...model import Element, PageChar, PageText, Reading, middle_within
-from .pdf_fonts import declared_heights
-from .pdf_geometry import BBox, PageGeometry
+from .fonts import declared_heights
+from .geometry import BBox, PageGeometry
 from .pdfium_chars import BOX, GENERATED, LOOSE, ORIGIN, read_characters
 
 _LINE_GAP = 0.8  # lines further apart than this many line heights start a new block
@@ -45,7 +45,7 @@ def read_page(data: bytes, page_number: int, key: Optional[str] = None) -> PageT
 
 
 def page_text(page, heights: dict[str, tuple[float, float]], unmapped: bool = False) -> PageText:
-    """The text layer of a pypdfium2 page; ``heights``: its fonts' (``pdf_fonts.declared_heights``).
+    """The text layer of a pypdfium2 page; ``heights``: its fonts' (``fonts.declared_heights``).
     ``unmapped``: glyphs the font maps to no character are kept, as U+FFFD (they still take room in
     a box on the words: a ligature another reader maps to its letters)."""
     chars: list[PageChar] = []
@@ -191,7 +191,7 @@ def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = 
                 turned: bool = True) -> Iterator[Union[PageChar, str]]:
     """Each character of the page's text layer: drawn ones with their boxes, else ``" "`` for a space
     (drawn or put in by PDFium between words) and ``"\n"`` for a line break. ``heights`` are the
-    ascent and descent the page's fonts declare (see ``pdf_fonts.declared_heights``); ``unmapped``:
+    ascent and descent the page's fonts declare (see ``fonts.declared_heights``); ``unmapped``:
     glyphs drawn without a character are given as U+FFFD rather than left out; ``turned``: each
     glyph's turn and type size are read too (else left at upright and unknown)."""
     geometry = PageGeometry.of(page)
@@ -267,7 +267,7 @@ class PdfLines:
     however many steps ask for it: turned text, the text beside a table, the lines a first reading
     dropped, the title (these steps often look at the same page: page 1 with a margin stamp is read for
     its turned text and for the title).
-    ``data``: the PDF's bytes, for its fonts' heights (``pdf_fonts.declared_heights``); ``ahead``: some
+    ``data``: the PDF's bytes, for its fonts' heights (``fonts.declared_heights``); ``ahead``: some
     pages' lines (:func:`page_lines`) read meanwhile elsewhere, taken when a page is first wanted (what
     it raises: read here)."""
 

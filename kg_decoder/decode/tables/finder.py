@@ -3,17 +3,17 @@
 Per page:
   1. the pre-signal (text layer only, about 1 ms): a ruled grid, or three consecutive text lines split
      by a wide gap; pages without either skip everything below (they cannot hold a table it would
-     find) — :func:`.table_regions.table_signal` on :func:`.table_page.marks_from_pdfium`;
+     find) — :func:`.regions.table_signal` on :func:`.page_marks.marks_from_pdfium`;
   2. regions: the bundled layout model on the page drawn by PDFium, completed from the page's vector
-     graphics (:mod:`.table_regions`);
+     graphics (:mod:`.regions`);
   3. structure from the text layer (pdfplumber's words and ruling lines): rows, columns, spans and
-     header rows (:mod:`.table_structure`).
+     header rows (:mod:`.structure`).
 
 Coordinates everywhere: PDF points, top-left origin of the displayed page (pdfplumber's view, which
 applies /Rotate). The rules and their thresholds were chosen by measurement on the ICDAR 2013 table
 competition's odd half (``../shared/tables-icdar2013``; ``bench/tables.py`` prints the scores beside
 pdfplumber's and camelot's, and says which half is in-sample): every threshold sits on a plateau of
-the score, and no rule names a file. :mod:`.pdf_tables` ties it to the decode.
+the score, and no rule names a file. :mod:`.pdf_pages` ties it to the decode.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ...model import BBox, Matrix
-from .table_page import PageMarks, words_in
-from .table_regions import Detection, find_regions
-from .table_structure import build_table, grid_cells
+from .page_marks import PageMarks, words_in
+from .regions import Detection, find_regions
+from .structure import build_table, grid_cells
 
 MIN_ROWS = 2  # smaller results are not tables
 MIN_COLUMNS = 2

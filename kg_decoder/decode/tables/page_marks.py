@@ -20,9 +20,9 @@ import numpy as np
 
 from ...model import BBox
 from ...patches.pdfplumber import set_objects_from_layout
-from .pdf_geometry import PageGeometry
-from .pdf_text_layer import glyph_turn
-from .pdfium_chars import LOOSE, read_characters
+from ..pdf.geometry import PageGeometry
+from ..pdf.text_layer import glyph_turn
+from ..pdf.pdfium_chars import LOOSE, read_characters
 
 PIECE_GAP = 0.5  # words closer than this many times their height belong to one piece of a line
 LINE_OVERLAP = 0.5  # vertical overlap (share of the smaller word) that puts two words on one line

@@ -57,7 +57,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, NamedTuple, Optional
 
 from ...patches.unstructured import install_text_lookup, spacy_pipeline, texts_to_type
-from .child_python import python_command
+from ..child_python import python_command
 
 BATCH = 64  # spaCy's batch: little faster beyond (2 517 texts: 16 → 6.9 s, 64 → 5.9 s, 256 → 6.1 s)
 SHARE_LETTERS = 200  # a share's fewest letters: a batch of short texts costs spaCy up to twice a page's per text
@@ -399,7 +399,7 @@ class ReadingProcess:
 
     def __init__(self) -> None:
         self._claims, self._tokens = _claims_pipe()
-        code = f"from kg_decoder.decode.backends.text_types import serve; serve({self._claims})"  # its modules alone
+        code = f"from kg_decoder.decode.pdf.text_types import serve; serve({self._claims})"  # its modules alone
         try:
             if min(self._claims, self._tokens) <= 2:  # a standard stream closed here: the child's would be a pipe
                 raise OSError("a standard stream of this process is closed")

@@ -18,14 +18,14 @@ from typing import Optional
 
 from ...model import DecodeOptions, Element, PageText, Partitioned
 from ...patches.unstructured import sheet_core_tables
-from ..tables import parse_table
+from ..tables.matrix import parse_table
 from ..sandbox import confined, confinement
-from .base import Backend, Format, PdfConverter, PendingRendering, Rendered
+from ..backends.base import Backend, Format, PdfConverter, PendingRendering, Rendered
 from .external_references import without_external_references
-from .pdf import render_pdf_page
-from .pdf_text_layer import read_page
-from .rendered_pages import ReadAhead
-from .rendered_positions import place_by_rendering
+from ..pdf.backend import render_pdf_page
+from ..pdf.text_layer import read_page
+from ..rendering.pages import ReadAhead
+from ..rendering.positions import place_by_rendering
 
 
 def locate_sheet_tables(data: bytes, elements: list[Element]) -> None:

@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 
 from ...model import Element, Page
 from ..images import EMU_PER_POINT
-from ..tables import cell_address
+from ..tables.matrix import cell_address
 from .ooxml_graphics import CellReader, graphic_elements
 from .ooxml_package import A, R, Package, insert_after_page, local, merge_after_anchor
 

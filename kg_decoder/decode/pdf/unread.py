@@ -15,7 +15,7 @@ import unicodedata
 
 from ...model import Element, Problem
 from ..images import merge_by_position
-from .pdf_text_layer import PdfLines, lines_beside
+from .text_layer import PdfLines, lines_beside
 
 
 def with_unread_lines(layer: PdfLines, elements: list[Element], numbers: list[int],

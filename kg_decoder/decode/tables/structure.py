@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ...model import BBox, Cell
-from .table_page import (PIECE_GAP, LinePiece, Rule, Word, cell_text, distinct, line_pieces, reads_as_number,
+from .page_marks import (PIECE_GAP, LinePiece, Rule, Word, cell_text, distinct, line_pieces, reads_as_number,
                          text_lines, words_box)
 
 COLUMN_CROSSINGS = 0.15  # a column gap may be crossed by this share of the lines (spanning cells)...

@@ -18,14 +18,14 @@ from ...model.errors import CorruptDocument, EmptyDocument
 from ...patches.oxml import install_compiled_lookups
 from ..embedded import OLE_MAGIC, EmbeddedFile, over_budget, unpack_ole
 from ..images import EMU_PER_POINT, describe_image, merge_after_text
-from ..tables import cell_address
-from .base import Format, Rendered
+from ..tables.matrix import cell_address
+from ..backends.base import Format, Rendered
 from .docx_parts import docx_extras, readable_docx
-from .office import OfficeBackend, locate_sheet_tables
+from .backend import OfficeBackend, locate_sheet_tables
 from .ooxml_package import insert_after_page, ordered_parts, relationship_targets
 from .slide_parts import pptx_extras, xlsx_extras
-from .table_cells import place_slide_table_cells
-from .unstructured_glue import partition_file
+from ..tables.office_cells import place_slide_table_cells
+from ..backends.unstructured_glue import partition_file
 
 DOCX = Format("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", ("docx",))
 PPTX = Format("pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation", ("pptx",),

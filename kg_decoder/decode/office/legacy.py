@@ -11,10 +11,10 @@ from typing import Optional
 
 from ...model import DecodeOptions, Element, Page, Partitioned, ProgressCallback
 from ...model.errors import CorruptDocument, UnsupportedFormat
-from .base import Format
-from .office import RENDER_SECONDS, OfficeBackend, libreoffice_pdfs, locate_sheet_tables, refusal
+from ..backends.base import Format
+from .backend import RENDER_SECONDS, OfficeBackend, libreoffice_pdfs, locate_sheet_tables, refusal
 from .ooxml import DOCX, PPTX, OoxmlBackend
-from .unstructured_glue import partition_file
+from ..backends.unstructured_glue import partition_file
 
 _PARTITIONERS = {"doc": ("unstructured.partition.doc", "partition_doc"),
                  "ppt": ("unstructured.partition.ppt", "partition_ppt"),

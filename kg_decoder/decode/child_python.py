@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import sys
 
-_BACKENDS = os.path.dirname(os.path.abspath(__file__))
-_PACKAGES = {"kg_decoder": os.path.dirname(os.path.dirname(_BACKENDS)),
-             "kg_decoder.decode": os.path.dirname(_BACKENDS),
-             "kg_decoder.decode.backends": _BACKENDS}
+_DECODE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGES = {"kg_decoder": os.path.dirname(_DECODE),
+             "kg_decoder.decode": _DECODE,
+             "kg_decoder.decode.backends": os.path.join(_DECODE, "backends")}
 _EMPTY_PACKAGES = f"""
 import sys, types
 for name, folder in {_PACKAGES!r}.items():

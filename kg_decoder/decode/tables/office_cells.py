@@ -18,8 +18,8 @@ from typing import Iterator
 from ...model import BBox, Element, folded_letters, middle_within
 from ..assembly import element_text
 from ..images import EMU_PER_POINT
-from ..tables import parse_table
-from .rendered_pages import RenderedPage
+from .matrix import parse_table
+from ..rendering.pages import RenderedPage
 
 _SLACK = 2.0  # points a table's box is grown by when its characters are gathered
 

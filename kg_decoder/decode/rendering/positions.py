@@ -22,9 +22,9 @@ import numpy as np
 
 from ...model import BBox, Element, Partitioned, Problem, Rendering
 from .box_checks import check_rendered_boxes
-from ..tables import parse_table
-from .rendered_pages import RenderedPage, read_rendered_pages
-from .table_cells import place_rendered_table_cells
+from ..tables.matrix import parse_table
+from .pages import RenderedPage, read_rendered_pages
+from ..tables.office_cells import place_rendered_table_cells
 
 _FUZZY_WINDOW = 400  # letters beyond an element's length searched when its exact text is not there
 _FUZZY_SHARE = 0.8  # of an element's letters that must be found together for a fuzzy placement
@@ -42,7 +42,7 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
     """Render the document and give each text element without a box the rendered page and box it has
     there. A document that cannot be rendered keeps its elements as they are, with a problem.
     ``read_ahead``: the rendering's pages where they were read while the document was partitioned
-    (:class:`rendered_pages.ReadAhead`), or None."""
+    (:class:`.pages.ReadAhead`), or None."""
     pdf = convert(data, format_name)
     if pdf is None:
         partitioned.problems.append(Problem.of("not-rendered", "the document could not be rendered to place its "

@@ -12,7 +12,7 @@ import html as html_lib
 import re
 from typing import Optional
 
-from ..model import Cell, Element, Matrix
+from ...model import Cell, Element, Matrix
 
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)([^<>]*)>")
 _SPAN = re.compile(r"""\b(rowspan|colspan)\s*=\s*["']?(\d+)""", re.IGNORECASE)
