@@ -31,7 +31,6 @@ from ..decode.parallel import WorkerPool, available_cpus, in_input_order
 from ..decode.images import limit_image_pixels
 from ..decode.worker import shared_worker
 from ..graph.queries import query_file, shipped_queries
-from ..graph.resources import resource_dir
 from ..graph.opening import open_for_reading, open_store
 from ..graph.store import KgStore
 from ..graph.terms import read_facts
@@ -491,22 +490,10 @@ def _split_cpus(worker) -> None:
 
 
 def load_web_app():
-    """The Flask app package in web/ (shipped as data in the wheel), as the module ``kg_decoder_web``."""
-    import importlib.util
+    """The Flask app package, ``kg_decoder.web`` (imported on demand: Flask is needed by serve only)."""
+    from .. import web
 
-    if "kg_decoder_web" in sys.modules:
-        return sys.modules["kg_decoder_web"]
-    folder = resource_dir("web")
-    spec = importlib.util.spec_from_file_location("kg_decoder_web", folder / "__init__.py",
-                                                  submodule_search_locations=[str(folder)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["kg_decoder_web"] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules["kg_decoder_web"]
-        raise
-    return module
+    return web
 
 
 def _images(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Locate the data folders that ship beside the code: ontology/, queries/, web/.
+"""Locate the data folders that ship beside the code: ontology/ and queries/.
 
 In a wheel they are packed under ``kg_decoder/_resources/``; in a source checkout
 (editable install) they sit at the repository root.
@@ -16,7 +16,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # kg_decoder/
 
 @lru_cache(maxsize=None)
 def resource_dir(name: str) -> Path:
-    """Return the folder ``name`` (``ontology``, ``queries`` or ``web``).
+    """Return the folder ``name`` (``ontology`` or ``queries``).
 
     >>> resource_dir("queries").name
     'queries'

@@ -1,6 +1,6 @@
 """What a web app over a store needs beyond the public API: the SPARQL protocol, the workers that
 run untrusted work, bounded traces and page pictures, upload jobs and the views its pages and JSON
-show. The Flask app in ``web/`` uses these and the names of ``kg_decoder`` only."""
+show. The Flask app in ``kg_decoder/web/`` uses these and the names of ``kg_decoder`` only."""
 
 from ..graph.sparql_guard import allowed_endpoints
 from ..model.errors import RequestCancelled

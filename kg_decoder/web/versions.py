@@ -8,7 +8,7 @@ from flask import Blueprint, jsonify, render_template, request
 import kg_decoder
 from kg_decoder import RequestError
 
-from . import settings
+from .context import settings
 
 versions = Blueprint("versions", __name__)
 

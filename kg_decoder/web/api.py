@@ -13,7 +13,7 @@ from kg_decoder import ChunkOptions, DecodeOptions, RequestError, ServerBusy, Un
 from kg_decoder.serve import (PAGE_ROWS, bounded_search, bounded_trace, decoded_json, document_iri, fact_object,
                               form_options)
 
-from . import HERE, settings
+from .context import HERE, settings
 
 api = Blueprint("api", __name__, url_prefix="/api")
 _TRUE = ("1", "true", "yes")

@@ -7,7 +7,7 @@ from flask import Blueprint, Response, redirect, request
 from kg_decoder import RequestError
 from kg_decoder.serve import run_query, run_update
 
-from . import settings, prefers_html
+from .context import settings, prefers_html
 
 sparql = Blueprint("sparql", __name__)
 _TRUE = ("1", "true", "yes")

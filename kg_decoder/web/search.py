@@ -7,7 +7,7 @@ from flask import Blueprint, render_template, request
 
 from kg_decoder.serve import trace_view
 
-from . import settings
+from .context import settings
 from .api import search_request
 
 search = Blueprint("search", __name__)

@@ -10,7 +10,7 @@ from flask import Blueprint, Response, render_template, request
 from kg_decoder.serve import (bounded_page_image, bounded_rendered_page_image, document_iri, query_examples,
                               trace_view, verdict_chain_views)
 
-from . import settings
+from .context import settings
 from .api import trace_request, whole_number
 
 pages = Blueprint("pages", __name__)
