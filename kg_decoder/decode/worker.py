@@ -46,7 +46,7 @@ from ..model.errors import (CorruptDocument, CpuLimit, DecodeTimeout, KgDecoderE
                             UnsafeDocument, WorkerUnavailable)
 from ..model.progress import ProgressCallback
 from .images import limit_image_pixels, pixels_refused, too_many_pixels
-from .processes import THREADS_VARIABLE, cpu_share, die_with_parent
+from .processes import THREADS_VARIABLE, die_with_parent
 
 _START_TIMEOUT_SECONDS = 600.0
 BUILD_DOCUMENT = "kg_decoder.decode.build:build_document"
@@ -56,13 +56,10 @@ _GRACE_SECONDS = 1.0  # how long an interrupted task may take to unwind before i
 
 @dataclass(frozen=True)
 class WorkerSetup:
-    """What a worker process is for: the task run once to warm it up, the task run once what the
-    warm-up made is frozen (None: none; a decoding worker forks its texts' reading process then),
-    whether it runs at idle priority, how many bytes of address space it may take beyond what it maps
+    """What a worker process is for: the task run once to warm it up, whether it runs at idle priority, how many bytes of address space it may take beyond what it maps
     when warm (None: no limit), and whether its tasks can be interrupted without killing it."""
 
     warm_up: str = "kg_decoder.decode.backends:warm_up_decoding"
-    warmed: Optional[str] = "kg_decoder.decode.pdf.text_types:fork_reading_process"
     idle: bool = True
     memory_bytes: Optional[int] = None
     interruptible: bool = False
@@ -135,8 +132,6 @@ def _serve(connection, setup: WorkerSetup) -> None:
     warm_up()
     limit_image_pixels()  # after the imports: unstructured raises PIL's limit when imported
     _freeze_what_lives_on()
-    if setup.warmed:
-        _task(setup.warmed)[0]()
     import resource
 
     at_rest = _address_space()

@@ -28,7 +28,7 @@ from ..model.errors import InvalidOption, KgDecoderError, QueryError, QueryTimeo
 AuditCallback = Callable[[Audit], None]
 # A worker that runs audits: nothing to warm up beyond this module; an audit stuck in Oxigraph is
 # killed with its worker (a query cannot be stopped otherwise), and the next audit starts another.
-AUDIT_WORKER = WorkerSetup(warm_up="kg_decoder.quality.audits:warm_up", warmed=None, idle=False,
+AUDIT_WORKER = WorkerSetup(warm_up="kg_decoder.quality.audits:warm_up", idle=False,
                            memory_bytes=8 * 2 ** 30, interruptible=True, name="audit worker")
 _AUDIT_TASK = "kg_decoder.quality.audits:audit_table"
 

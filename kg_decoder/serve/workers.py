@@ -53,7 +53,7 @@ _log = logging.getLogger(__name__)
 
 
 def reading_setup(memory_bytes: int) -> WorkerSetup:
-    return WorkerSetup(warm_up=f"{TASKS}:warm_up", warmed=None, idle=False, memory_bytes=memory_bytes,
+    return WorkerSetup(warm_up=f"{TASKS}:warm_up", idle=False, memory_bytes=memory_bytes,
                        interruptible=True, name="server's worker")
 
 

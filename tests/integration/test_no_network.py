@@ -24,7 +24,6 @@ def test_a_decode_opens_no_internet_socket_in_any_process(corpus_dir, tmp_path, 
     trace = tmp_path / "connect.trace"
     environment = {key: value for key, value in os.environ.items() if not key.startswith(("ORT_", "KG_DECODER_"))}
     environment["KG_DECODER_LAYOUT_RUNTIME"] = runtime
-    environment["KG_DECODER_TEXT_READING"] = "process"  # the texts' reading process starts on the first page
     files = [corpus_dir / "embedded-images-tables.pdf", corpus_dir / "handbook-1p.docx"]
     answer = subprocess.run([strace, "-f", "-qq", "-s", "2000", "-e", "trace=connect,execve", "-o", str(trace), sys.executable, "-m",
                              "kg_decoder.cli", "decode", "--store", str(tmp_path / "store"), "--no-progress",
@@ -32,7 +31,7 @@ def test_a_decode_opens_no_internet_socket_in_any_process(corpus_dir, tmp_path, 
     assert answer.returncode == 0, answer.stderr[-2000:]
     calls = trace.read_text().splitlines()
     assert any("connect(" in line for line in calls)  # the trace saw the worker's own local socket
-    assert any("execve(" in line and "text_types import serve" in line for line in calls)
+    assert any("execve(" in line and "kg_decoder.decode.worker" in line for line in calls)  # the worker was traced
     assert [line for line in calls if "AF_INET" in line] == []
 
 

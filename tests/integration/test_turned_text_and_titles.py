@@ -143,33 +143,6 @@ def test_a_page_is_read_through_pdfium_once_for_its_turned_text_and_the_title(co
     assert any(STAMP in text for text in read) and len(read) == len(set(read))
 
 
-@pytest.mark.parametrize("name", ["layout-parser-paper-fast.pdf", "layout-parser-paper-with-empty-pages.pdf",
-                                  "embedded-images-tables.pdf", "loremipsum-flat.pdf"])
-def test_lines_read_ahead_in_a_pdf_opened_apart_are_the_lines_read_in_the_decodes_document(corpus_dir, name):
-    """What the reading process reads ahead (``page_lines``, in the PDF opened there) stands in for the
-    decode's own reading of the pages (``PdfLines`` over its loaded pages, sharing their text pages)."""
-    import pypdfium2 as pdfium
-
-    from kg_decoder.decode.pdf import fonts as pdf_fonts
-    from kg_decoder.decode.pdf.backend import LoadedPages
-    from kg_decoder.decode.pdf.text_layer import PdfLines, page_lines
-
-    data = (corpus_dir / name).read_bytes()
-    pdf = LoadedPages(pdfium.PdfDocument(data))
-    try:
-        here = PdfLines(data, pdf)
-        numbers = list(range(1, len(pdf) + 1))
-        ahead = page_lines(bytes(bytearray(data)), None, numbers)  # a copy, as the reading process unpickles
-        pdf_fonts._READERS.clear()  # the fonts' heights read anew here too
-        assert list(ahead) == numbers
-        assert all(ahead[number] == here.lines(number) for number in numbers)
-        assert any(line.text for number in numbers for line in ahead[number]) or name == "loremipsum-flat.pdf"
-        taken = PdfLines(data, pdf, ahead=lambda: {1: ahead[1]})
-        assert taken.lines(1) is ahead[1]  # taken, not read again
-    finally:
-        pdf.close()
-
-
 def test_a_pdf_whose_info_title_is_not_utf16_decodes_with_its_largest_type_as_title(store, tmp_path):
     """PDFium refuses an Info title with a lone surrogate (pypdfium2 raises UnicodeDecodeError): the
     title is then read from page 1, and the document decodes."""

@@ -34,14 +34,12 @@ from .unread import with_unread_lines
 from ..tables.pdf_pages import TableReadings, find_tables
 from .reading_order import reading_order
 from .regions import replacing
-from .text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, page_lines, read_page,
+from .text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, read_page,
                          text_layer_elements, turned_text_elements)
 from .text_plausibility import doubted, plausibility
 from ..backends.unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
-LINES_AHEAD = 4  # pages whose lines the reading process reads ahead: it takes no page's texts meanwhile
-LINES_AHEAD_BYTES = 8 << 20  # a larger PDF is not copied to it (its lines are read here)
 
 
 class PdfBackend(Backend):
@@ -89,7 +87,7 @@ class PdfBackend(Backend):
                 with_text -= replaced
                 doubted_layers -= replaced
         # the pages' lines through PDFium, each page read once by every step below
-        layer = PdfLines(data, pdf, _lines_ahead(data, pdf, options.password, turned, with_text, strategy))
+        layer = PdfLines(data, pdf)
         found: list[Element] = []  # elements of every source, each source in reading order
         if strategy == "ocr_only":
             ocr_numbers = [p.number for p in pages]
@@ -260,23 +258,6 @@ def _shown_turned(picture, geometry: PageGeometry) -> bool:
         return True
     shown = (math.degrees(math.atan2(matrix.b, matrix.a)) - geometry.rotation) % 360
     return min(shown, 360 - shown) > 1.0
-
-
-def _lines_ahead(data: bytes, pdf, password: Optional[str], turned: set[int], with_text: set[int], strategy: str):
-    """The lines a closer look at a first reading will want (of the first pages with turned text, and of
-    page 1 for a title the PDF's Info does not state), read by the reading process while pdfminer reads
-    the first pages: how to take them (None: they are read here when wanted)."""
-    if strategy not in ("fast", "auto") or len(data) > LINES_AHEAD_BYTES:
-        return None
-    try:
-        wanted = sorted(turned & with_text)
-        title = _info_title(pdf)
-        if 1 in with_text and 1 not in turned and (not title or _FILE_NAME.fullmatch(title)):
-            wanted.insert(0, 1)
-        call = text_types.aside(page_lines, data, password, wanted[:LINES_AHEAD]) if wanted else None
-    except Exception:  # noqa: BLE001 — a saving only: the lines are read here when wanted
-        return None
-    return call.result if call is not None else None
 
 
 def _info_title(pdf) -> str:
@@ -535,8 +516,7 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
                    typed_fast: bool = False):
     """Report each page as unstructured's PDF reader (pdfminer) reaches it, hand its layout to the
     table finder's ``readings``, and (``typed_fast``: the ``fast`` strategy types the texts) read the
-    texts unstructured will type on it in one spaCy batch (``text_types``): a page is handed on once
-    the next one is read, its texts read meanwhile (by the reading process, where there is one).
+    texts unstructured will type on it in one spaCy batch (``text_types``) before it is handed on.
 
     unstructured has no hook for any; its PDF module walks pages through the generator it
     imported by name, so that name is wrapped while the partitioner runs (the worker runs one
@@ -549,27 +529,13 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
         return
 
     def watched(*args, **kwargs):
-        held = None  # the page read last, with its texts being read
-        try:
-            for number, (page, layout) in enumerate(original(*args, **kwargs), start=1):
-                report(progress, "partition", number - 1, total, f"partition {number}/{total} pages")
-                if readings is not None:
-                    readings.read(number, layout)
-                if not typed_fast:
-                    yield page, layout
-                    continue
-                previous, held = held, None  # a page taken is never dropped after
-                if previous is not None:
-                    text_types.take(previous[1])  # the last page's readings back before this page's go out
-                held = ((page, layout), text_types.read_ahead(layout))
-                if previous is not None:
-                    yield previous[0]
-            if held is not None:
-                text_types.take(held[1])
-                last, held = held, None
-                yield last[0]
-        finally:
-            text_types.drop(held[1] if held is not None else None)
+        for number, (page, layout) in enumerate(original(*args, **kwargs), start=1):
+            report(progress, "partition", number - 1, total, f"partition {number}/{total} pages")
+            if readings is not None:
+                readings.read(number, layout)
+            if typed_fast:
+                text_types.take(text_types.read_ahead(layout))
+            yield page, layout
 
     with pdfminer_pages_replaced(watched), text_types.batches():
         yield

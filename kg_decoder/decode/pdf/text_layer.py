@@ -267,12 +267,10 @@ class PdfLines:
     however many steps ask for it: turned text, the text beside a table, the lines a first reading
     dropped, the title (these steps often look at the same page: page 1 with a margin stamp is read for
     its turned text and for the title).
-    ``data``: the PDF's bytes, for its fonts' heights (``fonts.declared_heights``); ``ahead``: some
-    pages' lines (:func:`page_lines`) read meanwhile elsewhere, taken when a page is first wanted (what
-    it raises: read here)."""
+    ``data``: the PDF's bytes, for its fonts' heights (``fonts.declared_heights``)."""
 
-    def __init__(self, data: bytes, pdf, ahead: Optional[Callable[[], dict[int, list["_Line"]]]] = None) -> None:
-        self._data, self._pdf, self._ahead = data, pdf, ahead
+    def __init__(self, data: bytes, pdf) -> None:
+        self._data, self._pdf = data, pdf
         self._lines: dict[int, list[_Line]] = {}
 
     def page(self, number: int):
@@ -280,12 +278,6 @@ class PdfLines:
         return self._pdf[number - 1]
 
     def lines(self, number: int) -> list["_Line"]:
-        if number not in self._lines and self._ahead is not None:
-            ahead, self._ahead = self._ahead, None
-            try:
-                self._lines.update(ahead())
-            except Exception:  # noqa: BLE001 — not read ahead: read here
-                pass
         if number not in self._lines:
             self._lines[number] = _lines(self.page(number), declared_heights(self._data, number))
         return self._lines[number]
@@ -302,19 +294,6 @@ class PdfLines:
                 elements.append(Element(0, category, text, page_number=number,
                                         bbox=tuple(round(v, 3) for v in shown) if shown is not None else None))
         return elements
-
-
-def page_lines(data: bytes, password: Optional[str], numbers: list[int]) -> dict[int, list["_Line"]]:
-    """The lines of the given pages (numbers from 1) as :meth:`PdfLines.lines` reads them, in the PDF
-    opened here: what a decode's reading process reads ahead for the worker."""
-    import pypdfium2 as pdfium
-
-    pdf = pdfium.PdfDocument(data, password=password)
-    try:
-        layer = PdfLines(data, pdf)
-        return {number: layer.lines(number) for number in numbers}
-    finally:
-        pdf.close()
 
 
 def turned_text_elements(layer: PdfLines, numbers: list[int]) -> list[Element]:
