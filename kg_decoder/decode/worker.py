@@ -32,7 +32,6 @@ import inspect
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -46,7 +45,7 @@ from ..model.errors import (CorruptDocument, CpuLimit, DecodeTimeout, KgDecoderE
                             UnsafeDocument, WorkerUnavailable)
 from ..model.progress import ProgressCallback
 from .images import limit_image_pixels, pixels_refused, too_many_pixels
-from .processes import THREADS_VARIABLE, die_with_parent
+from .processes import THREADS_VARIABLE, die_with_parent, kill_and_reap, spawn_connected
 
 _START_TIMEOUT_SECONDS = 600.0
 BUILD_DOCUMENT = "kg_decoder.decode.build:build_document"
@@ -251,7 +250,6 @@ class PartitionWorker:
     def _start(self) -> None:
         if self._process is not None and self._process.poll() is None:
             return
-        parent_end, child_end = socket.socketpair()
         log_path = os.environ.get("KG_DECODER_WORKER_LOG")
         log = open(log_path, "ab") if log_path else subprocess.DEVNULL
         environment = None
@@ -260,17 +258,10 @@ class PartitionWorker:
         if self.setup.memory_bytes:  # each thread's malloc arena would take 64 MB of the address space
             environment = {**(environment or os.environ), "MALLOC_ARENA_MAX": "2"}
         try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "kg_decoder.decode.worker", str(child_end.fileno()),
-                 json.dumps(asdict(self.setup))],
-                pass_fds=[child_end.fileno()],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                env=environment,
-            )
+            self._process, self._connection = spawn_connected(
+                lambda end: [sys.executable, "-m", "kg_decoder.decode.worker", str(end), json.dumps(asdict(self.setup))],
+                stdout=log, stderr=log, env=environment)
         finally:
-            child_end.close()
             if log_path:
                 log.close()
         self.restarts += 1
@@ -278,7 +269,6 @@ class PartitionWorker:
             make_idle(self._process.pid)
         if self._cpus:
             os.sched_setaffinity(self._process.pid, self._cpus)
-        self._connection = Connection(parent_end.detach())
         self._ready = False
 
     def _await_ready(self) -> None:
@@ -402,8 +392,7 @@ class PartitionWorker:
 
     def _kill(self) -> None:
         if self._process is not None:
-            self._process.kill()
-            self._process.wait(timeout=30)
+            kill_and_reap(self._process)
         if self._connection is not None:
             self._connection.close()
         self._process = self._connection = None

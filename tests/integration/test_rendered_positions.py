@@ -331,9 +331,9 @@ def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeyp
     monkeypatch.setenv("KG_DECODER_WORKER_THREADS", "2")  # two readers side by side, a page range each
     monkeypatch.setattr(rendered_pages, "_PAGES_PER_READER", 1)
     fed = []
-    monkeypatch.setattr(rendered_pages._SpawnedReader, "send",
-                        lambda reader, pdf, numbers, send=rendered_pages._SpawnedReader.send: (
-                            fed.append((reader, numbers)), send(reader, pdf, numbers)))
+    monkeypatch.setattr(rendered_pages.Helper, "send",
+                        lambda reader, name, pdf, numbers, send=rendered_pages.Helper.send: (
+                            fed.append((reader, numbers)), send(reader, name, pdf, numbers)))
     side_by_side = rendered_pages.ReadAhead(Rendered()).pages()
     assert [numbers for _, numbers in fed] == [range(0, 1), range(1, 3)]
     assert _packed(side_by_side) == _packed(read_here)
@@ -349,17 +349,17 @@ def test_a_long_rendering_is_read_ahead_by_a_reader_process_alike(paged, monkeyp
 
     fed.clear()
     monkeypatch.setattr(rendered_pages, "_READERS_AFTER_SECONDS", 0.1)
-    started, start = [], rendered_pages._SpawnedReader.__init__
+    started, spawn = [], rendered_pages.Helper.spawn
 
-    def starts(reader):
+    def starts():
         started.append(time.monotonic())
-        start(reader)
+        return spawn()
 
-    monkeypatch.setattr(rendered_pages._SpawnedReader, "__init__", starts)
+    monkeypatch.setattr(rendered_pages.Helper, "spawn", starts)
     began = time.monotonic()
     assert _packed(rendered_pages.ReadAhead(Rendering()).pages()) == _packed(read_here)
     assert len(started) == 2 and all(moment < began + 1.0 for moment in started) and len(fed) == 2
-    monkeypatch.setattr(rendered_pages, "_READER", "import sys; sys.exit(3)")
+    monkeypatch.setattr(rendered_pages, "READ_PAGES", "os:abort")  # a reader whose call fails
     assert rendered_pages.ReadAhead(Rendered()).pages() is None
     monkeypatch.setattr(rendered_pages, "_PAGES_AHEAD", 4)  # too short to read ahead: read when placing
     assert rendered_pages.ReadAhead(Rendered()).pages() is None

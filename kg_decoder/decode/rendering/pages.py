@@ -4,29 +4,24 @@ million characters; as a PageText of character objects each (with its turn, type
 of reading, which placing does not use) it held over a gigabyte, twice while forked readers handed
 it over. The characters and boxes are PDFium's, as ``pdf.text_layer.page_text`` reads them.
 
-A long rendering is read by processes of its own as soon as LibreOffice is done, beside the partition
-(:class:`ReadAhead`); else when its elements are placed, a very long one by forked readers. Either
+A long rendering is read by helper processes (``processes.Helper``) as soon as LibreOffice is done,
+beside the partition (:class:`ReadAhead`); else when its elements are placed, a very long one by forked
+helpers. Either
 way in page ranges side by side, as many as this process's share of the CPUs. A page's size and the
 boxes of its pictures are read with its characters, while the page is loaded.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import hashlib
 import os
-import pickle
-import signal
-import subprocess
 import threading
 from typing import Optional
 
 import numpy as np
 
 from ...model import BBox
-from ..processes import cpu_share
-from ..child_python import python_command
+from ..processes import Helper, HelperFailed, cpu_share
 from ..pdf.fonts import declared_heights
 from ..pdf.geometry import PageGeometry
 from ..pdf.text_layer import drawn_boxes
@@ -112,11 +107,15 @@ def read_rendered_pages(pdf: bytes) -> list[RenderedPage]:
     count = _page_count(pdf)
     readers = min(cpu_share(), count // _PAGES_PER_READER) if hasattr(os, "fork") else 1
     bounds = _bounds(count, readers)
-    forked = [_RangeReader(pdf, range(bounds[k], bounds[k + 1])) for k in range(1, len(bounds) - 1)]
+    ranges = [range(start, end) for start, end in zip(bounds, bounds[1:])]
+    forked = [Helper.fork(_pages_of, pdf, numbers) for numbers in ranges[1:]]
     try:
-        pages = _pages_of(pdf, range(bounds[0], bounds[1]))
-        for reader in forked:
-            pages += reader.pages()
+        pages = _pages_of(pdf, ranges[0])
+        for reader, numbers in zip(forked, ranges[1:]):
+            try:
+                pages += reader.result()
+            except HelperFailed:  # its pages are read here
+                pages += _pages_of(pdf, numbers)
     finally:
         for reader in forked:
             reader.stop()
@@ -141,47 +140,6 @@ def _pages_of(pdf: bytes, numbers: range) -> list[RenderedPage]:
         document.close()
 
 
-class _RangeReader:
-    """A forked process reading a range of the rendering's pages, its answer pickled through a pipe. It
-    dies with this process; a reader that fails has its pages read here instead."""
-
-    def __init__(self, pdf: bytes, numbers: range) -> None:
-        self._pdf, self._numbers = pdf, numbers
-        read_end, write_end = os.pipe()
-        self._pid = os.fork()
-        if self._pid == 0:  # the reader: it leaves by os._exit, running none of the decode's exit handlers
-            status = 1
-            try:
-                os.close(read_end)
-                ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when its parent is
-                with os.fdopen(write_end, "wb") as out:
-                    pickle.dump(_pages_of(pdf, numbers), out, protocol=pickle.HIGHEST_PROTOCOL)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(write_end)
-        self._answer = os.fdopen(read_end, "rb")
-
-    def pages(self) -> list[RenderedPage]:
-        try:
-            answer = self._answer.read()
-            _, status = os.waitpid(self._pid, 0)
-            self._pid = 0
-            if status == 0:
-                return pickle.loads(answer)
-        except (OSError, pickle.UnpicklingError, EOFError):
-            pass
-        return _pages_of(self._pdf, self._numbers)
-
-    def stop(self) -> None:
-        if self._pid:
-            with contextlib.suppress(OSError):
-                os.kill(self._pid, signal.SIGKILL)
-                os.waitpid(self._pid, 0)
-            self._pid = 0
-        self._answer.close()
-
-
 class ReadAhead:
     """A rendering under way beside the document's partition (a :class:`PendingRendering`), whose pages
     are read as soon as it is done, while the partition goes on: a long rendering (``_PAGES_AHEAD``
@@ -195,7 +153,7 @@ class ReadAhead:
         self._conversion = conversion
         self._pdf: Optional[bytes] = None
         self._pages: Optional[list[RenderedPage]] = None
-        self._readers: list[_SpawnedReader] = []
+        self._readers: list[Helper] = []
         self._stopped = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._read, name="rendering-read-ahead", daemon=True)
@@ -232,24 +190,21 @@ class ReadAhead:
             if len(readers) < len(ranges):  # cancelled
                 return
             for reader, numbers in zip(readers, ranges):
-                reader.send(pdf, numbers)
+                reader.send(READ_PAGES, pdf, numbers)
             pages: list[RenderedPage] = []
             for reader in readers:
-                found = reader.pages()
-                if found is None:
-                    return
-                pages += found
+                pages += reader.result()
             self._pages = pages
-        except Exception:  # cancelled under way, or anything else: the pages are read when placing
+        except Exception:  # a reader failed, cancelled under way, or anything else: the pages are read when placing
             self._pages = None
         finally:
             self._stop_readers(0)
 
-    def _start_readers(self, count: int) -> list[_SpawnedReader]:
+    def _start_readers(self, count: int) -> list[Helper]:
         """``count`` readers, those already started first; none once cancelled."""
         with self._lock:
             while not self._stopped and len(self._readers) < count:
-                self._readers.append(_SpawnedReader())
+                self._readers.append(Helper.spawn())
             return [] if self._stopped else self._readers[:count]
 
     def _stop_readers(self, kept: int) -> None:
@@ -271,46 +226,8 @@ def _page_count(pdf: bytes) -> int:
         document.close()
 
 
-# A reader process: its page range ("start stop") on the first line of its standard input, then the
-# rendering; the pages pickled on its standard output. It dies with the decode's thread that started it.
-_READER = """
-import ctypes, pickle, signal, sys
-ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone when the thread that started it is
-from kg_decoder.decode.rendering.pages import _pages_of
-start, stop = map(int, sys.stdin.buffer.readline().split())
-pages = _pages_of(sys.stdin.buffer.read(), range(start, stop))
-sys.stdout.buffer.write(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
-"""
-
-
-class _SpawnedReader:
-    """A fresh Python process reading a range of a rendering's pages (:data:`_READER`, its modules alone:
-    ``child_python``); started at once, fed a page range and the rendering by :meth:`send`."""
-
-    def __init__(self) -> None:
-        self._process = subprocess.Popen(python_command(_READER), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL)
-
-    def send(self, pdf: bytes, numbers: range) -> None:
-        """The pages to read of the rendering ``pdf`` (``OSError`` where the reader is gone)."""
-        with self._process.stdin:
-            self._process.stdin.write(f"{numbers.start} {numbers.stop}\n".encode() + pdf)
-
-    def pages(self) -> Optional[list[RenderedPage]]:
-        try:
-            answer = self._process.stdout.read()
-            return pickle.loads(answer) if self._process.wait() == 0 else None
-        except (OSError, ValueError, pickle.UnpicklingError, EOFError):
-            return None
-
-    def stop(self) -> None:
-        if self._process.poll() is None:
-            with contextlib.suppress(OSError):
-                self._process.kill()
-            self._process.wait()
-        for pipe in (self._process.stdin, self._process.stdout):
-            with contextlib.suppress(OSError):
-                pipe.close()
+# What a spawned reader calls: a page range of a rendering (its modules alone, ``processes.python_command``).
+READ_PAGES = "kg_decoder.decode.rendering.pages:_pages_of"
 
 
 __all__ = ["ReadAhead", "RenderedPage", "read_rendered_pages", "rendered_page"]
