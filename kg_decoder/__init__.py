@@ -18,7 +18,7 @@ from .cite.images import document_images, export_images
 from .cite.search import search
 from .cite.trace import trace
 from .cite.versions import diff_documents, prune_versions, source_versions, verdict_chain
-from .decode.pipeline import decode
+from .versions import decode
 from .graph.remote_store import StoreConfig
 from .graph.opening import open_store
 from .graph.store import KgStore

@@ -22,7 +22,8 @@ from typing import Iterator, Optional, Union
 
 from ..cite.chunks import chunk_document
 from ..decode.parallel import READ_AHEAD, available_cpus
-from ..decode.pipeline import decode, read_source, render_files_ahead
+from ..decode.pipeline import read_source, render_files_ahead
+from ..versions import decode
 from ..decode.renders import keep_rendering, kept_rendering
 from ..decode.worker import PartitionWorker
 from ..graph.remote_store import StoreConfig, is_remote_location

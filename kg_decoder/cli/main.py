@@ -26,7 +26,7 @@ from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.search import search
 from ..cite.trace import trace
-from ..decode.pipeline import decode, needs_worker, render_files_ahead, stored_result
+from ..decode.pipeline import needs_worker, render_files_ahead, stored_result
 from ..decode.parallel import WorkerPool, available_cpus, in_input_order
 from ..decode.images import limit_image_pixels
 from ..decode.worker import shared_worker
@@ -41,6 +41,7 @@ from ..quality.audits import run_audits
 from ..quality.validation import validate
 from ..serve.version_views import verdict_chain_views
 from ..sources.crawl import crawl
+from ..versions import decode
 from . import remote
 from .arguments import build_parser, chunk_options, decode_options
 from .versions import diff_command, prune_command, versions_command

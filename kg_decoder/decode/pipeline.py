@@ -102,10 +102,8 @@ def decode(
     store holds a partial decode of (a reading failed: LibreOffice missing, OCR out of memory), which
     would otherwise answer "unchanged".
 
-    The document is a version of a *source*: ``source_id``, else the file's absolute path, else the URL
-    it was fetched from (bytes without a ``source_id`` are no source's version). New bytes of a source
-    make its next version (``result.version``), with a diff of the version before and a verdict for
-    every fact cited to it (:mod:`kg_decoder.cite.versions`); earlier versions stay.
+    ``source_id`` is checked here; the version of its source a decode is, is recorded by the stage above,
+    :func:`kg_decoder.versions.decode` (``kg_decoder.decode``), which every caller uses.
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -140,22 +138,11 @@ def decode(
             except StoreError:
                 pass  # the decode's own error is the one to report
         raise
-    source_key = source_id or path_source_id(source) or (fetched.url if fetched is not None else None)
-    if source_key is not None and _version_recorders:
-        result.version = _version_recorders[0](store, source_key, result.document)
     if settings.embedded_depth > 0:
         parent = _Parent(result.document, activity_iri(sha256, settings, decode_versions()), 1)
         result.embedded = _decode_embedded(parent, plain, fmt, settings, store, worker, partition_cache,
                                            [settings.max_embedded_bytes], progress)
     return result
-
-
-_version_recorders: list = []  # cite.versions.record_version: decode stays below cite, cite hooks in
-
-
-def on_new_version(recorder) -> None:
-    """Have ``recorder(store, source_id, document)`` record each decode of a source as its version."""
-    _version_recorders[:] = [recorder]
 
 
 def path_source_id(source: Source) -> Optional[str]:
@@ -429,5 +416,5 @@ def stored_result(store: KgStore, iri: str, file_name: Optional[str] = None) -> 
     )
 
 
-__all__ = ["DecodeResult", "EmbeddedResult", "decode", "needs_worker", "on_new_version", "path_source_id", "read_source",
+__all__ = ["DecodeResult", "EmbeddedResult", "decode", "needs_worker", "path_source_id", "read_source",
            "render_files_ahead", "stored_result"]

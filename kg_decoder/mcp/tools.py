@@ -21,7 +21,7 @@ from typing import Iterable, Optional, Sequence
 from ..cite.annotations import web_annotations
 from ..cite.chunks import chunk_document
 from ..cite.fact_lines import add_fact_lines
-from ..decode.pipeline import decode
+from ..versions import decode
 from ..graph.store import KgStore
 from ..model import RENDERED_PDF_POINTS, Box, ChunkOptions, DecodeOptions, TraceSource
 from ..model.errors import (DecodeError, Forbidden, KgDecoderError, LimitExceeded, RequestError, UnknownEntity)

@@ -30,7 +30,7 @@ from email.utils import parsedate_to_datetime
 from typing import Callable, Optional, Union
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
-from ..decode.pipeline import decode
+from ..versions import decode
 from ..graph.run_mapping import WebFetch, fetch_quads
 from ..graph.reads import WebFetchState
 from ..graph.opening import with_store

@@ -160,7 +160,7 @@ def test_a_changed_quotes_place_is_the_same_with_the_bound_that_leaves_unlike_te
     the threshold: on fuzzed texts it finds what the matching finds without that bound."""
     import random
 
-    from kg_decoder.cite import versions
+    from kg_decoder.versions import changed_quotes as versions
 
     rng = random.Random(30)
     words = ["revenue", "of", "12", "14.5", "M", "in", "2023", "2024", "the", "board", "met", "amended", "a", "de"]
@@ -185,7 +185,7 @@ def test_a_changed_quote_keeps_most_of_its_words():
     """A quote of several words is "changed" where at most one word in four (numbers aside) was left
     out or put in, however alike its letters: a neighbour's phrase that shares letters but not words is
     no changed quote, one long word replaced in a short quote is, and a table's tags part its words."""
-    from kg_decoder.cite.versions import approximate
+    from kg_decoder.versions import approximate
 
     def found(text, quote):
         where = approximate(text, quote)
