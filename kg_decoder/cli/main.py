@@ -424,9 +424,10 @@ def _serve(args: argparse.Namespace) -> int:
     # What Python work is left here (the multipart body, JSON) is cut in short GIL slices so that
     # reading threads do not wait behind it for the default 5 ms.
     sys.setswitchinterval(0.0005)
-    if min(args.threads, args.worker_memory, args.client_slots) < 1 or args.request_workers < 0:
-        raise UsageError("--threads, --worker-memory and --client-slots take positive numbers, --request-workers "
-                         "one from 0")
+    if min(args.threads, args.worker_memory, args.client_slots, args.sync_facts, args.job_queue) < 1 or \
+            min(args.request_workers, args.write_waiters, args.write_wait) < 0:
+        raise UsageError("--threads, --worker-memory, --client-slots, --sync-facts and --job-queue take positive "
+                         "numbers, --request-workers, --write-waiters and --write-wait ones from 0")
     store = _store(args)
     worker = shared_worker()
     if args.pin_worker:
@@ -439,7 +440,9 @@ def _serve(args: argparse.Namespace) -> int:
                                         row_cap=args.row_cap, **allowed,
                                         workers=max(1, min(args.request_workers, args.threads - 2)),
                                         worker_memory_mb=args.worker_memory, client_slots=args.client_slots,
-                                        trusted_hosts=args.trusted_host or None, isolate=args.request_workers > 0)
+                                        trusted_hosts=args.trusted_host or None, isolate=args.request_workers > 0,
+                                        write_waiters=args.write_waiters, write_wait=args.write_wait,
+                                        sync_facts=args.sync_facts, job_queue=args.job_queue)
     except ValueError as exc:  # an allow-list entry that is no URL
         raise UsageError(str(exc)) from None
     # The heap built at start-up is frozen out of the garbage collector: full passes over it were the

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from flask import current_app, jsonify, render_template, request
 
 from kg_decoder import Forbidden, KgStore
-from kg_decoder.serve import Bounds, Jobs, WorkerPool, bounded_read
+from kg_decoder.serve import Bounds, Jobs, WorkerPool, WriteLock, bounded_read
 
 HERE = Path(__file__).resolve().parent
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -33,8 +33,10 @@ class WebSettings:
     allow_load: tuple[str, ...] = ()
     workers: Optional[WorkerPool] = None
     bounds: Bounds = field(default_factory=Bounds)
-    write_lock: threading.Lock = field(default_factory=threading.Lock)
+    writes: WriteLock = field(default_factory=WriteLock)
     jobs: Jobs = field(default_factory=Jobs)
+    # Fact lines one request grounds while it waits; a larger post is a job.
+    sync_facts: int = 10_000
     # Uploads decoded while their request waits each hold a server thread: so many at a time.
     uploads: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(2))
 
@@ -57,6 +59,11 @@ class WebSettings:
     def cancelled(self) -> Optional[Callable[[], bool]]:
         """Whether the client went away (waitress tells, when it reads ahead on the connection)."""
         return request.environ.get("waitress.client_disconnected")
+
+    def writing(self):
+        """The store's writer for this request: 503 busy when too many writes wait already, or after
+        the wait; not applied when the client left while it waited."""
+        return self.writes.request(self.cancelled())
 
     def read(self, name: str, *args):
         """A page's read (``kg_decoder.serve.page_reads``) in a worker, within the request's limits."""
