@@ -442,7 +442,8 @@ def _serve(args: argparse.Namespace) -> int:
                                         worker_memory_mb=args.worker_memory, client_slots=args.client_slots,
                                         trusted_hosts=args.trusted_host or None, isolate=args.request_workers > 0,
                                         write_waiters=args.write_waiters, write_wait=args.write_wait,
-                                        sync_facts=args.sync_facts, job_queue=args.job_queue)
+                                        sync_facts=args.sync_facts, job_queue=args.job_queue,
+                                        listen_host=args.host)
     except ValueError as exc:  # an allow-list entry that is no URL
         raise UsageError(str(exc)) from None
     # The heap built at start-up is frozen out of the garbage collector: full passes over it were the

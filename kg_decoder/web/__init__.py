@@ -39,7 +39,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
                allow_load: tuple[str, ...] = (), workers: int = 4, worker_memory_mb: int = 1024,
                client_slots: int = 2, trusted_hosts: Optional[list[str]] = None, isolate: bool = True,
                write_waiters: int = 2, write_wait: float = 60.0, sync_facts: int = 10_000,
-               job_queue: int = 8) -> Flask:
+               job_queue: int = 8, listen_host: str = "127.0.0.1") -> Flask:
     """The app over ``store`` (a KgStore or a folder). Writes need ``write_token`` (Bearer or form field).
 
     SPARQL queries and updates may call remote endpoints (SERVICE) only at the URLs of
@@ -47,7 +47,9 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     ``allow_load``: by default none. With ``isolate`` (and a store on disk or remote), queries,
     updates, traces and page drawings run in up to ``workers`` worker processes of
     ``worker_memory_mb`` each, at most ``client_slots`` of them for one client address.
-    ``trusted_hosts`` (host names) refuses requests addressed to any other host (400).
+    ``trusted_hosts`` (host names) refuses requests addressed to any other host (400); a form that
+    writes is taken from a page of this server only, named by a trusted host, else by ``listen_host``,
+    localhost or an IP address.
     At most ``write_waiters`` requests wait for the store's writer, each ``write_wait`` seconds at
     most; a fact post of more than ``sync_facts`` lines, and an async upload, is a job of a queue of
     ``job_queue``, its body kept on disk (``<store>/upload-spool``) until it ends.
@@ -65,7 +67,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
                                                pool, Bounds(seconds=query_timeout),
                                                WriteLock(write_waiters, write_wait),
                                                Jobs(queued=job_queue, spool=store.work_folder() / "upload-spool"),
-                                               sync_facts)
+                                               sync_facts, listen_host=listen_host)
     for blueprint in (sparql, api, pages, search, versions):
         app.register_blueprint(blueprint)
 
