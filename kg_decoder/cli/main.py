@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import gc
 import json
+import logging
 import math
 import os
 import sys
@@ -418,7 +419,9 @@ def _parse_fact(text: str):
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from waitress import serve
+    from waitress import create_server
+
+    from ..patches.waitress import install_json_errors
 
     # Uploads are partitioned, mapped and chunked in the worker; this process reads inputs and commits.
     # What Python work is left here (the multipart body, JSON) is cut in short GIL slices so that
@@ -455,8 +458,13 @@ def _serve(args: argparse.Namespace) -> int:
     # The body limit is waitress's, enforced before a body is read (a Content-Length over it, or a
     # chunked body when it passes it, is 413 at once); reading one request ahead on a connection lets
     # a route see that its client went away, and stop the work for it.
-    serve(app, host=args.host, port=args.port, threads=args.threads,
-          max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1, channel_request_lookahead=1)
+    # waitress's own errors (that 413, a malformed request's 400) are JSON as the app's are.
+    server = create_server(app, host=args.host, port=args.port, threads=args.threads,
+                           max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1, channel_request_lookahead=1)
+    install_json_errors(server)
+    logging.basicConfig()
+    server.print_listen("Serving on http://{}:{}")
+    server.run()
     return 0
 
 
