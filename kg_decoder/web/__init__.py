@@ -73,7 +73,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
 
     @app.after_request
     def secure(response: Response) -> Response:
-        response.headers["Content-Security-Policy"] = CSP
+        response.headers.setdefault("Content-Security-Policy", CSP)  # stored bytes have a stricter one
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
         return response

@@ -88,8 +88,8 @@ def content(identifier: str):
     store = settings().store
     iri = document_iri(store, identifier)
     [summary] = store.document_summaries(iri)
-    return send_file(io.BytesIO(store.content(iri)), mimetype=summary.mime_type, as_attachment=False,
-                     download_name=_safe_file_name(summary.file_name) or iri.rsplit(":", 1)[-1])
+    return stored_bytes(store.content(iri), summary.mime_type,
+                        _safe_file_name(summary.file_name) or iri.rsplit(":", 1)[-1])
 
 
 @api.get("/documents/<path:identifier>")
@@ -105,7 +105,7 @@ def image_content(identifier: str):
     found = store.image_content(iri)
     if found is None:
         raise UnknownEntity(f"no stored image {iri[:200]}")
-    return send_file(io.BytesIO(store.blob(found.sha256, iri)), mimetype=found.mime_type or "application/octet-stream")
+    return stored_bytes(store.blob(found.sha256, iri), found.mime_type, iri.rsplit(":", 1)[-1])
 
 
 @api.post("/facts")
@@ -217,6 +217,25 @@ def _json_body():
         return json.loads(request.get_data())
     except (ValueError, RecursionError):
         return None
+
+
+# Shown in the browser as they are: formats that run nothing. Anything else (HTML, SVG, XML, scripts,
+# Office files...) is an attachment: an uploaded page must not run on this server's origin.
+INLINE_TYPES = ("application/pdf", "image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp",
+                "image/tiff", "text/plain")
+STORED_BYTES_CSP = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
+
+
+def stored_bytes(data: bytes, mime_type, name: str) -> Response:
+    """Bytes someone uploaded, as they are, never as a page of this origin: only types that run
+    nothing inline, the rest as an attachment, and every answer in a sandbox (a CSP that gives it
+    an origin of its own and runs no script)."""
+    mime_type = (mime_type or "application/octet-stream").split(";")[0].strip().lower()
+    inline = mime_type in INLINE_TYPES
+    response = send_file(io.BytesIO(data), mimetype=mime_type if inline else "application/octet-stream",
+                         as_attachment=not inline, download_name=name)
+    response.headers["Content-Security-Policy"] = STORED_BYTES_CSP
+    return response
 
 
 def _safe_file_name(name):
