@@ -38,3 +38,19 @@ def test_plain_text_is_shown_inline_still_sandboxed(client):
     answer = client.get(f"/api/documents/{quote(documents['notes.txt'], safe='')}/content")
     assert answer.mimetype == "text/plain" and answer.headers["Content-Disposition"].startswith("inline")
     assert "sandbox" in answer.headers["Content-Security-Policy"]
+
+
+def test_the_same_bytes_under_another_name_keep_the_first_name_and_answer_to_both():
+    with kg_decoder.open_store(None) as store:
+        first = kg_decoder.decode(b"Minutes of the harbour committee.", store=store, file_name="minutes.txt")
+        quads = store.quads()
+        again = kg_decoder.decode(b"Minutes of the harbour committee.", store=store, file_name="copy of minutes.txt")
+        assert again.document == first.document and again.status == "unchanged"
+        assert again.file_name == "minutes.txt"
+        [summary] = store.document_summaries(first.document)
+        assert summary.file_name == "minutes.txt"  # not renamed
+        assert len(store.quads() - quads) == 1 and quads <= store.quads()  # the other name, nothing decoded again
+        for name in ("minutes.txt", "copy of minutes.txt", "old/copy of minutes.txt"):
+            assert kg_decoder.cite.documents.document_named(name, store, read_files=False) == first.document
+        kg_decoder.decode(b"Minutes of the harbour committee.", store=store, file_name="copy of minutes.txt")
+        assert len(store.quads() - quads) == 1  # recorded once
