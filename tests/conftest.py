@@ -125,10 +125,15 @@ def cli():
 
 
 def serve_app(app, threads: int = 4):
-    """The Flask app under waitress on a free loopback port, in a thread: (base URL, server)."""
+    """The Flask app under waitress on a free loopback port, in a thread: (base URL, server); waitress's
+    own errors in JSON, as ``kg-decoder serve`` has them."""
     from waitress.server import create_server
 
-    server = create_server(app, host="127.0.0.1", port=0, threads=threads)
+    from kg_decoder.patches.waitress import install_json_errors
+
+    server = create_server(app, host="127.0.0.1", port=0, threads=threads,
+                           max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1)
+    install_json_errors(server)
     threading.Thread(target=server.run, daemon=True).start()
     return f"http://127.0.0.1:{server.effective_port}", server
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import os
 from collections import OrderedDict
+from contextlib import nullcontext
 from datetime import datetime, timezone
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Callable, ContextManager, Iterable, Optional, Union
 
 from ..graph.opening import with_store
 from ..graph.run_mapping import GroundedFactsRecord, GroundedGroup, grounded_fact_quads
@@ -27,7 +28,7 @@ from ..graph.store import KgStore, StorePath
 from ..graph.terms import to_triple
 from ..model import FactLineOutcome, FactLinesResult, Grounding, KgDecoderError, ProgressCallback, report, \
     software_versions
-from ..model.errors import InvalidFact, RequestError, TimeLimit
+from ..model.errors import InvalidFact, RequestCancelled, RequestError, TimeLimit
 from .documents import document_named
 from .grounding import FUZZY_AT_LEAST, Grounded, GroundingText, ground, ground_in_one, infer, label_of, quote_words
 from .places import MAX_QUOTE_CHARACTERS, ranked_places
@@ -47,12 +48,19 @@ FactLines = Union[str, os.PathLike, bytes, Iterable[Any]]
 @with_store(read_only=False)
 def add_fact_lines(lines: FactLines, *, store: Union[KgStore, StorePath], extractor: Optional[str] = None,
                    batch_lines: int = BATCH_LINES, progress: Optional[ProgressCallback] = None,
-                   read_files: bool = True, at_least: float = FUZZY_AT_LEAST) -> FactLinesResult:
+                   read_files: bool = True, at_least: float = FUZZY_AT_LEAST,
+                   lock: Optional[Callable[[], ContextManager]] = None,
+                   cancelled: Optional[Callable[[], bool]] = None) -> FactLinesResult:
     """Ground and store facts in bulk: ``lines`` is the path of a JSON lines file, its bytes, or the
     lines themselves (dicts, or JSON texts). Each batch of ``batch_lines`` lines is one transaction
     (a batch the store already holds, the same lines added again, is left as it is). ``progress``
     hears ("facts", lines done, lines). ``read_files``: a ``document`` may name a file on this machine
     (a web server passes False). InvalidFact only when the file as a whole cannot be read.
+
+    ``lock()`` gives what is held while a batch is written (a server's write lock): only the write,
+    so that other writers get the store between batches while the next batch is grounded (grounding
+    reads the store as it is). ``cancelled()`` true between batches stops with RequestCancelled (the
+    batches written stay; the same lines added again skip them).
 
     >>> import kg_decoder
     >>> with kg_decoder.open_store(None) as store:
@@ -75,6 +83,8 @@ def add_fact_lines(lines: FactLines, *, store: Union[KgStore, StorePath], extrac
     versions = software_versions()
     report(progress, "facts", 0, len(items), f"{len(items)} lines")
     for first in range(0, len(items), batch_lines):
+        if cancelled is not None and cancelled():
+            raise RequestCancelled(f"stopped after {first} of {len(items)} lines: the client went away")
         started = datetime.now(timezone.utc)
         batch_outcomes, groups = ground_lines(loader, items[first:first + batch_lines])
         outcomes += batch_outcomes
@@ -82,10 +92,12 @@ def add_fact_lines(lines: FactLines, *, store: Union[KgStore, StorePath], extrac
             record = GroundedFactsRecord(groups=list(groups.values()), extractor=extractor, started=started,
                                          ended=datetime.now(timezone.utc), versions=versions)
             batches += 1
-            if store.entity_kinds(record.activity_iri):
-                unchanged += 1
-            else:
-                store.write_quads(grounded_fact_quads(record))
+            quads = grounded_fact_quads(record)
+            with (lock() if lock is not None else nullcontext()):
+                if store.entity_kinds(record.activity_iri):
+                    unchanged += 1
+                else:
+                    store.write_quads(quads)
         done = min(first + batch_lines, len(items))
         report(progress, "facts", done, len(items), f"{done} of {len(items)} lines")
     counts = {str(g): 0 for g in Grounding}

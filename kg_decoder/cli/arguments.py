@@ -216,6 +216,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--trusted-host", action="append", default=[], metavar="HOST",
                        help="answer only requests addressed to this host name (the Host header); repeat for more "
                             "(default: any)")
+    serve.add_argument("--write-waiters", type=int, default=2,
+                       help="requests that may wait for the store's writer while another writes (default 2; past "
+                            "it: 503 busy with Retry-After)")
+    serve.add_argument("--write-wait", type=float, default=60.0, metavar="SECONDS",
+                       help="seconds a request waits for the store's writer before 503 busy (default 60)")
+    serve.add_argument("--sync-facts", type=int, default=10_000, metavar="LINES",
+                       help="fact lines a POST /api/facts grounds while its request waits (default 10000); a larger "
+                            "post is a job: 202 and its URL")
+    serve.add_argument("--job-queue", type=int, default=8, metavar="JOBS",
+                       help="async uploads and fact posts queued at once, their bodies on disk (default 8; past it: "
+                            "503 busy with Retry-After)")
     serve.add_argument("--no-pin-worker", dest="pin_worker", action="store_false",
                        help="let the decoding worker share every CPU with the request threads (default: the "
                             "worker gets the last CPU to itself, the requests the others)")

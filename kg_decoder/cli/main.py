@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import gc
 import json
+import logging
 import math
 import os
 import sys
@@ -419,15 +420,18 @@ def _parse_fact(text: str):
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from waitress import serve
+    from waitress import create_server
+
+    from ..patches.waitress import install_json_errors
 
     # Uploads are partitioned, mapped and chunked in the worker; this process reads inputs and commits.
     # What Python work is left here (the multipart body, JSON) is cut in short GIL slices so that
     # reading threads do not wait behind it for the default 5 ms.
     sys.setswitchinterval(0.0005)
-    if min(args.threads, args.worker_memory, args.client_slots) < 1 or args.request_workers < 0:
-        raise UsageError("--threads, --worker-memory and --client-slots take positive numbers, --request-workers "
-                         "one from 0")
+    if min(args.threads, args.worker_memory, args.client_slots, args.sync_facts, args.job_queue) < 1 or \
+            min(args.request_workers, args.write_waiters, args.write_wait) < 0:
+        raise UsageError("--threads, --worker-memory, --client-slots, --sync-facts and --job-queue take positive "
+                         "numbers, --request-workers, --write-waiters and --write-wait ones from 0")
     store = _store(args)
     worker = shared_worker()
     if args.pin_worker:
@@ -440,7 +444,10 @@ def _serve(args: argparse.Namespace) -> int:
                                         row_cap=args.row_cap, **allowed,
                                         workers=max(1, min(args.request_workers, args.threads - 2)),
                                         worker_memory_mb=args.worker_memory, client_slots=args.client_slots,
-                                        trusted_hosts=args.trusted_host or None, isolate=args.request_workers > 0)
+                                        trusted_hosts=args.trusted_host or None, isolate=args.request_workers > 0,
+                                        write_waiters=args.write_waiters, write_wait=args.write_wait,
+                                        sync_facts=args.sync_facts, job_queue=args.job_queue,
+                                        listen_host=args.host)
     except ValueError as exc:  # an allow-list entry that is no URL
         raise UsageError(str(exc)) from None
     # The heap built at start-up is frozen out of the garbage collector: full passes over it were the
@@ -452,8 +459,13 @@ def _serve(args: argparse.Namespace) -> int:
     # The body limit is waitress's, enforced before a body is read (a Content-Length over it, or a
     # chunked body when it passes it, is 413 at once); reading one request ahead on a connection lets
     # a route see that its client went away, and stop the work for it.
-    serve(app, host=args.host, port=args.port, threads=args.threads,
-          max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1, channel_request_lookahead=1)
+    # waitress's own errors (that 413, a malformed request's 400) are JSON as the app's are.
+    server = create_server(app, host=args.host, port=args.port, threads=args.threads,
+                           max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1, channel_request_lookahead=1)
+    install_json_errors(server)
+    logging.basicConfig()
+    server.print_listen("Serving on http://{}:{}")
+    server.run()
     return 0
 
 

@@ -18,7 +18,8 @@ from typing import BinaryIO, Optional, Union
 from ..graph.identifiers import document_iri
 from ..graph.library import sha256_hex
 from ..graph.quads import activity_iri, agent_iri
-from ..graph.run_mapping import EmbeddingLink, FailureRecord, WebFetch, failure_quads, origin_quads
+from ..graph.run_mapping import (EmbeddingLink, FailureRecord, WebFetch, failure_quads, origin_quads,
+                                 other_name_quads)
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ProgressCallback,
@@ -291,6 +292,11 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
     if refusal is not None:
         raise refusal
     if _held(store, iri, activity_iri(sha256, options, versions), file_name, states, retry_partial):
+        if file_name and file_name not in {state.file_name for state in states} and \
+                iri not in store.documents_named(file_name):
+            # The same bytes under another name: the document keeps its first name, this one is
+            # recorded beside it (the document is found by either).
+            store.write_quads(other_name_quads(iri, file_name))
         if origin is not None:  # a later fetch replaces the earlier one's time, status and validators
             store.write_origin(iri, origin_quads(iri, origin), new_fetch=isinstance(origin, WebFetch))
         if options.rendered_positions and kept_rendering(store, sha256) is None and store.rendering_run(iri):
@@ -336,9 +342,9 @@ def needs_worker(path: Path, store: KgStore, options: DecodeOptions, retry_parti
 
 def _held(store: KgStore, iri: str, activity: str, file_name: Optional[str], states: list,
           retry_partial: bool) -> bool:
-    """Whether the store holds this decode (its activity, under this file name), and it is not a partial one
-    to be tried again."""
-    if not any(state.activity == activity and state.file_name == file_name for state in states):
+    """Whether the store holds this decode (its activity, under this file name or another: the same
+    bytes are the same document whatever their name), and it is not a partial one to be tried again."""
+    if not any(state.activity == activity for state in states):
         return False
     return not (retry_partial and store.decode_problems(iri))
 

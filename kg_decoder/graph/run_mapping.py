@@ -335,6 +335,13 @@ def fetch_quads(document: str, fetch: WebFetch) -> list[Quad]:
     return out.quads
 
 
+def other_name_quads(document: str, file_name: str) -> list[Quad]:
+    """tg:otherFileName: a name the same bytes came under after the document's first (tg:fileName)."""
+    out = QuadWriter()
+    out.add(NamedNode(document), tg("otherFileName"), text_literal(file_name))
+    return out.quads
+
+
 def origin_quads(document: str, origin) -> list[Quad]:
     """Where a document came from: an :class:`EmbeddingLink` or a :class:`WebFetch`."""
     return embedding_quads(document, origin) if isinstance(origin, EmbeddingLink) else fetch_quads(document, origin)
@@ -342,4 +349,4 @@ def origin_quads(document: str, origin) -> list[Quad]:
 
 __all__ = ["ChunkRecord", "EmbeddingLink", "FactRecord", "FailureRecord", "GroundedFactsRecord", "GroundedGroup",
            "SpanGroup", "WebFetch", "chunk_quads", "chunking_activity_iri", "embedding_quads", "fact_quads", "failure_quads",
-           "fetch_quads", "grounded_fact_quads", "origin_quads"]
+           "fetch_quads", "grounded_fact_quads", "origin_quads", "other_name_quads"]

@@ -319,9 +319,10 @@ class TextIndex:
                                f"(spaces and hyphens aside): give a longer quote or a document",
                                code="quote-too-short")
         with self._lock, self._time_budget(seconds):
+            lookup = self._lookup(key)
             ids = [row[0] for row in self._db.execute(
                 "SELECT rowid FROM segment_keys WHERE segment_keys MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?",
-                (self._lookup(key), after, count))]
+                (lookup, after, count))] if lookup else []
             rows = self._db.execute(
                 "SELECT s.document, s.segment, s.kind, s.position, s.text, s.page_number, d.file_name "
                 "FROM segments s LEFT JOIN documents d ON d.document = s.document "
@@ -330,19 +331,23 @@ class TextIndex:
 
     def _lookup(self, key: str) -> str:
         """The FTS5 query for a folded quote: its rarest trigrams (see RAREST_TRIGRAMS), or the phrase.
-        Either finds every text that holds ``key``; the exact match drops the others."""
-        held = trigrams(key)
+        Either finds every text that holds ``key``; the exact match drops the others. FTS5 reads a
+        query as C text, so a trigram with a null character is left out ("": none is left)."""
+        held = [trigram for trigram in trigrams(key) if "\x00" not in trigram]
+        if not held:
+            return ""
         texts = self._db.execute("SELECT max(id) FROM segments").fetchone()[0] or 1
         try:
             counts = dict(self._db.execute(f"SELECT trigram, texts FROM trigram_counts WHERE trigram IN "
                                            f"({','.join('?' * len(held))})", held).fetchall())
         except sqlite3.OperationalError:  # an index made before the counts, opened read-only
-            return '"' + key.replace('"', '""') + '"'
+            return " AND ".join('"' + term.replace('"', '""') + '"' for term in held[:RAREST_TRIGRAMS]) \
+                if "\x00" in key else '"' + key.replace('"', '""') + '"'
         chosen = sorted(held, key=lambda t: (counts.get(t, 0), t))[:RAREST_TRIGRAMS]  # one no text holds: 0
         expected = float(texts)
         for trigram in chosen:
             expected *= counts.get(trigram, 0) / texts
-        terms = [key] if expected > AS_PHRASE_PAST else chosen
+        terms = [key] if expected > AS_PHRASE_PAST and "\x00" not in key else chosen
         return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
     @contextmanager

@@ -16,10 +16,11 @@ from .views import (BoxView, DocumentView, ElementView, FactView, QueryExample, 
                     form_options, query_examples, store_overview, trace_view)
 from .version_views import diff_view, document_source_versions, verdict_chain_views
 from .workers import WorkerPool, worker_pool
+from .writes import WriteLock
 
 __all__ = ["PAGE_ROWS", "Answer", "AuditPage", "Bounds", "BoxView", "Chart", "DocumentPage", "DocumentView",
            "ElementView", "FactView", "JobState", "JobStatus", "Jobs", "Listed", "QueryExample", "RequestCancelled",
-           "StoreOverview", "TraceView", "WorkerPool", "allowed_endpoints", "audit_rows", "bounded_page_image",
+           "StoreOverview", "TraceView", "WorkerPool", "WriteLock", "allowed_endpoints", "audit_rows", "bounded_page_image",
            "bounded_read", "bounded_rendered_page_image", "bounded_search", "bounded_trace",
            "dashboard", "decoded_json", "diff_view", "document_facts", "document_iri", "document_source_versions",
            "document_view", "fact_object",

@@ -21,7 +21,7 @@ from werkzeug.exceptions import HTTPException
 
 import kg_decoder
 from kg_decoder import KgDecoderError, KgStore
-from kg_decoder.serve import Bounds, RequestCancelled, allowed_endpoints, worker_pool
+from kg_decoder.serve import Bounds, Jobs, RequestCancelled, WriteLock, allowed_endpoints, worker_pool
 
 from .api import api
 from .context import CSP, HERE, WebSettings, error_answer
@@ -31,12 +31,15 @@ from .sparql import sparql
 from .versions import versions
 
 _log = logging.getLogger("kg_decoder.web")
+RETRY_AFTER_SECONDS = 5
 
 
 def create_app(store, write_token: Optional[str] = None, query_timeout: float = 30.0, row_cap: int = 100_000,
                max_upload_bytes: int = 100 * 1024 * 1024, allow_service: tuple[str, ...] = (),
                allow_load: tuple[str, ...] = (), workers: int = 4, worker_memory_mb: int = 1024,
-               client_slots: int = 2, trusted_hosts: Optional[list[str]] = None, isolate: bool = True) -> Flask:
+               client_slots: int = 2, trusted_hosts: Optional[list[str]] = None, isolate: bool = True,
+               write_waiters: int = 2, write_wait: float = 60.0, sync_facts: int = 10_000,
+               job_queue: int = 8, listen_host: str = "127.0.0.1") -> Flask:
     """The app over ``store`` (a KgStore or a folder). Writes need ``write_token`` (Bearer or form field).
 
     SPARQL queries and updates may call remote endpoints (SERVICE) only at the URLs of
@@ -44,7 +47,12 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     ``allow_load``: by default none. With ``isolate`` (and a store on disk or remote), queries,
     updates, traces and page drawings run in up to ``workers`` worker processes of
     ``worker_memory_mb`` each, at most ``client_slots`` of them for one client address.
-    ``trusted_hosts`` (host names) refuses requests addressed to any other host (400).
+    ``trusted_hosts`` (host names) refuses requests addressed to any other host (400); a form that
+    writes is taken from a page of this server only, named by a trusted host, else by ``listen_host``,
+    localhost or an IP address.
+    At most ``write_waiters`` requests wait for the store's writer, each ``write_wait`` seconds at
+    most; a fact post of more than ``sync_facts`` lines, and an async upload, is a job of a queue of
+    ``job_queue``, its body kept on disk (``<store>/upload-spool``) until it ends.
     """
     if not isinstance(store, KgStore):
         store = kg_decoder.open_store(store)
@@ -56,13 +64,16 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     pool = worker_pool(store, workers, worker_memory_mb, client_slots) if isolate else None
     app.extensions["kg_decoder"] = WebSettings(store, write_token, query_timeout, row_cap, max_upload_bytes,
                                                allowed_endpoints(allow_service), allowed_endpoints(allow_load),
-                                               pool, Bounds(seconds=query_timeout))
+                                               pool, Bounds(seconds=query_timeout),
+                                               WriteLock(write_waiters, write_wait),
+                                               Jobs(queued=job_queue, spool=store.work_folder() / "upload-spool"),
+                                               sync_facts, listen_host=listen_host)
     for blueprint in (sparql, api, pages, search, versions):
         app.register_blueprint(blueprint)
 
     @app.after_request
     def secure(response: Response) -> Response:
-        response.headers["Content-Security-Policy"] = CSP
+        response.headers.setdefault("Content-Security-Policy", CSP)  # stored bytes have a stricter one
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
         return response
@@ -71,7 +82,12 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     def typed_error(error: KgDecoderError):
         if isinstance(error, RequestCancelled):  # nobody is left to read it
             return Response(status=error.http_status)
-        return error_answer(error.to_json(), error.http_status)
+        answer = error_answer(error.to_json(), error.http_status)
+        if error.http_status == 503:  # busy or at a limit: worth trying again, not at once
+            response = app.make_response(answer)
+            response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return response
+        return answer
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):

@@ -34,35 +34,43 @@ def upload():
     chunk_values = form_options(ChunkOptions, request.form, CHUNK_FIELDS)
     chunking = ChunkOptions(**chunk_values)
     wants_chunks = request.form.get("chunk", "").lower() in _TRUE or bool(chunk_values)
-    payload, name = upload_file.stream.read(), upload_file.filename or None
+    name = upload_file.filename or None
     source_id = request.form.get("source_id") or None  # the upload is the next version of this source
 
-    def run(progress=None) -> dict:
-        with config.write_lock:
-            result = kg_decoder.decode(payload, store=config.store, options=options, file_name=name,
+    def run(payload, writing, progress=None) -> dict:
+        with writing:  # an async upload's bytes are read from the spool only now, one upload at a time
+            result = kg_decoder.decode(payload() if callable(payload) else payload, store=config.store, options=options, file_name=name,
                                        record_failure=True, progress=progress, source_id=source_id)
             chunks = {document: kg_decoder.chunk_document(document, store=config.store, options=chunking,
                                                           progress=progress, in_worker=True).chunks
                       for document in result.documents()} if wants_chunks else None  # the embedded files' too
         return decoded_json(result, chunks)
 
-    if request.values.get("async", "").lower() in _TRUE:
-        job = config.jobs.start(run)
-        return jsonify(job=job, status_url=f"/api/jobs/{job}"), 202
+    if request.values.get("async", "").lower() in _TRUE:  # the bytes wait on disk, read when the job runs
+        spooled = config.jobs.spool(upload_file.save)
+
+        def job(progress) -> dict:
+            return run(spooled.read_bytes, config.writes, progress)
+
+        return _job_answer(config.jobs.start(job, files=(spooled,)))
     if not config.uploads.acquire(blocking=False):
         raise ServerBusy("other uploads are being decoded while their requests wait; try again, or send "
                          "async=true and poll the job")
     try:
-        return jsonify(run()), 201
+        return jsonify(run(upload_file.stream.read(), config.writing())), 201
     finally:
         config.uploads.release()
+
+
+def _job_answer(job: str):
+    return jsonify(job=job, status_url=f"/api/jobs/{job}"), 202, {"Location": f"/api/jobs/{job}"}
 
 
 @api.get("/jobs/<job>")
 def job_status(job: str):
     state = settings().jobs.get(job)
     if state is None:
-        raise RequestError(f"no upload job {job[:100]}", code="unknown-job", http_status=404)
+        raise RequestError(f"no job {job[:100]}", code="unknown-job", http_status=404)
     return jsonify(state.to_json())
 
 
@@ -80,8 +88,8 @@ def content(identifier: str):
     store = settings().store
     iri = document_iri(store, identifier)
     [summary] = store.document_summaries(iri)
-    return send_file(io.BytesIO(store.content(iri)), mimetype=summary.mime_type, as_attachment=False,
-                     download_name=_safe_file_name(summary.file_name) or iri.rsplit(":", 1)[-1])
+    return stored_bytes(store.content(iri), summary.mime_type,
+                        _safe_file_name(summary.file_name) or iri.rsplit(":", 1)[-1])
 
 
 @api.get("/documents/<path:identifier>")
@@ -97,7 +105,7 @@ def image_content(identifier: str):
     found = store.image_content(iri)
     if found is None:
         raise UnknownEntity(f"no stored image {iri[:200]}")
-    return send_file(io.BytesIO(store.blob(found.sha256, iri)), mimetype=found.mime_type or "application/octet-stream")
+    return stored_bytes(store.blob(found.sha256, iri), found.mime_type, iri.rsplit(":", 1)[-1])
 
 
 @api.post("/facts")
@@ -112,13 +120,25 @@ def facts():
     if extractor is not None and not isinstance(extractor, str):
         raise RequestError("extractor must be text")
     if "chunk" not in payload:  # in bulk: each fact grounded with a verdict, a bad one refused with its number
-        with config.write_lock:
-            result = kg_decoder.add_fact_lines(payload["facts"], store=config.store, extractor=extractor,
-                                               read_files=False)
-        body = result.to_json()
-        if request.args.get("outcomes", "").lower() not in _TRUE:
-            body.pop("outcomes")
-        return jsonify(body), 201
+        lines, outcomes = payload["facts"], request.args.get("outcomes", "").lower() in _TRUE
+
+        def add(lines, writing, cancelled=None, progress=None) -> dict:
+            result = kg_decoder.add_fact_lines(lines, store=config.store, extractor=extractor, read_files=False,
+                                               lock=writing, cancelled=cancelled, progress=progress)
+            body = result.to_json()
+            if not outcomes:
+                body.pop("outcomes")
+            return body
+
+        if len(lines) > config.sync_facts or request.args.get("async", "").lower() in _TRUE:
+            # A job of its own, its body on disk until it runs (read again then), not its lines in memory.
+            spooled = config.jobs.spool(lambda path: path.write_bytes(request.get_data()))
+
+            def job(progress) -> dict:
+                return add(json.loads(spooled.read_bytes())["facts"], lambda: config.writes, progress=progress)
+
+            return _job_answer(config.jobs.start(job, files=(spooled,)))
+        return jsonify(add(lines, config.writing, config.cancelled())), 201
     triples, spans = [], []
     for item in payload["facts"]:
         if not isinstance(item, dict):
@@ -126,7 +146,7 @@ def facts():
         triples.append((item.get("s"), item.get("p"), item.get("o")))
         spans.append({"quote": item["quote"]} if "quote" in item else
                      {"start": item.get("start"), "end": item.get("end")} if "start" in item else None)
-    with config.write_lock:
+    with config.writing():
         result = kg_decoder.add_facts(payload["chunk"], triples, spans, store=config.store, extractor=extractor)
     return jsonify(result.to_json()), 201
 
@@ -197,6 +217,25 @@ def _json_body():
         return json.loads(request.get_data())
     except (ValueError, RecursionError):
         return None
+
+
+# Shown in the browser as they are: formats that run nothing. Anything else (HTML, SVG, XML, scripts,
+# Office files...) is an attachment: an uploaded page must not run on this server's origin.
+INLINE_TYPES = ("application/pdf", "image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp",
+                "image/tiff", "text/plain")
+STORED_BYTES_CSP = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
+
+
+def stored_bytes(data: bytes, mime_type, name: str) -> Response:
+    """Bytes someone uploaded, as they are, never as a page of this origin: only types that run
+    nothing inline, the rest as an attachment, and every answer in a sandbox (a CSP that gives it
+    an origin of its own and runs no script)."""
+    mime_type = (mime_type or "application/octet-stream").split(";")[0].strip().lower()
+    inline = mime_type in INLINE_TYPES
+    response = send_file(io.BytesIO(data), mimetype=mime_type if inline else "application/octet-stream",
+                         as_attachment=not inline, download_name=name)
+    response.headers["Content-Security-Policy"] = STORED_BYTES_CSP
+    return response
 
 
 def _safe_file_name(name):

@@ -4,6 +4,7 @@ request's client and whether it went away, and errors as JSON or as a page."""
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,7 @@ from urllib.parse import urlsplit
 from flask import current_app, jsonify, render_template, request
 
 from kg_decoder import Forbidden, KgStore
-from kg_decoder.serve import Bounds, Jobs, WorkerPool, bounded_read
+from kg_decoder.serve import Bounds, Jobs, WorkerPool, WriteLock, bounded_read
 
 HERE = Path(__file__).resolve().parent
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -33,8 +34,12 @@ class WebSettings:
     allow_load: tuple[str, ...] = ()
     workers: Optional[WorkerPool] = None
     bounds: Bounds = field(default_factory=Bounds)
-    write_lock: threading.Lock = field(default_factory=threading.Lock)
+    writes: WriteLock = field(default_factory=WriteLock)
     jobs: Jobs = field(default_factory=Jobs)
+    # Fact lines one request grounds while it waits; a larger post is a job.
+    sync_facts: int = 10_000
+    # The address the server listens on (a form's Origin may name it).
+    listen_host: str = "127.0.0.1"
     # Uploads decoded while their request waits each hold a server thread: so many at a time.
     uploads: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(2))
 
@@ -58,6 +63,11 @@ class WebSettings:
         """Whether the client went away (waitress tells, when it reads ahead on the connection)."""
         return request.environ.get("waitress.client_disconnected")
 
+    def writing(self):
+        """The store's writer for this request: 503 busy when too many writes wait already, or after
+        the wait; not applied when the client left while it waited."""
+        return self.writes.request(self.cancelled())
+
     def read(self, name: str, *args):
         """A page's read (``kg_decoder.serve.page_reads``) in a worker, within the request's limits."""
         return bounded_read(self.store, name, *args, bounds=self.bounds, workers=self.workers, client=self.client(),
@@ -65,15 +75,40 @@ class WebSettings:
 
 
 def _from_another_site() -> bool:
-    """Whether a browser says the request comes from another site's page (``Sec-Fetch-Site``, else
-    ``Origin``); a request no browser sent says nothing and passes."""
+    """Whether a browser says the request comes from another site's page (``Sec-Fetch-Site``, and
+    ``Origin``); a request no browser sent says neither and passes. The ``Host`` a request names is
+    the attacker's to choose (a name of theirs made to resolve to this server, DNS rebinding: the
+    browser then calls the page same-origin), so an Origin is this server's only when its host
+    is one of the server's names: a ``--trusted-host``, the address it listens on, ``localhost``
+    or an IP address (a browser sends an IP address as Host only when the page's URL names it)."""
     site = request.headers.get("Sec-Fetch-Site")
-    if site is not None:
-        return site not in ("same-origin", "none")
+    if site is not None and site not in ("same-origin", "none"):
+        return True
     origin = request.headers.get("Origin")
     if origin is None:
         return False
-    return origin == "null" or urlsplit(origin).netloc.lower() != (request.host or "").lower()
+    if origin == "null":
+        return True
+    try:
+        parts = urlsplit(origin)
+        origin_host = (parts.hostname or "").lower()
+        same = parts.netloc.lower() == (request.host or "").lower()
+    except ValueError:
+        return True
+    return not same or not _own_host_name(origin_host)
+
+
+def _own_host_name(host: str) -> bool:
+    trusted = current_app.config.get("TRUSTED_HOSTS")
+    if trusted:
+        return host in {name.lower() for name in trusted}
+    if host in ("localhost", settings().listen_host.lower()):
+        return True
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 def wants_html() -> bool:

@@ -32,7 +32,7 @@ def endpoint():
                            code="unsupported-media-type", http_status=415)
     if update is not None:
         config.require_token()
-        with config.write_lock:
+        with config.writing():
             run_update(config.store, update, allow_service=config.allow_service, allow_load=config.allow_load,
                        timeout=config.query_timeout, workers=config.workers)
         return Response(status=204)
