@@ -15,14 +15,15 @@ from typing import Optional, Union
 
 from ..graph.library import sha256_hex
 from ..graph.quads import as_nquads
-from ..graph.run_mapping import ChunkRecord, chunk_quads, chunking_activity_iri
-from ..graph.reads import PageInfo, TextElement
+from ..graph.run_mapping import Anchoring, ChunkRecord, anchoring_quads, chunk_quads, chunking_activity_iri
+from ..graph.reads import DetachedSubgraph, DocumentChunk, PageInfo, TextElement
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..model import (Anchor, BBox, Chunk, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView,
                      ProgressCallback, Verification, options_from, report, software_versions)
 from ..model.errors import UnknownEntity
 from .chunker import Heading, chunk_text
+from .quotes import find_quote
 
 BUILD_CHUNKS = "kg_decoder.cite.chunks:build_chunks"
 
@@ -100,7 +101,37 @@ def chunk_document(document: str, *, store: Union[KgStore, StorePath], options: 
     report(progress, "write quads", 0, built.quad_count, f"write {built.quad_count} quads of chunks")
     store.write_chunks(document, built.nquads, built.blobs, replace=bool(held))
     report(progress, "write quads", built.quad_count, built.quad_count, f"wrote {built.quad_count} quads of chunks")
+    anchor_detached_facts(store, document)
     return ChunkResult(document, ChunkStatus.CHUNKED, built.chunks, built.quad_count)
+
+
+def anchor_detached_facts(store: KgStore, document: str) -> int:
+    """Anchor again the facts a later decode or chunking of ``document`` detached from their chunks:
+    each in the chunk that holds the words it was grounded to (the chunk of the same IRI at the same
+    span where the chunking made it again, else the first chunk whose text holds them); a fact no
+    chunk holds stays detached (``audit-facts-without-chunk`` lists it). Returns how many were anchored."""
+    detached = store.detached_subgraphs(document)
+    if not detached:
+        return 0
+    chunks = store.document_chunks(document)
+    texts = {chunk.chunk: store.text(chunk.sha256, chunk.chunk) for chunk in chunks}
+    anchorings = [_anchoring(row, document, chunks, texts) for row in detached]
+    store.anchor_detached(document, anchoring_quads(anchorings))
+    return sum(item.detached_from is None for item in anchorings)
+
+
+def _anchoring(row: DetachedSubgraph, document: str, chunks: list[DocumentChunk], texts: dict[str, str]) -> Anchoring:
+    span = None if row.char_offset is None or row.char_length is None else \
+        (row.char_offset, row.char_offset + row.char_length)
+    if row.text:
+        same = texts.get(row.chunk)
+        if same is not None and span is not None and same[span[0]:span[1]] == row.text:
+            return Anchoring(row.subgraph, row.chunk, span)
+        for chunk in chunks:
+            found = find_quote(texts[chunk.chunk], row.text)
+            if found:
+                return Anchoring(row.subgraph, chunk.chunk, found[0])
+    return Anchoring(row.subgraph, document, span, detached_from=row.chunk)
 
 
 def build_chunks(inputs: ChunkInputs, progress: Optional[ProgressCallback] = None) -> BuiltChunks:

@@ -86,9 +86,10 @@ class _Tracer:
                 continue  # an unsupported fact no chunk holds: audit-facts-unsupported lists it
             chain = verdict_steps(self.store, row.subgraph)
             latest = self._latest_place(chain)
-            if not self.store.entity_kinds(row.chunk):
-                # The chunk was replaced by a later decode or chunking (the audit lists these), or its version
-                # was pruned: where a later version holds the fact is all there is to give.
+            if "Chunk" not in self.store.entity_kinds(row.chunk):
+                # The chunk was replaced by a later decode or chunking (the fact is detached from it until the
+                # next chunking anchors it again: the audit lists these), or its version was pruned: where a
+                # later version holds the fact is all there is to give.
                 found = [latest] if latest is not None else []
             else:
                 chunk_span = None

@@ -279,6 +279,15 @@ class FactSource:
 
 
 @dataclass
+class DetachedSubgraph:
+    subgraph: str
+    chunk: str  # the chunk it was anchored in, gone with a later decode or chunking
+    text: Optional[str] = None  # the words it was grounded to there
+    char_offset: Optional[int] = None
+    char_length: Optional[int] = None
+
+
+@dataclass
 class FactRow:
     """A fact cited to a document: the triple (its object also as text, with what kind of term it
     is), the subgraph and chunk it came from, the span in the chunk and the extractor."""
@@ -476,6 +485,10 @@ class GraphReads(VersionReads):
     def document_facts(self, document: str) -> list[FactRow]:
         """The facts cited to a document's chunks, in the chunks' order."""
         return self._read("document_facts", FactRow, document=document)
+
+    def detached_subgraphs(self, document: str) -> list[DetachedSubgraph]:
+        """A document's fact subgraphs detached from the chunks a later decode or chunking replaced."""
+        return self._read("detached_subgraphs", DetachedSubgraph, document=document)
 
     def fact_sources(self, s, p, o) -> list[FactSource]:
         """The subgraphs holding a fact (RDF terms), each with its chunk and span."""

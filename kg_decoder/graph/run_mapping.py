@@ -240,6 +240,30 @@ def grounded_fact_quads(record: GroundedFactsRecord) -> list[Quad]:
     return out.quads
 
 
+@dataclass
+class Anchoring:
+    """Where a fact subgraph detached from its chunk is now: ``source`` the chunk that holds its words
+    with its ``span`` there, or (``detached_from`` set) the document it stays detached under."""
+
+    subgraph: str
+    source: str
+    span: Optional[tuple[int, int]] = None
+    detached_from: Optional[str] = None
+
+
+def anchoring_quads(anchorings: list[Anchoring]) -> list[Quad]:
+    out = QuadWriter()
+    for item in anchorings:
+        node = NamedNode(item.subgraph)
+        out.add(node, prov("wasDerivedFrom"), NamedNode(item.source))
+        if item.detached_from is not None:
+            out.add(node, tg("detachedFrom"), NamedNode(item.detached_from))
+        if item.span is not None:
+            out.add(node, tg("charOffset"), int_literal(item.span[0]))
+            out.add(node, tg("charLength"), int_literal(item.span[1] - item.span[0]))
+    return out.quads
+
+
 # ---------------------------------------------------------------- failed decodes
 
 

@@ -430,6 +430,11 @@ class KgStore(GraphReads, TextIndexing):
         for document in documents:
             self.index_removed(document)
 
+    def anchor_detached(self, document: str, quads: list[Quad]) -> None:
+        """A document's detached fact subgraphs anchored again, or detached anew (``anchoring_quads``),
+        in one transaction."""
+        self._write(quads, {}, ("delete_detachments", {"document": document}))
+
     def write_quads(self, quads: list[Quad]) -> None:
         """Add quads (facts and their provenance) in one transaction."""
         self._write(as_nquads(quads), {}, None)

@@ -461,15 +461,32 @@ def test_facts_land_in_the_default_graph_with_triple_term_provenance(one_chunk, 
     assert add_facts(chunk.iri, triples, spans, store=store).status == "unchanged"
 
 
-def test_re_decoding_keeps_fact_subgraphs_and_the_audit_finds_them(one_chunk, generated):
+def test_re_decoding_detaches_facts_and_the_next_chunking_anchors_them_again(one_chunk, generated):
+    """A decode of the same bytes with other settings replaces the chunks: the facts cited to them are
+    detached (deriving from the document, the audit listing them), not orphaned; chunking again
+    anchors each in the chunk that holds its words, and one with no words stays detached."""
     store, chunk = one_chunk
-    add_facts(chunk.iri, [(EX + "a", EX + "p", "o")], store=store)
-    kg_decoder.decode(generated["generated.md"].path, store=store, section_strategy="heading")
-    orphans = store.table("audit-orphan-entities").records()
-    assert [row["type"] for row in orphans] == ["https://trustgraph.ai/ns/Subgraph"]
-    assert trace(fact=(EX + "a", EX + "p", "o"), store=store) == []  # its chunk is gone
+    words = " ".join(chunk.text.split()[3:7])
+    add_facts(chunk.iri, [(EX + "quoted", EX + "p", "o")], [{"quote": words}], store=store)
+    add_facts(chunk.iri, [(EX + "a", EX + "p", "o")], store=store)  # no span: no words to find again
+    decoded = kg_decoder.decode(generated["generated.md"].path, store=store, section_strategy="heading")
+    assert decoded.document == chunk.document
+    assert store.table("audit-orphan-entities").records() == []
+    detached = store.table("audit-facts-without-chunk").records()
+    assert {row["subject"] for row in detached} == {EX + "quoted", EX + "a"}
+    assert {row["chunk"] for row in detached} == {chunk.iri}
+    assert trace(fact=(EX + "quoted", EX + "p", "o"), store=store) == []  # its chunk is gone
     with pytest.raises(UnknownEntity):
         trace(span=(chunk.iri, 0, 1), store=store)
+    chunk_document(chunk.document, store=store, chunk_size=64)
+    new_chunks = {c.iri for c in document_chunks(chunk.document, store=store)}
+    assert chunk.iri not in new_chunks
+    [still] = store.table("audit-facts-without-chunk").records()
+    assert still["subject"] == EX + "a"
+    [source] = trace(fact=(EX + "quoted", EX + "p", "o"), store=store)
+    assert set(source.chunks) & new_chunks and " ".join(source.quote.split()) == words
+    assert store.table("audit-orphan-entities").records() == []
+    assert kg_decoder.validate(store=store).conforms
 
 
 # ---------------------------------------------------------------- the command line

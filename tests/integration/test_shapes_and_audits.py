@@ -240,8 +240,8 @@ def test_each_finding_audit_finds_its_problem_in_the_dirty_store(dirty_store):
         ("generated.pdf", 1, "element")}
     [stale] = rows["audit-facts-without-chunk"]
     assert stale["subject"] == EX + "stale"
-    # the stale fact's subgraph, and the anchor of the chunk the fixture deleted by hand
-    assert [r["type"] for r in rows["audit-orphan-entities"]] == [TG + "CitationAnchor", TG + "Subgraph"]
+    # the anchor of the chunk the fixture deleted by hand (the stale fact is detached, not orphaned)
+    assert [r["type"] for r in rows["audit-orphan-entities"]] == [TG + "CitationAnchor"]
     problems = {(r.get("fileName"), r["problem"]) for r in rows["audit-failed-or-fallback"]}
     assert problems == {("empty.txt", "failed"), ("scanned.pdf", "fallback"), ("pictures.pdf", "fallback")}
     assert any("empty-document" in r["reason"] for r in rows["audit-failed-or-fallback"])
