@@ -83,8 +83,7 @@ def extract(extractor: Union[str, Extractor, None] = None, *, store: Union[KgSto
         raise InvalidOption("batch_chunks must be a whole number of chunks, at least 1")
     if command is not None:
         runner: Any = CommandExtractor(command, chunk_seconds=chunk_seconds, max_output=max_output)
-        name = name or runner.name
-        version = version or UNVERSIONED
+        name, version = name or runner.name, version or UNVERSIONED
     else:
         function, default_name, default_version = load_extractor(extractor)
         runner = _CallableExtractor(function)
@@ -104,20 +103,8 @@ def extract(extractor: Union[str, Extractor, None] = None, *, store: Union[KgSto
     try:
         for first in range(0, len(todo), batch_chunks):
             started = datetime.now(timezone.utc)
-            items, used, owner = [], [], {}
-            for document, row in todo[first:first + batch_chunks]:
-                text = store.text(row.sha256, row.chunk)
-                try:
-                    triples = runner({"chunk": row.chunk, "document": document, "index": row.chunk_index,
-                                      "text": text})
-                except ExtractorFailed as exc:
-                    failed.append(ExtractFailure(row.chunk, exc.code, exc.message))
-                    continue
-                used.append(row.chunk)
-                for triple in triples:
-                    line += 1
-                    owner[line] = row.chunk
-                    items.append((line, _fact_line(triple, row.chunk)))
+            items, used, owner = _extracted_lines(store, runner, todo[first:first + batch_chunks], line, failed)
+            line += len(items)
             outcomes, groups = ground_lines(loader, items)
             for outcome in outcomes:
                 if outcome.grounding is None:
@@ -138,6 +125,26 @@ def extract(extractor: Union[str, Extractor, None] = None, *, store: Union[KgSto
         runner.close()
     return ExtractResult(extractor=name, version=version, chunks=len(chunks), skipped=len(chunks) - len(todo),
                          extracted=extracted, failed=failed, counts=counts, refused=refused, batches=batches)
+
+
+def _extracted_lines(store: KgStore, runner: Any, batch: list, line: int,
+                     failed: list[ExtractFailure]) -> tuple[list, list[str], dict[int, str]]:
+    """What the extractor made of a batch of chunks: its triples as numbered fact lines (after ``line``),
+    the chunks it read, and the chunk each line came from; a chunk it failed on goes to ``failed``."""
+    items, used, owner = [], [], {}
+    for document, row in batch:
+        text = store.text(row.sha256, row.chunk)
+        try:
+            triples = runner({"chunk": row.chunk, "document": document, "index": row.chunk_index, "text": text})
+        except ExtractorFailed as exc:
+            failed.append(ExtractFailure(row.chunk, exc.code, exc.message))
+            continue
+        used.append(row.chunk)
+        for triple in triples:
+            line += 1
+            owner[line] = row.chunk
+            items.append((line, _fact_line(triple, row.chunk)))
+    return items, used, owner
 
 
 def load_extractor(spec: Union[str, Extractor]) -> tuple[Extractor, str, str]:

@@ -113,29 +113,8 @@ def collector_state() -> dict[str, int]:
 
 
 def _serve(connection, setup: WorkerSetup) -> None:
-    # Ctrl-C in a terminal reaches the whole process group: the caller stops the worker itself,
-    # and a worker dying of it would be reported as a parser that crashed.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent()
-    # No task uses torch, but thinc (under spaCy) imports it whenever it is installed: 1.2 of the
-    # 4 CPU-seconds a worker takes to start. Kept out, thinc goes on without it.
-    sys.modules.setdefault("torch", None)
-    from .offline import set_offline_environment
-
-    set_offline_environment()
-    if os.environ.get(THREADS_VARIABLE):
-        import cv2
-
-        cv2.setNumThreads(int(os.environ[THREADS_VARIABLE]))
-    warm_up, _ = _task(setup.warm_up)
-    warm_up()
-    limit_image_pixels()  # after the imports: unstructured raises PIL's limit when imported
-    _freeze_what_lives_on()
-    import resource
-
-    at_rest = _address_space()
-    if setup.memory_bytes and at_rest:
-        resource.setrlimit(resource.RLIMIT_AS, (at_rest + setup.memory_bytes, at_rest + setup.memory_bytes))
+    """A worker's life: warmed up, then one task after another until its caller closes the connection."""
+    _warm(setup)
     running = [False]
 
     def interrupt(signum, frame):
@@ -154,10 +133,6 @@ def _serve(connection, setup: WorkerSetup) -> None:
 
     tasks: dict = {}
     send("ready")
-
-    def send_progress(progress) -> None:
-        send(("progress", progress))
-
     while True:
         try:
             request = connection.recv()
@@ -165,36 +140,74 @@ def _serve(connection, setup: WorkerSetup) -> None:
             return
         if request is None:
             return
-        name, args, cpu_seconds = request
-        used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
-        soft = int(used + cpu_seconds) + 1 if cpu_seconds else resource.RLIM_INFINITY
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.getrlimit(resource.RLIMIT_CPU)[1]))
-        try:
-            running[0] = True
-            try:
-                if name not in tasks:
-                    tasks[name] = _task(name)
-                function, takes_progress = tasks[name]
-                limit_image_pixels()
-                value = function(*args, progress=send_progress) if takes_progress else function(*args)
-            finally:
-                running[0] = False
-            reply = ("ok", value)
-        except _Interrupted:
-            reply = ("interrupted", None)
-        except KgDecoderError as exc:
-            reply = ("error", exc)
-        except MemoryError:
-            reply = ("error", MemoryLimit("the work needed more memory than a worker may take"))
-        except Exception as exc:  # a parser bug on odd bytes: the document, not the caller, is at fault
-            if too_many_pixels(exc):
-                reply = ("error", UnsafeDocument(pixels_refused(exc)))
-            else:
-                reply = ("unexpected", f"{type(exc).__name__}: {exc}"[:500])
+        reply = _run_task(request, tasks, running, send)
         try:
             send(reply)
         except _Interrupted:  # a late interrupt, after the task: the reply still goes
             send(reply)
+
+
+def _warm(setup: WorkerSetup) -> None:
+    """The worker made ready: deaf to Ctrl-C, dying with its parent, offline, its libraries imported by
+    the warm-up task and frozen out of the collector, its address space bounded beyond what that took."""
+    import resource
+
+    # Ctrl-C in a terminal reaches the whole process group: the caller stops the worker itself,
+    # and a worker dying of it would be reported as a parser that crashed.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+    # No task uses torch, but thinc (under spaCy) imports it whenever it is installed: 1.2 of the
+    # 4 CPU-seconds a worker takes to start. Kept out, thinc goes on without it.
+    sys.modules.setdefault("torch", None)
+    from .offline import set_offline_environment
+
+    set_offline_environment()
+    if os.environ.get(THREADS_VARIABLE):
+        import cv2
+
+        cv2.setNumThreads(int(os.environ[THREADS_VARIABLE]))
+    warm_up, _ = _task(setup.warm_up)
+    warm_up()
+    limit_image_pixels()  # after the imports: unstructured raises PIL's limit when imported
+    _freeze_what_lives_on()
+    at_rest = _address_space()
+    if setup.memory_bytes and at_rest:
+        resource.setrlimit(resource.RLIMIT_AS, (at_rest + setup.memory_bytes, at_rest + setup.memory_bytes))
+
+
+def _run_task(request: tuple, tasks: dict, running: list, send: Callable) -> tuple:
+    """One task run within its CPU time, as the reply to send: ("ok", value), ("interrupted", None),
+    ("error", a typed error) or ("unexpected", what a parser raised)."""
+    import resource
+
+    name, args, cpu_seconds = request
+    used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+    soft = int(used + cpu_seconds) + 1 if cpu_seconds else resource.RLIM_INFINITY
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.getrlimit(resource.RLIMIT_CPU)[1]))
+    try:
+        running[0] = True
+        try:
+            if name not in tasks:
+                tasks[name] = _task(name)
+            function, takes_progress = tasks[name]
+            limit_image_pixels()
+            if takes_progress:
+                value = function(*args, progress=lambda progress: send(("progress", progress)))
+            else:
+                value = function(*args)
+        finally:
+            running[0] = False
+        return ("ok", value)
+    except _Interrupted:
+        return ("interrupted", None)
+    except KgDecoderError as exc:
+        return ("error", exc)
+    except MemoryError:
+        return ("error", MemoryLimit("the work needed more memory than a worker may take"))
+    except Exception as exc:  # a parser bug on odd bytes: the document, not the caller, is at fault
+        if too_many_pixels(exc):
+            return ("error", UnsafeDocument(pixels_refused(exc)))
+        return ("unexpected", f"{type(exc).__name__}: {exc}"[:500])
 
 
 def _relay(progress: Optional[ProgressCallback], report) -> None:
