@@ -85,6 +85,7 @@ BAD_CALLS = [
     ("search", {"quote": {"not": "text"}}),
     ("trace", {"quote": QUOTE, "subject": "http://ex.org/a"}),
     ("document_outline", {"document": "no-such-file.pdf"}),
+    ("trace", {"quote": QUOTE, "document": "urn:document:00000000-0000-5000-8000-000000000000"}),
     ("page_image", {"document": PDF, "page": 99}),
 ]
 
@@ -199,6 +200,8 @@ def test_bad_input_is_a_tool_error_and_the_server_answers_the_next_call(over_std
         messages.setdefault(name, result.content[0].text)
     assert "service-not-allowed" in messages["sparql"]
     assert "unknown-entity" in messages["document_outline"]
+    unknown = [result.content[0].text for name, result, _ in over_stdio["bad"] if name == "trace"][1]
+    assert unknown.endswith(": unknown-entity: no document urn:document:00000000-0000-5000-8000-000000000000 in the store")
 
 
 def test_writes_are_refused_without_allow_writes(over_stdio):
