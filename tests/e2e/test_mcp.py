@@ -83,6 +83,8 @@ def _calls(documents: dict) -> list[tuple[str, dict]]:
 
 BAD_CALLS = [
     ("sparql", {"query": "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }"}),
+    ("sparql", {"query": "LOAD <http://127.0.0.1:9/data.ttl>"}),
+    ("sparql", {"query": "INSERT DATA { <urn:x:a> <urn:x:b> <urn:x:c> }"}),
     ("search", {"quote": {"not": "text"}}),
     ("trace", {"quote": QUOTE, "subject": "http://ex.org/a"}),
     ("document_outline", {"document": "no-such-file.pdf"}),
@@ -160,6 +162,20 @@ def test_a_quote_is_traced_to_the_page_and_boxes_python_gives(over_stdio, corpus
            [(h.segment, h.start, len(h.source.boxes)) for h in python.hits]
 
 
+def test_a_quote_is_traced_to_the_page_and_boxes_the_cli_gives(over_stdio, corpus_two, cli):
+    folder, documents, _ = corpus_two
+    done = cli("trace", "--quote", QUOTE, "--document", documents[PDF], "--store", folder, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    places = _result(over_stdio, "trace").structured_content["places"]
+    assert [(p["page_number"], p["segment"], p["start"], p["end"],
+             [(b["page_number"], b["left"], b["top"], b["right"], b["bottom"], b["verification"]) for b in p["boxes"]])
+            for p in places] == \
+           [(p["page_number"], p["segment"], p["start"], p["end"],
+             [(b["page_number"], b["left"], b["top"], b["right"], b["bottom"], b["verification"]) for b in p["boxes"]])
+            for p in printed] != []
+
+
 def test_an_invented_quote_has_no_place_and_says_so(over_stdio):
     answer = _result(over_stdio, "trace", 1).structured_content
     assert not answer["found"] and answer["places"] == [] and "no place found" in answer["message"]
@@ -201,6 +217,8 @@ def test_bad_input_is_a_tool_error_and_the_server_answers_the_next_call(over_std
         assert not after.is_error and after.structured_content["total"] == 2
         messages.setdefault(name, result.content[0].text)
     assert "service-not-allowed" in messages["sparql"]
+    load, insert = [result.content[0].text for name, result, _ in over_stdio["bad"] if name == "sparql"][1:]
+    assert "malformed-query" in load and "malformed-query" in insert  # a query, never an update
     assert "unknown-entity" in messages["document_outline"]
     unknown = [result.content[0].text for name, result, _ in over_stdio["bad"] if name == "trace"][1]
     assert unknown.endswith(": unknown-entity: no document urn:document:00000000-0000-5000-8000-000000000000 in the store")
