@@ -85,6 +85,7 @@ BAD_CALLS = [
     ("sparql", {"query": "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }"}),
     ("sparql", {"query": "LOAD <http://127.0.0.1:9/data.ttl>"}),
     ("sparql", {"query": "INSERT DATA { <urn:x:a> <urn:x:b> <urn:x:c> }"}),
+    ("sparql", {"query": "SELECT ?s WHERE { GRAPH ?g { ?s ?p ?o } }"}),  # thousands of rows; --row-cap 50
     ("search", {"quote": {"not": "text"}}),
     ("trace", {"quote": QUOTE, "subject": "http://ex.org/a"}),
     ("document_outline", {"document": "no-such-file.pdf"}),
@@ -113,7 +114,7 @@ async def _session(client: Client, documents: dict) -> dict:
 @pytest.fixture(scope="module")
 def over_stdio(corpus_two, corpus_dir):
     folder, documents, _ = corpus_two
-    return anyio.run(_session, _stdio(folder, "--root", str(corpus_dir)), documents)
+    return anyio.run(_session, _stdio(folder, "--root", str(corpus_dir), "--row-cap", "50"), documents)
 
 
 def _result(answers: dict, name: str, index: int = 0):
@@ -217,8 +218,9 @@ def test_bad_input_is_a_tool_error_and_the_server_answers_the_next_call(over_std
         assert not after.is_error and after.structured_content["total"] == 2
         messages.setdefault(name, result.content[0].text)
     assert "service-not-allowed" in messages["sparql"]
-    load, insert = [result.content[0].text for name, result, _ in over_stdio["bad"] if name == "sparql"][1:]
+    load, insert, rows = [result.content[0].text for name, result, _ in over_stdio["bad"] if name == "sparql"][1:]
     assert "malformed-query" in load and "malformed-query" in insert  # a query, never an update
+    assert "too-many-rows" in rows and "LIMIT" in rows
     assert "unknown-entity" in messages["document_outline"]
     unknown = [result.content[0].text for name, result, _ in over_stdio["bad"] if name == "trace"][1]
     assert unknown.endswith(": unknown-entity: no document urn:document:00000000-0000-5000-8000-000000000000 in the store")
