@@ -49,6 +49,7 @@ def run_server(store: KgStore, roots: Sequence[str] = (), allow_writes: bool = F
                decode_options: Optional[DecodeOptions] = None, chunk_options: Optional[ChunkOptions] = None) -> None:
     """Serve ``store`` over stdio, or streamable HTTP on ``127.0.0.1:http_port`` (at ``/mcp``), until the
     client closes the connection (stdio) or the process is stopped."""
+    from . import stdio
     from .server import build_server
 
     folders = []
@@ -68,7 +69,7 @@ def run_server(store: KgStore, roots: Sequence[str] = (), allow_writes: bool = F
     mode = "writable" if allow_writes and not store.read_only else "read-only"
     if http_port is None:
         print(f"kg-decoder mcp: serving {store.location} over stdio ({mode})", file=sys.stderr)
-        server.run("stdio")
+        stdio.serve(server)
     else:
         print(f"kg-decoder mcp: serving {store.location} on http://{LOOPBACK}:{http_port}/mcp ({mode})",
               file=sys.stderr)

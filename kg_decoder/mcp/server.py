@@ -15,7 +15,7 @@ from typing import Annotated, Callable, Optional
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp_types import CallToolResult, ImageContent, Resource, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ImageContent, Resource, TextContent, Tool, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from ..graph.vocabulary import term_context
@@ -86,11 +86,20 @@ def build_server(settings: McpSettings, request_workers: int = 2, worker_memory_
 
 
 class _KgMcpServer(MCPServer):
-    """MCPServer whose resource list is the store's documents and chunks as they are now."""
+    """MCPServer whose resource list is the store's documents and chunks as they are now, and whose
+    tools' output schemas are published without references (:func:`schemas.published`): what each
+    client checks every answer against."""
 
     def __init__(self, settings: McpSettings, **kwargs) -> None:
         super().__init__(**kwargs)
         self._kg_settings = settings
+
+    async def list_tools(self) -> list[Tool]:
+        listed = await super().list_tools()
+        for tool in listed:
+            if tool.output_schema is not None:
+                tool.output_schema = schemas.published(tool.output_schema)
+        return listed
 
     async def list_resources(self) -> list[Resource]:
         listed = await anyio.to_thread.run_sync(tools.listed_resources, self._kg_settings)

@@ -23,6 +23,7 @@ from ..cite.chunks import chunk_document
 from ..cite.fact_lines import add_fact_lines
 from ..versions import decode
 from ..graph.store import KgStore
+from ..graph.terms import is_iri
 from ..model import RENDERED_PDF_POINTS, Box, ChunkOptions, DecodeOptions, TraceSource
 from ..model.errors import (DecodeError, Forbidden, KgDecoderError, LimitExceeded, RequestError, UnknownEntity)
 from ..quality.audits import audit_definitions, run_audits
@@ -76,7 +77,7 @@ def search_tool(settings: McpSettings, quote: str, document: Optional[str], limi
     _check_page(limit, offset)
     store = settings.store
     if document:
-        iri = document_iri(store, document)
+        iri = _traced_document(store, document)
         sources = _trace(settings, {"quote": quote, "document": iri, "offset": offset, "limit": limit})
         places = [_search_place(store, source) for source in sources]
         total, exact = offset + len(places), len(places) < limit
@@ -109,7 +110,7 @@ def trace_tool(settings: McpSettings, quote: Optional[str], document: Optional[s
         sources = _trace(settings, {"fact": (subject, predicate, object)})
         what = "this fact"
     elif quote is not None and quote.strip():
-        iri = document_iri(store, document) if document else None
+        iri = _traced_document(store, document) if document else None
         sources = _trace(settings, {"quote": quote, "document": iri, "offset": offset, "limit": limit})
         what = "this quote"
     else:
@@ -129,6 +130,21 @@ def trace_tool(settings: McpSettings, quote: Optional[str], document: Optional[s
 
 def _trace(settings: McpSettings, request: dict) -> list[TraceSource]:
     return bounded_trace(settings.store, request, settings.bounds, settings.workers)
+
+
+def _traced_document(store: KgStore, name: str) -> str:
+    """The IRI of the document a trace is asked to look in. A document IRI is taken as it is: the
+    trace asks the store whether it holds it, in its worker, and answers UnknownEntity with the words
+    :func:`document_iri` would (asking here too cost a query of the server's own, 0.3 ms a trace).
+    A uuid or a file name is looked up.
+
+    >>> _traced_document(None, " urn:document:df7bac5b-71d7-5db0-b1e1-2a203cf837b3 ")
+    'urn:document:df7bac5b-71d7-5db0-b1e1-2a203cf837b3'
+    """
+    stripped = name.strip()
+    if stripped.startswith("urn:document:") and is_iri(stripped):
+        return stripped
+    return document_iri(store, name)
 
 
 def _check_page(limit: int, offset: int) -> None:

@@ -10,6 +10,7 @@
 - :mod:`.oxml`: python-docx's and python-pptx's XPath look-ups through compiled expressions.
 - :mod:`.pypdfium2`: a page handing every step the same text page.
 - :mod:`.waitress`: the server's own error answers (413, 400, 431, 501) written as the app's JSON.
+- :mod:`.mcp`: the MCP SDK's server run over stdio files of kg-decoder's own.
 
 Each patch names the upstream function it replaces, wraps or mirrors, the versions pinned in
 ``pyproject.toml`` and why; it is installed by an ``install_*`` function the code that needs it
@@ -27,7 +28,7 @@ import importlib
 import inspect
 from typing import Any, NamedTuple
 
-LIBRARIES = ("unstructured", "pdfminer", "pdfplumber", "oxml", "pypdfium2", "waitress")  # the patch modules, one a library
+LIBRARIES = ("unstructured", "pdfminer", "pdfplumber", "oxml", "pypdfium2", "waitress", "mcp")  # the patch modules, one a library
 ORIGINALS: dict[str, Any] = {}  # "module:Qualified.name" -> the upstream object a patch replaced
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import shutil
 import socket
 import subprocess
@@ -82,9 +83,13 @@ def _calls(documents: dict) -> list[tuple[str, dict]]:
 
 BAD_CALLS = [
     ("sparql", {"query": "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }"}),
+    ("sparql", {"query": "LOAD <http://127.0.0.1:9/data.ttl>"}),
+    ("sparql", {"query": "INSERT DATA { <urn:x:a> <urn:x:b> <urn:x:c> }"}),
+    ("sparql", {"query": "SELECT ?s WHERE { GRAPH ?g { ?s ?p ?o } }"}),  # thousands of rows; --row-cap 50
     ("search", {"quote": {"not": "text"}}),
     ("trace", {"quote": QUOTE, "subject": "http://ex.org/a"}),
     ("document_outline", {"document": "no-such-file.pdf"}),
+    ("trace", {"quote": QUOTE, "document": "urn:document:00000000-0000-5000-8000-000000000000"}),
     ("page_image", {"document": PDF, "page": 99}),
 ]
 
@@ -109,7 +114,7 @@ async def _session(client: Client, documents: dict) -> dict:
 @pytest.fixture(scope="module")
 def over_stdio(corpus_two, corpus_dir):
     folder, documents, _ = corpus_two
-    return anyio.run(_session, _stdio(folder, "--root", str(corpus_dir)), documents)
+    return anyio.run(_session, _stdio(folder, "--root", str(corpus_dir), "--row-cap", "50"), documents)
 
 
 def _result(answers: dict, name: str, index: int = 0):
@@ -124,6 +129,7 @@ def test_every_tool_is_listed_with_a_description_and_both_schemas(over_stdio):
         assert len(tool.description) > 80, tool.name
         assert tool.input_schema["type"] == "object" and tool.input_schema.get("properties"), tool.name
         assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+        assert "$ref" not in json.dumps(tool.output_schema), tool.name  # inlined: checked faster by a client
     assert tools["search"].annotations.read_only_hint and not tools["decode"].annotations.read_only_hint
 
 
@@ -155,6 +161,20 @@ def test_a_quote_is_traced_to_the_page_and_boxes_python_gives(over_stdio, corpus
     python = corpus_two[2]["search"]
     assert [(p["segment"], p["start"], len(p["boxes"])) for p in found["places"]] == \
            [(h.segment, h.start, len(h.source.boxes)) for h in python.hits]
+
+
+def test_a_quote_is_traced_to_the_page_and_boxes_the_cli_gives(over_stdio, corpus_two, cli):
+    folder, documents, _ = corpus_two
+    done = cli("trace", "--quote", QUOTE, "--document", documents[PDF], "--store", folder, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    places = _result(over_stdio, "trace").structured_content["places"]
+    assert [(p["page_number"], p["segment"], p["start"], p["end"],
+             [(b["page_number"], b["left"], b["top"], b["right"], b["bottom"], b["verification"]) for b in p["boxes"]])
+            for p in places] == \
+           [(p["page_number"], p["segment"], p["start"], p["end"],
+             [(b["page_number"], b["left"], b["top"], b["right"], b["bottom"], b["verification"]) for b in p["boxes"]])
+            for p in printed] != []
 
 
 def test_an_invented_quote_has_no_place_and_says_so(over_stdio):
@@ -198,7 +218,12 @@ def test_bad_input_is_a_tool_error_and_the_server_answers_the_next_call(over_std
         assert not after.is_error and after.structured_content["total"] == 2
         messages.setdefault(name, result.content[0].text)
     assert "service-not-allowed" in messages["sparql"]
+    load, insert, rows = [result.content[0].text for name, result, _ in over_stdio["bad"] if name == "sparql"][1:]
+    assert "malformed-query" in load and "malformed-query" in insert  # a query, never an update
+    assert "too-many-rows" in rows and "LIMIT" in rows
     assert "unknown-entity" in messages["document_outline"]
+    unknown = [result.content[0].text for name, result, _ in over_stdio["bad"] if name == "trace"][1]
+    assert unknown.endswith(": unknown-entity: no document urn:document:00000000-0000-5000-8000-000000000000 in the store")
 
 
 def test_writes_are_refused_without_allow_writes(over_stdio):
