@@ -17,13 +17,12 @@ from .options import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, TOKENIZER
                       DecodeOptions, options_from)
 from .page_text import PageChar, PageText, Reading, folded_letters, middle_within
 from .progress import Progress, ProgressCallback, report
-from .results import (Audit, Box, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult,
-                      CrawlStatus, DecodeResult, DecodeStatus, DocumentRef, ElementOffset, EmbeddedResult,
-                      ExtractFailure, ExtractResult,
-                      FactLineOutcome, FactLinesResult, FactsResult, FactsStatus, Grounding, ImageInfo, JsonResult, PartitionSource, QuotePiece, Rows,
-                      SearchHit, SearchResults,
-                      TextDocument, TracedCell, TracedElement, TraceSource, ValidationReport, Verification, Violation,
-                      cell_label, to_jsonable)
+from .results import (Audit, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult, CrawlStatus,
+                      DecodeResult, DecodeStatus, ElementOffset, EmbeddedResult, ExtractFailure, ExtractResult,
+                      FactLineOutcome, FactLinesResult, FactsResult, FactsStatus, Grounding, ImageInfo, JsonResult,
+                      PartitionSource, Rows, TextDocument, ValidationReport, Verification, Violation, to_jsonable)
+from .traces import (Box, DocumentRef, QuotePiece, SearchHit, SearchResults, TracedCell, TracedElement, TraceSource,
+                     cell_label)
 from .revisions import (DiffCounts, DiffEntry, DiffOp, DiffSide, FactVerdictRecord, Verdict, VerdictStep,
                         VersionDiff, VersionInfo)
 from .versions import software_versions
