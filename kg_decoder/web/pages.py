@@ -31,8 +31,10 @@ def query_page():
     examples, audits = query_examples()
     queries = {q.name: q.text for q in examples + audits}
     chosen = request.args.get("name", "")
+    given = request.args.get("query")  # a query opened at /sparql, or an IRI of a result followed: run at once
     return render_template("query.html", examples=examples, audits=audits, queries=queries,
-                           editor=queries.get(chosen, examples[0].text), chosen=chosen if chosen in queries else "")
+                           editor=given if given else queries.get(chosen, examples[0].text),
+                           chosen=chosen if chosen in queries and not given else "", run=bool(given))
 
 
 @pages.get("/documents")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from flask import Blueprint, Response, redirect, request
 
 from kg_decoder import RequestError
@@ -36,8 +38,8 @@ def endpoint():
             run_update(config.store, update, allow_service=config.allow_service, allow_load=config.allow_load,
                        timeout=config.query_timeout, workers=config.workers)
         return Response(status=204)
-    if not query and request.method == "GET" and prefers_html():  # a person at the endpoint: to the editor
-        return redirect("/query", code=303)
+    if request.method == "GET" and prefers_html():  # a person at the endpoint: to the editor, which runs it
+        return redirect("/query" + (f"?{urlencode({'query': query})}" if query else ""), code=303)
     if not query:
         raise RequestError("give a query (query=... or a application/sparql-query body)", code="missing-query")
     values = request.values

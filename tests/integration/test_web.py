@@ -10,7 +10,7 @@ import re
 import socket
 import threading
 import time
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import drawn_office
 import drawn_pictures
@@ -325,8 +325,32 @@ def test_every_example_and_audit_button_loads_its_query_as_written_and_runs(live
                 time.sleep(0.1)
             shown = browser.execute_script("return document.getElementById('results').textContent;")
             assert browser.find_elements("id", "result-table"), (name, shown[:200])  # rows, not an error
+        # a query opened at the endpoint runs in the editor; an IRI in its answer is a link to what the
+        # store says of it; a query that does not parse says why there
+        documents = "SELECT ?document WHERE { GRAPH ?g { ?document a <https://trustgraph.ai/ns/Document> } }"
+        browser.get(f"{live}/sparql?" + urlencode({"query": documents}))
+        links = _waited(browser, "#result-table a")
+        document = links[0].text
+        assert document.startswith("urn:document:") and browser.current_url.startswith(f"{live}/query?")
+        links[0].click()
+        assert any(link.text == "https://trustgraph.ai/ns/Document" for link in _waited(browser, "#result-table a"))
+        browser.get(f"{live}/sparql?" + urlencode({"query": "SELEC ?x"}))
+        deadline = time.time() + 30
+        while time.time() < deadline and "does not parse" not in browser.find_element("id", "results").text:
+            time.sleep(0.1)
+        assert "malformed-query" in browser.find_element("id", "results").text
     finally:
         browser.quit()
+
+
+def _waited(browser, selector: str, seconds: float = 30.0) -> list:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        found = browser.find_elements("css selector", selector)
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"nothing matched {selector} in {seconds} s")
 
 
 def drawn_trace(url: str, boxes_of: str = "characters") -> tuple[dict, list[dict], str]:
@@ -469,6 +493,12 @@ def test_a_person_at_the_sparql_endpoint_lands_in_the_editor_a_program_gets_the_
     page = client.get("/sparql", headers={"Accept": "text/html,*/*;q=0.8"})
     assert page.status_code == 303 and page.headers["Location"].endswith("/query")
     assert client.get("/sparql").status_code == 400  # the protocol: a query is missing
+    # a query a person opens at the endpoint (a bad one too) goes to the editor, which runs it
+    bad = client.get("/sparql", query_string={"query": "SELEC ?x"}, headers={"Accept": "text/html,*/*;q=0.8"})
+    assert bad.status_code == 303 and bad.headers["Location"] == "/query?query=SELEC+%3Fx"
+    shown = client.get(bad.headers["Location"], headers={"Accept": "text/html,*/*;q=0.8"}).get_data(as_text=True)
+    assert "SELEC ?x</textarea>" in shown and 'data-run="yes"' in shown  # in the editor, run as it loads
+    assert client.get("/sparql", query_string={"query": "SELEC ?x"}).json["error"] == "malformed-query"
     assert client.get("/favicon.ico").status_code == 204
 
 

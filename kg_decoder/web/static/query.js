@@ -10,13 +10,25 @@
       editor.value = shipped[button.dataset.name];
     });
   });
-  function cell(term) {
+  function text(term) {
     if (!term) { return ""; }
-    if (term.type === "triple") { return "<< " + [term.value.subject, term.value.predicate, term.value.object].map(cell).join(" ") + " >>"; }
+    if (term.type === "triple") { return "<< " + [term.value.subject, term.value.predicate, term.value.object].map(text).join(" ") + " >>"; }
     return term.value;
   }
-  form.addEventListener("submit", function (event) {
-    event.preventDefault();
+  // An IRI is a link to what the store says of it (this page, the query run at once).
+  function fill(target, term) {
+    if (term && term.type === "uri") {
+      var link = document.createElement("a");
+      var about = "SELECT ?property ?value ?graph WHERE { GRAPH ?graph { <" + term.value + "> ?property ?value } }";
+      link.href = "/query?" + new URLSearchParams({query: about}).toString();
+      link.textContent = term.value;
+      target.appendChild(link);
+    } else {
+      target.textContent = text(term);
+    }
+  }
+  function run(event) {
+    if (event) { event.preventDefault(); }
     var params = new URLSearchParams();
     params.set("query", editor.value);
     if (document.getElementById("union").checked) { params.set("union", "true"); }
@@ -40,9 +52,11 @@
         data.head.vars.forEach(function (name) { var th = document.createElement("th"); th.textContent = name; head.appendChild(th); });
         data.results.bindings.forEach(function (binding) {
           var row = table.insertRow();
-          data.head.vars.forEach(function (name) { row.insertCell().textContent = cell(binding[name]); });
+          data.head.vars.forEach(function (name) { fill(row.insertCell(), binding[name]); });
         });
         results.appendChild(table);
       });
-  });
+  }
+  form.addEventListener("submit", run);
+  if (form.dataset.run === "yes") { run(); }
 })();
