@@ -19,6 +19,7 @@ from ..quality.audits import audit_definitions
 
 WIDTH = 420  # the bars' full length, in the SVG's units
 LABEL_WIDTH = 230  # room for a bar's label on its left
+LABEL_LETTERS = 26  # letters of a label that fit there: 34 ran past the chart's left edge in Chromium
 ROW_HEIGHT = 22
 MOST_BARS = 25  # a chart over many documents shows the largest
 
@@ -48,6 +49,14 @@ class Bar:
     @property
     def title(self) -> str:
         return f"{self.label}: " + ", ".join(f"{piece.kind} {_number(piece.value)}" for piece in self.pieces)
+
+    @property
+    def short_label(self) -> str:
+        """The label as it fits left of its bar (12 px sans-serif: at most ``LABEL_LETTERS`` of the widest
+        letters); a cut one ends in an ellipsis (the bar's tooltip has it whole)."""
+        if len(self.label) <= LABEL_LETTERS:
+            return self.label
+        return self.label[:LABEL_LETTERS - 1].rstrip() + "…"
 
 
 @dataclass

@@ -517,3 +517,34 @@ def test_the_dashboard_draws_each_chart_from_its_audit_with_its_rows_and_sparql_
         editor = client.get(f"/query?name={audit}").get_data(as_text=True)
         assert f"Query: {audit}" in editor
     assert client.get("/dashboard/rows/document_info").status_code == 404  # audits only
+
+
+@pytest.mark.slow
+def test_the_dashboards_labels_stay_inside_its_charts_in_a_browser(tmp_path):
+    """A long file name's bar label is cut to fit left of its bar (an ellipsis, the whole name in the
+    bar's tooltip), not drawn past the chart's left edge."""
+    from waitress.server import create_server
+
+    name = "3-half-year-analyses-of-the-regional-market-report-2023-final-version.txt"
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        decoded = kg_decoder.decode(b"Kilo lima mike.\n\nNovember oscar papa.", store=store, file_name=name)
+        kg_decoder.chunk_document(decoded.document, store=store)  # a bar of chunks without facts, named by file
+        server = create_server(load_web_app().create_app(store, isolate=False), host="127.0.0.1", port=0, threads=4)
+        threading.Thread(target=server.run, daemon=True).start()
+        browser = headless_chromium()
+        try:
+            browser.get(f"http://127.0.0.1:{server.effective_port}/dashboard")
+            labels = browser.execute_script(
+                "return Array.from(document.querySelectorAll('svg.bars .bar-label')).map(t => "
+                "[t.textContent, t.getBBox().x, t.closest('svg').getBoundingClientRect().width]);")
+            tooltips = browser.execute_script(
+                "return Array.from(document.querySelectorAll('svg.bars a title')).map(t => t.textContent);")
+            shown = browser.page_source[:300]
+        finally:
+            browser.quit()
+            server.close()
+    assert labels and all(x >= 0 for _, x, _ in labels), (labels, shown)
+    cut = [text for text, _, _ in labels if text.endswith("…")]
+    assert cut and all(name.startswith(text[:-1]) for text in cut)
+    assert any(tooltip.startswith(name) for tooltip in tooltips)
+
