@@ -23,7 +23,7 @@ from ...patches import pdfminer as pdfminer_patches
 from ...patches.pypdfium2 import sharing_its_text_page
 from ...patches.unstructured import pdfminer_pages_generator, pdfminer_pages_replaced
 from ..images import describe_image, merge_by_position
-from . import fonts, text_types
+from . import fonts, spacing, text_types
 from ..backends.base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
 from ..rendering.box_checks import check_pdf_boxes
 from .geometry import PageGeometry
@@ -69,6 +69,7 @@ class PdfBackend(Backend):
         from unstructured.partition.pdf import partition_pdf
 
         pdfminer_patches.install_all()
+        pdfminer_patches.install_line_reading(spacing.drawn_twice, spacing.spaceless, spacing.word_breaks)
 
         def run(strategy_name: str, payload: bytes, password: Optional[str]) -> list:
             return call("pdf", partition_pdf, file=io.BytesIO(payload), strategy=strategy_name, languages=languages,
