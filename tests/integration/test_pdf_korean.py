@@ -23,12 +23,12 @@ def korean(tmp_path_factory):
     return store, decoded, lines
 
 
-def test_hangul_words_are_read_whole(korean):
+def test_hangul_words_are_read_whole_and_whitespace_as_spaces(korean):
     store, decoded, lines = korean
     elements = store.document_elements(decoded.document)
     text = "\n".join(element.text for element in elements)
-    assert "커 피" not in text, text
-    for line, _ in lines[:-1]:
+    assert "커 피" not in text and "\t" not in text, text
+    for line, _ in lines:
         assert any(element.text == line or line in element.text.split("\n") for element in elements), (line, text)
     check_document(store, decoded.document)
 
@@ -41,7 +41,7 @@ def test_a_glyph_drawn_twice_is_read_once_and_every_element_has_a_box(korean):
     assert all(element.bbox is not None for element in elements)
 
 
-@pytest.mark.parametrize("quote", ["커피전문점 매출은", "작년 전문점 매출"])
+@pytest.mark.parametrize("quote", ["커피전문점 매출은", "작년 전문점 매출", "구분 매출 증가율"])
 def test_a_korean_quote_traces_to_the_box_on_its_words(korean, quote):
     store, decoded, lines = korean
     [source] = kg_decoder.trace(quote=quote, document=decoded.document, store=store)

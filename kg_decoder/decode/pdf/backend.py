@@ -134,6 +134,7 @@ class PdfBackend(Backend):
             title = _document_title(data, pdf, layer, 1 in with_text and 1 not in doubted_layers)
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
+        found = _blanks_as_spaces(found)
         # a doubted layer's boxes do hold its characters, but those are no reading to vouch for
         check_pdf_boxes(pdf, found, with_text - set(ocr_numbers) - doubted_layers)
         found = _doubted(found, [by_number[number] for number in doubted_layers])
@@ -437,6 +438,20 @@ def _on_displayed_page(elements: list[Element], geometries: dict[int, PageGeomet
             element = replace(element, bbox=_rounded(geometry.clip(geometry.from_displayed_media(element.bbox))))
         moved.append(element)
     return moved
+
+
+_BLANKS = re.compile(r"[^\S\n]+")
+
+
+def _blanks_as_spaces(elements: list[Element]) -> list[Element]:
+    """The elements, every run of blanks in a text (a TAB the text layer draws between words, a
+    no-break or ideographic space, several spaces) one space, as every other reader gives it; line
+    breaks kept. A table's text stays as its cells give it."""
+    spaced = []
+    for element in elements:
+        text = _BLANKS.sub(" ", element.text) if element.text and element.category != "Table" else element.text
+        spaced.append(element if text == element.text else replace(element, text=text))
+    return spaced
 
 
 def _rounded(box):
