@@ -1,5 +1,6 @@
 """PPTX and XLSX as a reader sees them, beyond what unstructured reads: a slide's charts (the table of
-their data) and SmartArt nodes with the frame's box on the slide, placed among the slide's elements as
+their data) and SmartArt nodes with the frame's box on the slide (a node found on the slide's rendering
+gets the box of its words there: ``rendering.positions``), placed among the slide's elements as
 unstructured orders its shapes (top to bottom, left to right), and its speaker notes after them; a
 sheet's charts and SmartArt (a chart sheet's too) after the sheet's elements, with their anchor cell.
 """

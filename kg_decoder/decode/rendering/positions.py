@@ -32,6 +32,9 @@ _RUNNING = {"Header", "Footer", "PageHeader", "PageFooter"}  # repeated on pages
 # Drawn away from the paragraph they are anchored in (a page's foot, the document's end, beside the text,
 # a comment on the words it marks): found without moving on either.
 _BESIDE_THE_FLOW = {"Footnote", "Endnote", "TextBox", "Comment"}
+# Drawn inside a graphic frame whose box is all the file states (SmartArt's nodes): found on the rendering
+# where it draws them, the frame's box kept where they are not found.
+_IN_A_FRAME = {"SmartArt"}
 _SLIDES = ("pptx", "ppt")  # one rendered page per slide
 _ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their width:height agree this well
 
@@ -97,7 +100,7 @@ def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) ->
     cursor = 0
     placed = 0
     for element in elements:
-        if element.is_image or element.bbox is not None:
+        if element.is_image or element.bbox is not None and element.category not in _IN_A_FRAME:
             continue
         pieces = [wanted for wanted in map(_fold, _drawn_texts(element)) if wanted]
         if by_page and (not element.page_number or element.page_number > len(pages)):
