@@ -31,10 +31,10 @@ _FUZZY_SHARE = 0.8  # of an element's letters that must be found together for a 
 _RUNNING = {"Header", "Footer", "PageHeader", "PageFooter"}  # repeated on pages: found without moving on
 # Drawn away from the paragraph they are anchored in (a page's foot, the document's end, beside the text,
 # a comment on the words it marks): found without moving on either.
-_BESIDE_THE_FLOW = {"Footnote", "Endnote", "TextBox", "Comment"}
-# Drawn inside a graphic frame whose box is all the file states (SmartArt's nodes): found on the rendering
-# where it draws them, the frame's box kept where they are not found.
-_IN_A_FRAME = {"SmartArt"}
+_BESIDE_THE_FLOW = {"Footnote", "Endnote", "TextBox", "Comment", "ChartText"}  # a chart draws in its own order
+# Drawn inside a graphic frame whose box is all the file states (a chart's texts, SmartArt's nodes): found on
+# the rendering where it draws them, the frame's box kept where they are not found.
+_IN_A_FRAME = {"ChartText", "SmartArt"}
 _SLIDES = ("pptx", "ppt")  # one rendered page per slide
 _ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their width:height agree this well
 
