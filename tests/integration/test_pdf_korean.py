@@ -51,3 +51,23 @@ def test_a_korean_quote_traces_to_the_box_on_its_words(korean, quote):
     assert box.source == "characters"
     assert line_box[0] - 2 <= box.left < box.right <= line_box[2] + 2, (box, line_box)
     assert abs(box.top - line_box[1]) <= 3 and abs(box.bottom - line_box[3]) <= 3, (box, line_box)
+
+
+def test_pdfiums_lines_keep_hangul_words_whole_too(tmp_path):
+    """The lines PDFium reads (a page unstructured reads nothing of, turned text, dropped lines, the
+    title) put no space of PDFium's own inside a Hangul word, read at once or one by one."""
+    import pypdfium2 as pdfium
+
+    from kg_decoder.decode.pdf.text_layer import PdfLines, _lines, _lines_one_by_one, text_layer_elements
+
+    path, lines = drawn_pdfs.korean(tmp_path)
+    data = path.read_bytes()
+    pdf = pdfium.PdfDocument(data)
+    try:
+        read = "\n".join(element.text for element in text_layer_elements(PdfLines(data, pdf), [1]))
+        assert _lines(pdf[0], {}) == _lines_one_by_one(pdf[0], {})
+    finally:
+        pdf.close()
+    assert "커 피" not in read
+    for line, _ in lines:
+        assert line in read.split("\n"), (line, read)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Optional, Union
 
 from ...model import Element, PageChar, PageText, Reading, middle_within
+from . import spacing
 from .fonts import declared_heights
 from .geometry import BBox, PageGeometry
 from .pdfium_chars import BOX, GENERATED, LOOSE, ORIGIN, read_characters
@@ -187,13 +188,21 @@ def _middle(box: BBox) -> float:
     return (box[1] + box[3]) / 2
 
 
+class _GeneratedSpace(str):
+    """A space PDFium put between words (no glyph the page draws): equal to ``" "``."""
+
+
+_GENERATED_SPACE = _GeneratedSpace(" ")
+
+
 def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = False,
-                turned: bool = True) -> Iterator[Union[PageChar, str]]:
+                turned: bool = True, spaces_told: bool = False) -> Iterator[Union[PageChar, str]]:
     """Each character of the page's text layer: drawn ones with their boxes, else ``" "`` for a space
     (drawn or put in by PDFium between words) and ``"\n"`` for a line break. ``heights`` are the
     ascent and descent the page's fonts declare (see ``fonts.declared_heights``); ``unmapped``:
     glyphs drawn without a character are given as U+FFFD rather than left out; ``turned``: each
-    glyph's turn and type size are read too (else left at upright and unknown)."""
+    glyph's turn and type size are read too (else left at upright and unknown); ``spaces_told``: a space
+    PDFium put in is given as :data:`_GENERATED_SPACE` (equal to ``" "``)."""
     geometry = PageGeometry.of(page)
     textpage = page.get_textpage()
     fonts = _FontHeights(textpage, heights)
@@ -208,7 +217,7 @@ def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = 
         if code in (0xFFFE, 0xFFFF) or not (code or unmapped):
             continue
         if code and chr(code).isspace():
-            yield " "
+            yield _GENERATED_SPACE if spaces_told and flag & GENERATED else " "
             continue
         if flag & GENERATED:
             continue
@@ -524,10 +533,17 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
     spaces_before = np.cumsum(spaces)[indices]
     new_word = np.ones(len(indices), bool)
     new_word[1:] = spaces_before[1:] != spaces_before[:-1]
+    written_before = np.cumsum(spaces & ((read.flags & GENERATED) == 0))[indices]  # space glyphs the page draws
     sizes = _type_sizes(fonts, indices, read.objects[indices])
     starts = np.flatnonzero(new_line).tolist() + [len(indices)]
-    word_starts = np.flatnonzero(new_word | new_line).tolist() + [len(indices)]
     around = rows[:, 4:8]
+    for start, end in zip(starts, starts[1:]):  # PDFium's own spaces inside a Hangul word: not word breaks
+        if turns[start] == 0:
+            gaps = around[start + 1:end, 0] - around[start:end - 1, 2]
+            written = written_before[start + 1:end] != written_before[start:end - 1]
+            joined = _joined(letters[start:end], gaps.tolist(), sizes[start:end], written.tolist())
+            new_word[start + 1:end] &= ~np.array(joined, bool)
+    word_starts = np.flatnonzero(new_word | new_line).tolist() + [len(indices)]
     lines: list[_Line] = []
     word = 0
     for start, end in zip(starts, starts[1:]):
@@ -539,6 +555,22 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
         lines.append(_Line(" ".join(" ".join(words).split()), (low[0], low[1], high[0], high[1]), int(turns[start]),
                            max(sizes[start:end])))
     return lines
+
+
+def _joined(letters: str, gaps: list[float], sizes: list[float], written: list[bool]) -> list[bool]:
+    """For each pair of neighbouring characters of an upright line (``gaps`` between their boxes, the
+    characters' type ``sizes``, whether the page draws a space glyph between them), whether a space
+    PDFium put between them is to go: one of the two a letter of a script without spaces between its
+    letters, and the gap no word break by ``spacing.word_breaks``."""
+    joined = [False] * len(gaps)
+    pairs = [k for k in range(len(gaps)) if spacing.spaceless(letters[k]) or spacing.spaceless(letters[k + 1])]
+    if not pairs:
+        return joined
+    breaks = spacing.word_breaks([gaps[k] for k in pairs], [max(sizes[k], sizes[k + 1]) for k in pairs],
+                                 any(written))
+    for k, parts in zip(pairs, breaks or ()):
+        joined[k] = not parts and not written[k]
+    return joined
 
 
 def _type_sizes(fonts: "_FontHeights", indices: "np.ndarray", objects: "np.ndarray") -> list[float]:
@@ -560,26 +592,47 @@ def _lines_one_by_one(page, heights: dict[str, tuple[float, float]]) -> list[_Li
     """The page's lines as PDFium breaks them (and where the glyphs' turn changes), with the spaces it
     reads or puts between words."""
     lines: list[_Line] = []
-    text: list[str] = []
+    text: list[Union[str, PageChar]] = []
     chars: list[PageChar] = []
+    written: list[bool] = []  # before each character after the first: a space glyph the page draws
 
     def close() -> None:
         if chars:
             turns = {char.turn for char in chars}
+            if turns == {0}:  # PDFium's own spaces inside a Hangul word: not word breaks
+                letters = "".join(char.char for char in chars)
+                gaps = [b.line_box[0] - a.line_box[2] for a, b in zip(chars, chars[1:])]
+                joined = _joined(letters, gaps, [char.size for char in chars], written)
+                pieces, k = [], -1
+                for piece in text:
+                    if isinstance(piece, PageChar):
+                        k += 1
+                        pieces.append(piece.char)
+                    elif not (k + 1 < len(chars) and k >= 0 and joined[k]):
+                        pieces.append(piece)
+                text[:] = pieces
+            else:
+                text[:] = [piece.char if isinstance(piece, PageChar) else piece for piece in text]
             lines.append(_Line(" ".join("".join(text).split()), _union([char.line_box for char in chars]),
                                turns.pop() if len(turns) == 1 else None, max(char.size for char in chars)))
         text.clear()
         chars.clear()
+        written.clear()
 
-    for char in _characters(page, heights):
+    drawn_space = False
+    for char in _characters(page, heights, spaces_told=True):
         if char == "\n":
             close()
         elif isinstance(char, str):
             text.append(char)
+            drawn_space = drawn_space or not isinstance(char, _GeneratedSpace)
         else:
             if chars and char.turn != chars[-1].turn:
                 close()
-            text.append(char.char)
+            if chars:
+                written.append(drawn_space)
+            drawn_space = False
+            text.append(char)
             chars.append(char)
     close()
     return lines
