@@ -12,7 +12,8 @@ SERIES = {"Harbour branch": (12.5, 30.1, 8.4), "Station branch": (9.0, 22.3, 11.
 
 
 def make_chart_slide(path) -> None:
-    """A slide with a titled column chart: axis titles, a legend, data labels."""
+    """A slide with a titled column chart: axis titles, a legend, data labels; the slide's own title
+    names two of its categories (drawn first on the slide: the chart's labels are still found)."""
     from pptx import Presentation
     from pptx.chart.data import CategoryChartData
     from pptx.enum.chart import XL_CHART_TYPE
@@ -20,7 +21,7 @@ def make_chart_slide(path) -> None:
 
     presentation = Presentation()
     slide = presentation.slides.add_slide(presentation.slide_layouts[5])
-    slide.shapes.title.text = "Quarterly coffee sales"
+    slide.shapes.title.text = "Latte and Mocha sales"
     data = CategoryChartData()
     data.categories = CATEGORIES
     for name, values in SERIES.items():
