@@ -38,6 +38,9 @@ def test_a_glyph_drawn_twice_is_read_once_and_every_element_has_a_box(korean):
     elements = store.document_elements(decoded.document)
     code = [element for element in elements if "K" in element.text]
     assert len(code) == 1 and re.sub(r"\s", "", code[0].text) == drawn_pdfs.KOREAN_CODE, code
+    # turned up the margin glyph by glyph (read through PDFium): one element, each glyph once
+    turned = [element for element in elements if "문서" in element.text or "2024" in element.text]
+    assert [element.text for element in turned] == [drawn_pdfs.KOREAN_TURNED], turned
     assert all(element.bbox is not None for element in elements)
 
 

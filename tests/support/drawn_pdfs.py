@@ -257,13 +257,15 @@ KOREAN_LINES = ["서울시 커피전문점 매출은 지난해보다 크게 늘�
 KOREAN_UNSPACED = "작년 전문점 매출 합계"  # its words parted by room alone: no space glyph drawn
 KOREAN_TABBED = "구분\t매출\t증가율"  # a TAB character drawn between words
 KOREAN_CODE = "KSA-0117"  # a margin code, a glyph a line down the margin, drawn twice (fake bold)
+KOREAN_TURNED = "문서번호 2024"  # a margin code up the left margin, glyph by glyph, drawn twice (fake bold)
 
 
 def korean(folder: Path) -> tuple[Path, list[tuple[str, Box]]]:
     """A Korean page as a Hangul word processor exports it: justified lines with each glyph placed on
     its own (0.2 em between a word's syllables), a line whose words are parted by room alone, a line
-    with TABs between its words, and a margin code stacked a glyph a line, drawn twice a third of a
-    point apart (fake bold). The lines as a reader reads them, each with its box."""
+    with TABs between its words, a margin code stacked a glyph a line and another turned up the left
+    margin glyph by glyph, each drawn twice a third of a point apart (fake bold). The lines as a
+    reader reads them, each with its box."""
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
     from reportlab.pdfgen import canvas as canvases
@@ -308,5 +310,14 @@ def korean(folder: Path) -> tuple[Path, list[tuple[str, Box]]]:
     for shift in (0.0, 0.3):
         for number, glyph in enumerate(KOREAN_CODE):
             canvas.drawString(560 + shift, 600 - 10 * number, glyph)
+        along = 300.0
+        for glyph in KOREAN_TURNED:  # turned a quarter, reading upwards, each glyph a text object
+            canvas.saveState()
+            canvas.translate(40 + shift, along)
+            canvas.rotate(90)
+            canvas.setFont("NanumGothic", 8)
+            canvas.drawString(0, 0, glyph)
+            canvas.restoreState()
+            along += pdfmetrics.stringWidth(glyph, "NanumGothic", 8)
     canvas.save()
     return path, drawn

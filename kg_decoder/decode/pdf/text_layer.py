@@ -514,6 +514,9 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
         return _lines_one_by_one(page, heights)
     fonts, read, indices, rows = drawn
     codes = read.codes
+    once = _Once()
+    keep = [once.first(letter, box) for letter, box in zip(_letters(codes[indices]), rows[:, 4:8].tolist())]
+    indices, rows = indices[keep], rows[keep]
     letters = _letters(codes[indices])
     # What parts the drawn characters: a line break PDFium reads (or a hyphen ending a line, after
     # it), a change of turn, a space (a word's end within a line).
@@ -554,7 +557,29 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
         low, high = around[start:end, :2].min(axis=0).tolist(), around[start:end, 2:].max(axis=0).tolist()
         lines.append(_Line(" ".join(" ".join(words).split()), (low[0], low[1], high[0], high[1]), int(turns[start]),
                            max(sizes[start:end])))
-    return lines
+    return _joined_along(lines)
+
+
+class _Once:
+    """The characters of a page one after another, each told whether it is the first drawn there: a
+    glyph drawn again a hair from the same glyph (fake bold, a margin code written twice) is
+    ``spacing.drawn_twice``, measured by its line box (its size: the box's larger side)."""
+
+    _CELL = 4.0  # points: a glyph is looked for among those of its cell and the cells around it
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, int, int], list[tuple[float, float, float]]] = {}
+
+    def first(self, letter: str, box) -> bool:
+        left, top = box[0], box[1]
+        size = max(box[2] - box[0], box[3] - box[1])
+        x, y = int(left // self._CELL), int(top // self._CELL)
+        for cell in ((letter, i, j) for i in (x - 1, x, x + 1) for j in (y - 1, y, y + 1)):
+            for other_left, other_top, other_size in self._seen.get(cell, ()):
+                if spacing.drawn_twice(letter, letter, max(size, other_size), left - other_left, top - other_top):
+                    return False
+        self._seen.setdefault((letter, x, y), []).append((left, top, size))
+        return True
 
 
 def _joined(letters: str, gaps: list[float], sizes: list[float], written: list[bool]) -> list[bool]:
@@ -620,12 +645,15 @@ def _lines_one_by_one(page, heights: dict[str, tuple[float, float]]) -> list[_Li
         written.clear()
 
     drawn_space = False
+    once = _Once()
     for char in _characters(page, heights, spaces_told=True):
         if char == "\n":
             close()
         elif isinstance(char, str):
             text.append(char)
             drawn_space = drawn_space or not isinstance(char, _GeneratedSpace)
+        elif not once.first(char.char, char.line_box):
+            continue
         else:
             if chars and char.turn != chars[-1].turn:
                 close()
@@ -635,7 +663,32 @@ def _lines_one_by_one(page, heights: dict[str, tuple[float, float]]) -> list[_Li
             text.append(char)
             chars.append(char)
     close()
-    return lines
+    return _joined_along(lines)
+
+
+_ALONG_GAP = 0.5  # of a line's height: a turned line that goes on this close after another continues it
+_ALONG_SPACE = 0.2  # of a line's height: a gap wider than this between the two is a space
+
+
+def _joined_along(lines: list[_Line]) -> list[_Line]:
+    """The lines, a turned line that PDFium broke off where its glyphs are text objects of their own (a
+    margin code set glyph by glyph up the margin) joined again: the next line of the same quarter
+    turn on the same baseline, beginning where the other ends in its reading direction."""
+    joined: list[_Line] = []
+    for line in lines:
+        before = joined[-1] if joined else None
+        if before is not None and before.turn == line.turn and line.turn in (90, 270):
+            height = min(before.box[2] - before.box[0], line.box[2] - line.box[0])
+            overlap = min(before.box[2], line.box[2]) - max(before.box[0], line.box[0])
+            # 270 reads up the page (top-left origin: towards smaller y), 90 down it
+            gap = before.box[1] - line.box[3] if line.turn == 270 else line.box[1] - before.box[3]
+            if height > 0 and overlap >= 0.8 * height and -0.2 * height <= gap <= _ALONG_GAP * height:
+                space = " " if gap > _ALONG_SPACE * height else ""
+                joined[-1] = _Line(before.text + space + line.text, _union([before.box, line.box]), line.turn,
+                                   max(before.size, line.size))
+                continue
+        joined.append(line)
+    return joined
 
 
 def _blocks(lines: list[_Line], turned: bool = False) -> list[tuple[str, BBox]]:
