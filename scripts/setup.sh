@@ -7,13 +7,14 @@ cd "$(dirname "$0")/.."
 # poppler-utils: PDF rendering for OCR; tesseract: OCR (English, Hebrew, Arabic, Chinese, Portuguese);
 # libmagic1: format detection;
 # LibreOffice (writer, calc, impress): DOC and PPT, Office pages drawn for the trace view; DejaVu fonts: text in generated test images;
+# Nanum fonts: Hangul for the Korean test PDF (tests/support/drawn_pdfs.py) and for Korean Office pages LibreOffice draws;
 # Chromium and its driver: the browser test of the web app (Debian's own build, no download);
 # gcc and libc6-dev: the C reader of PDF characters (decode/pdf/pdfium_chars.c);
 # strace: the test that a decode opens no Internet socket in any of its processes, native code included;
 # bubblewrap: LibreOffice laid out in namespaces of its own, no network and none of the machine's files.
 SYSTEM_PACKAGES=(poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-heb tesseract-ocr-ara
                  tesseract-ocr-chi-sim tesseract-ocr-por libmagic1 libreoffice-writer-nogui libreoffice-calc-nogui
-                 libreoffice-impress-nogui fonts-dejavu-core chromium chromium-driver gcc libc6-dev strace bubblewrap)
+                 libreoffice-impress-nogui fonts-dejavu-core fonts-nanum chromium chromium-driver gcc libc6-dev strace bubblewrap)
 missing=()
 for package in "${SYSTEM_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

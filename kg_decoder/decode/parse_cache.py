@@ -28,8 +28,9 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # reading (Element.verification), Office tables' cell boxes; 7: Partitioned.problems, Element.properties;
 # 8: a flowing document's page numbers from its rendering, a sheet cell's line breaks unescaped; 9: a PDF
 # text layer's plausibility (Page.plausibility), doubted layers read again by OCR; 10: a PDF page's elements in
-# reading order (its columns one after the other).
-_FORMAT = b"kg-decoder-partition-cache-10\n"
+# reading order (its columns one after the other); 11: PDF lines with Hangul words whole, a glyph drawn twice
+# read once, blanks as single spaces; SmartArt nodes and a chart's drawn texts (ChartText) on the rendering.
+_FORMAT = b"kg-decoder-partition-cache-11\n"
 
 
 class PartitionCache:

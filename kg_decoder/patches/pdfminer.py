@@ -1,5 +1,6 @@
 """pdfminer's internals kg-decoder replaces or wraps: its reading of a page at less cost to the same
-objects, the glyphs simple fonts map to nothing, and the drawing order kept on each laid-out page.
+objects, the glyphs simple fonts map to nothing, the drawing order kept on each laid-out page, and
+its text lines (each glyph once, Hangul words not split).
 
 Pinned: ``pdfminer.six>=20231228`` (pyproject.toml; unstructured 0.27 needs the same), no upper
 bound: ``UPSTREAM`` records what each patch was written against (20260107), and
@@ -38,6 +39,12 @@ read the ligature:
 **The drawing order** (:func:`install_drawing_order`): each page pdfminer lays out keeps, in
 ``LTPage.stream_order``, its objects in the order the page draws them, so the table finder makes
 pdfplumber's words from the page unstructured's ``fast`` already read (``patches.pdfplumber``).
+
+**Text lines** (:func:`install_line_reading`, installed by the PDF backend with the rules of
+``decode.pdf.spacing``): a character drawn twice a hair apart (fake bold, a margin code written twice)
+is laid out once, and a justified Korean line set glyph by glyph is not read ``커 피전문점``: between
+a Hangul (Han, Kana) letter and its neighbour, pdfminer's space stays only where the gap is clearly
+wider than the line's own gaps between letters.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from io import BytesIO
-from typing import Any
+from typing import Any, Callable, Optional
 
 from . import Upstream, remember
 
@@ -350,6 +357,89 @@ def install_drawing_order() -> None:
     _INSTALLED.append("drawing_order")
 
 
+# -- Lines: each glyph once, words parted where the script parts them -----------------------------------
+# Wraps ``pdfminer.layout.LTLayoutContainer.group_objects``, which makes a page's (or a figure's) text
+# lines out of its characters in drawing order: ``LTTextLineHorizontal.add`` puts a space
+# (``LTAnno(" ")``) between two characters wherever they stand further apart than ``word_margin`` of
+# their size, and a character drawn twice is laid out twice.
+
+def install_line_reading(drawn_twice: Callable[[str, str, float, float, float], bool],
+                         spaceless: Callable[[str], bool],
+                         word_breaks: Callable[[list, list, bool], Optional[list]]) -> None:
+    """pdfminer's text lines, from now on (once per process): a character ``drawn_twice`` (same text,
+    its size, the offsets of its origin from the other's) is laid out once; between two characters
+    of a horizontal line one of which is a ``spaceless`` letter (``다.`` and ``커피 Coffee`` too), the
+    space pdfminer puts in stays only where ``word_breaks`` (the gaps between the line's such pairs,
+    their ems, whether the line draws space glyphs) says a word ends (None: pdfminer's spaces stand).
+    The page's drawing order (``install_drawing_order``) keeps every character drawn."""
+    if "line_reading" in _INSTALLED:
+        return
+    from pdfminer.layout import LTLayoutContainer
+
+    original = LTLayoutContainer.group_objects
+
+    def group_objects(self, laparams, objs):
+        for line in original(self, laparams, _drawn_once(objs, drawn_twice)):
+            _spaced(line, spaceless, word_breaks)
+            yield line
+
+    remember("pdfminer.layout:LTLayoutContainer.group_objects", original)
+    LTLayoutContainer.group_objects = group_objects
+    _INSTALLED.append("line_reading")
+
+
+_CELL = 4.0  # points: a character is looked for as drawn twice in its cell of this size and the next ones
+
+
+def _drawn_once(objs, drawn_twice) -> list:
+    """The objects, each character drawn again at (about) the same place as the same character left out."""
+    from pdfminer.layout import LTChar
+
+    seen: dict[tuple[str, int, int], list] = {}
+    kept = []
+    for obj in objs:
+        if isinstance(obj, LTChar):
+            text, cell_x, cell_y = obj.get_text(), int(obj.x0 // _CELL), int(obj.y0 // _CELL)
+            if any(drawn_twice(text, other.get_text(), max(obj.size, other.size), obj.x0 - other.x0, obj.y0 - other.y0)
+                   for x in (cell_x - 1, cell_x, cell_x + 1) for y in (cell_y - 1, cell_y, cell_y + 1)
+                   for other in seen.get((text, x, y), ())):
+                continue
+            seen.setdefault((text, cell_x, cell_y), []).append(obj)
+        kept.append(obj)
+    return kept
+
+
+def _spaced(line, spaceless, word_breaks) -> None:
+    """Drop the spaces pdfminer put between two characters of a horizontal line, one a spaceless
+    letter, where ``word_breaks`` says no word ends."""
+    from pdfminer.layout import LTAnno, LTChar, LTTextLineHorizontal
+
+    if not isinstance(line, LTTextLineHorizontal):
+        return
+    objs = line._objs
+    pairs = []  # (index of the left letter, index of the right one) with nothing but pdfminer's spaces between
+    written = False
+    left = None
+    for index, obj in enumerate(objs):
+        if isinstance(obj, LTChar):
+            text = obj.get_text()
+            written = written or text.isspace()
+            if left is not None and (spaceless(text) or spaceless(objs[left].get_text())) and not text.isspace():
+                pairs.append((left, index))
+            left = index
+        elif not (isinstance(obj, LTAnno) and obj.get_text() == " "):
+            left = None
+    if not pairs:
+        return
+    breaks = word_breaks([objs[b].x0 - objs[a].x1 for a, b in pairs],
+                         [max(objs[a].size, objs[b].size) for a, b in pairs], written)
+    if breaks is None:
+        return
+    dropped = {index for (a, b), parts in zip(pairs, breaks) if not parts for index in range(a + 1, b)}
+    if dropped:
+        line._objs = [obj for index, obj in enumerate(objs) if index not in dropped]
+
+
 # What each patch was written against (``python -m kg_decoder.patches`` prints them as they are now).
 UPSTREAM = (
     Upstream("install_content_reading", "pdfminer.pdfinterp:PDFContentParser",
@@ -379,7 +469,13 @@ UPSTREAM = (
     Upstream("install_drawing_order", "pdfminer.layout:LTPage.analyze",
              '(self, laparams: pdfminer.layout.LAParams) -> None',
              "6d04e0b04b49304acbc420c5c7bd2609a7971f021485f6482ceb50155dfb8175"),
+    Upstream("install_line_reading", "pdfminer.layout:LTLayoutContainer.group_objects",
+             '(self, laparams: pdfminer.layout.LAParams, objs: collections.abc.Iterable[pdfminer.layout.LTComponent]) -> collections.abc.Iterator[pdfminer.layout.LTTextLine]',
+             "083e7ddd50bd3ff1a93472effbced086cadb548f690c7fb14dff1a3831ec728d"),
+    Upstream("install_line_reading", "pdfminer.layout:LTTextLineHorizontal.add",
+             '(self, obj: pdfminer.layout.LTComponent) -> None',
+             "69eb65ca44acc8286eaffc07040654c74bad55dcdec422a02c92260ef92740fd"),
 )
 
 __all__ = ["UPSTREAM", "content_parser", "horizontal_strings", "install_all", "install_content_reading",
-           "install_drawing_order", "install_type1_fallbacks", "pdfminer_own"]
+           "install_drawing_order", "install_line_reading", "install_type1_fallbacks", "pdfminer_own"]

@@ -173,9 +173,12 @@ def test_each_new_docx_element_has_its_box_on_the_rendering(decoded):
     store, _, results = decoded
     document = results["docx"].document
     elements = {e.category: e for e in store.document_elements(document) if e.category != "Image"}
-    for category in ("TextBox", "Footnote", "Comment", "Table"):
+    for category in ("TextBox", "Footnote", "Comment", "Table", "ChartText"):
         placed = [e for e in store.document_elements(document) if e.category == category]
         assert placed and all(e.bbox and e.coordinate_system == RENDERED_PDF_POINTS for e in placed), category
+    # a chart's category label traces to its words where the rendering draws them, checked there
+    first = kg_decoder.trace(quote="North", document=document, store=store)[0]
+    assert [(b.source, b.verification) for b in first.boxes] == [("characters", "verified")]
     paragraph = next(e for e in store.document_elements(document) if parts.DOCX_WORDS["commented"] in (e.text or ""))
     comment = elements["Comment"]  # the box of the words it marks, inside their paragraph's
     assert comment.rendered_page_number == paragraph.rendered_page_number
@@ -203,7 +206,10 @@ def test_pptx_charts_smartart_and_notes_are_elements_with_the_frames_box(decoded
     [notes] = elements_of(store, document, "SpeakerNotes")
     assert notes.text == parts.NOTES and notes.page_number == 1
     text = page_text(store, document)
-    assert "KGTRANSITION" not in text and text.count("KGQ1") == 1 and text.count(parts.CHART_TITLE) == 1
+    assert "KGTRANSITION" not in text and text.count("KGQ1") == 1
+    # the title twice: the table's caption, and the text the chart draws (placed where it is drawn)
+    [drawn_title] = [e for e in elements_of(store, document, "ChartText") if e.text == parts.CHART_TITLE]
+    assert text.count(parts.CHART_TITLE) == 2 and drawn_title.page_number == 1
 
 
 def test_xlsx_charts_sit_on_their_sheet_with_their_anchor_cell_and_a_chart_sheet_is_a_page(decoded):

@@ -285,8 +285,39 @@ def make_parts_pptx(path: Path) -> Path:
     return _with_smartart(buffer.getvalue(), path, second.part.partname.lstrip("/"))
 
 
-def _with_smartart(data: bytes, path: Path, slide_part: str) -> Path:
-    """The deck with a SmartArt frame on ``slide_part`` and its data part."""
+def make_smartart_pptx(path: Path) -> Path:
+    """One slide with a SmartArt diagram drawn as PowerPoint saves it: its data part and the drawing
+    of its shapes (``dsp:drawing``, what other programs draw), each node a box in a row."""
+    from pptx import Presentation
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    return _with_smartart(buffer.getvalue(), path, slide.part.partname.lstrip("/"), drawn=True)
+
+
+def _smartart_drawing() -> str:
+    """The shapes of the SmartArt nodes, a box each in a row (EMU, inside the frame)."""
+    shapes = []
+    for k, (text, depth) in enumerate(SMARTART_NODES, start=1):
+        x, y = int((0.2 + 1.9 * (k - 1)) * 914400), int((0.5 + 1.2 * depth) * 914400)
+        width, height = int(1.7 * 914400), int(0.9 * 914400)
+        shapes.append(f'<dsp:sp modelId="{k}"><dsp:nvSpPr><dsp:cNvPr id="{k}" name=""/><dsp:cNvSpPr/></dsp:nvSpPr>'
+                      f'<dsp:spPr><a:xfrm><a:off x="{x}" y="{y}"/><a:ext cx="{width}" cy="{height}"/>'
+                      '</a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></dsp:spPr><dsp:txBody><a:bodyPr '
+                      'anchor="ctr"/><a:lstStyle/><a:p><a:pPr algn="ctr"/><a:r><a:rPr lang="en-GB" sz="1400"/>'
+                      f'<a:t>{text}</a:t></a:r></a:p></dsp:txBody></dsp:sp>')
+    return ('<dsp:drawing xmlns:dgm="http://schemas.openxmlformats.org/drawingml/2006/diagram" '
+            'xmlns:dsp="http://schemas.microsoft.com/office/drawing/2008/diagram" '
+            'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><dsp:spTree><dsp:nvGrpSpPr>'
+            '<dsp:cNvPr id="0" name=""/><dsp:cNvGrpSpPr/></dsp:nvGrpSpPr><dsp:grpSpPr/>'
+            f'{"".join(shapes)}</dsp:spTree></dsp:drawing>')
+
+
+def _with_smartart(data: bytes, path: Path, slide_part: str, drawn: bool = False) -> Path:
+    """The deck with a SmartArt frame on ``slide_part`` and its data part (``drawn``: and the drawing
+    of its shapes, which the data part names as PowerPoint writes it)."""
     import posixpath
 
     source = zipfile.ZipFile(io.BytesIO(data))
@@ -304,9 +335,13 @@ def _with_smartart(data: bytes, path: Path, slide_part: str) -> Path:
         links.append(f'<dgm:cxn modelId="c{k}" srcId="{parent}" destId="{k}" srcOrd="{order}" destOrd="0"/>')
         parents[depth + 1] = str(k)
     # listed out of order on purpose: the diagram's order is its connections'
+    drawing_ext = ('<dgm:extLst><a:ext uri="http://schemas.microsoft.com/office/drawing/2008/diagram">'
+                   '<dsp:dataModelExt xmlns:dsp="http://schemas.microsoft.com/office/drawing/2008/diagram" '
+                   'relId="rIdDrw" minVer="http://schemas.openxmlformats.org/drawingml/2006/diagram"/></a:ext>'
+                   '</dgm:extLst>') if drawn else ""
     data_xml = (f'<dgm:dataModel xmlns:dgm="{dgm}" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main">'
                 f'<dgm:ptLst>{"".join(reversed(points))}</dgm:ptLst><dgm:cxnLst>{"".join(links)}</dgm:cxnLst>'
-                '</dgm:dataModel>')
+                f'{drawing_ext}</dgm:dataModel>')
     left, top, width, height = (int(v * 914400) for v in SMARTART_FRAME)
     frame = ('<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="40" name="Diagram 40"/><p:cNvGraphicFramePr/><p:nvPr/>'
              f'</p:nvGraphicFramePr><p:xfrm><a:off x="{left}" y="{top}"/><a:ext cx="{width}" cy="{height}"/></p:xfrm>'
@@ -324,11 +359,20 @@ def _with_smartart(data: bytes, path: Path, slide_part: str) -> Path:
                 raw = raw.replace(b"</Relationships>", b'<Relationship Id="rIdDgm" Type="http://schemas.openxml'
                                   b'formats.org/officeDocument/2006/relationships/diagramData" '
                                   b'Target="../diagrams/data1.xml"/></Relationships>', 1)
+                if drawn:
+                    raw = raw.replace(b"</Relationships>", b'<Relationship Id="rIdDrw" Type="http://schemas.microsoft'
+                                      b'.com/office/2007/relationships/diagramDrawing" '
+                                      b'Target="../diagrams/drawing1.xml"/></Relationships>', 1)
             elif info.filename == "[Content_Types].xml":
                 raw = raw.replace(b"</Types>", b'<Override PartName="/ppt/diagrams/data1.xml" ContentType="application/'
                                   b'vnd.openxmlformats-officedocument.drawingml.diagramData+xml"/></Types>', 1)
+                if drawn:
+                    raw = raw.replace(b"</Types>", b'<Override PartName="/ppt/diagrams/drawing1.xml" ContentType='
+                                      b'"application/vnd.ms-office.drawingml.diagramDrawing+xml"/></Types>', 1)
             target.writestr(info, raw)
         target.writestr("ppt/diagrams/data1.xml", data_xml)
+        if drawn:
+            target.writestr("ppt/diagrams/drawing1.xml", _smartart_drawing())
     path.write_bytes(out.getvalue())
     return path
 

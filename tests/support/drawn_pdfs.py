@@ -246,3 +246,78 @@ def out_of_order(folder: Path) -> tuple[Path, list[tuple[str, Box]]]:
         canvas.restoreState()
     page.save()
     return path, quotes
+
+
+KOREAN_FONT = "/usr/share/fonts/truetype/nanum/NanumGothic.ttf"  # Debian's fonts-nanum (scripts/setup.sh)
+# Korean lines set as Korean word processors export justified text: each glyph placed on its own, the
+# line's spare room spread between all its glyphs (so a word's syllables stand about 0.2 em apart).
+KOREAN_LINES = ["서울시 커피전문점 매출은 지난해보다 크게 늘었습니다.",
+                "소비자 조사에서 응답자 대부분이 가격을 꼽았습니다.",
+                "전문점 수는 강남구에서 가장 많았습니다."]
+KOREAN_UNSPACED = "작년 전문점 매출 합계"  # its words parted by room alone: no space glyph drawn
+KOREAN_TABBED = "구분\t매출\t증가율"  # a TAB character drawn between words
+KOREAN_CODE = "KSA-0117"  # a margin code, a glyph a line down the margin, drawn twice (fake bold)
+KOREAN_TURNED = "문서번호 2024"  # a margin code up the left margin, glyph by glyph, drawn twice (fake bold)
+
+
+def korean(folder: Path) -> tuple[Path, list[tuple[str, Box]]]:
+    """A Korean page as a Hangul word processor exports it: justified lines with each glyph placed on
+    its own (0.2 em between a word's syllables), a line whose words are parted by room alone, a line
+    with TABs between its words, a margin code stacked a glyph a line and another turned up the left
+    margin glyph by glyph, each drawn twice a third of a point apart (fake bold). The lines as a
+    reader reads them, each with its box."""
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas as canvases
+
+    if "NanumGothic" not in pdfmetrics.getRegisteredFontNames():
+        pdfmetrics.registerFont(TTFont("NanumGothic", KOREAN_FONT))
+    face = pdfmetrics.getFont("NanumGothic").face
+    ascent, descent = face.ascent / 1000 * SIZE, face.descent / 1000 * SIZE
+    path = folder / "korean.pdf"
+    canvas = canvases.Canvas(str(path), pagesize=PAGE)
+    drawn: list[tuple[str, Box]] = []
+
+    def glyph_by_glyph(x: float, baseline: float, glyphs: list[str], extra: float) -> float:
+        text = canvas.beginText()
+        text.setFont("NanumGothic", SIZE)
+        for glyph in glyphs:
+            text.setTextOrigin(x, baseline)
+            text.textOut(glyph)
+            x += pdfmetrics.stringWidth(glyph, "NanumGothic", SIZE) + extra
+        canvas.drawText(text)
+        return x - extra
+
+    baseline = 720.0
+    for line in KOREAN_LINES:
+        right = glyph_by_glyph(72, baseline, list(line), 0.2 * SIZE)
+        drawn.append((line, (72, PAGE[1] - baseline - ascent, right, PAGE[1] - baseline - descent)))
+        baseline -= 1.6 * SIZE
+    baseline -= SIZE
+    x = 72.0
+    words = KOREAN_UNSPACED.split()
+    for number, word in enumerate(words):  # a word's syllables 0.05 em apart, the words 0.35 em
+        x = glyph_by_glyph(x, baseline, list(word), 0.05 * SIZE)
+        x += 0.35 * SIZE if number < len(words) - 1 else 0
+    drawn.append((KOREAN_UNSPACED, (72, PAGE[1] - baseline - ascent, x, PAGE[1] - baseline - descent)))
+    baseline -= 2.6 * SIZE
+    canvas.setFont("NanumGothic", SIZE)
+    canvas.drawString(72, baseline, KOREAN_TABBED)
+    width = pdfmetrics.stringWidth(KOREAN_TABBED, "NanumGothic", SIZE)
+    drawn.append((KOREAN_TABBED.replace("\t", " "),
+                  (72, PAGE[1] - baseline - ascent, 72 + width, PAGE[1] - baseline - descent)))
+    canvas.setFont("NanumGothic", 8)
+    for shift in (0.0, 0.3):
+        for number, glyph in enumerate(KOREAN_CODE):
+            canvas.drawString(560 + shift, 600 - 10 * number, glyph)
+        along = 300.0
+        for glyph in KOREAN_TURNED:  # turned a quarter, reading upwards, each glyph a text object
+            canvas.saveState()
+            canvas.translate(40 + shift, along)
+            canvas.rotate(90)
+            canvas.setFont("NanumGothic", 8)
+            canvas.drawString(0, 0, glyph)
+            canvas.restoreState()
+            along += pdfmetrics.stringWidth(glyph, "NanumGothic", 8)
+    canvas.save()
+    return path, drawn

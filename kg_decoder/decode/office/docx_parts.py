@@ -8,7 +8,8 @@ it walks past, losing their text. :func:`readable_docx` hands it a copy with tho
 
 :func:`docx_extras` reads what has a kind of its own: text boxes and shapes' text (``w:txbxContent``),
 footnotes and endnotes, comments (author, date, the text they are anchored to), SmartArt nodes and
-charts (the table of their data), each placed after the element of the paragraph it is anchored in.
+charts (the texts they draw, then the table of their data), each placed after the element of the
+paragraph it is anchored in.
 """
 
 from __future__ import annotations
@@ -180,7 +181,8 @@ def _anchored(package: Package, part: str, notes: dict, comments: dict) -> list[
                     if box_text:
                         found.append((anchor, Element(0, "TextBox", box_text)))
             elif name == "graphicData" and not _inside_box(node, stop=paragraph):
-                found += [(anchor, element) for element in graphic_elements(package, node, relationships)]
+                found += [(anchor, element)
+                          for element in graphic_elements(package, node, relationships, drawn_texts=True)]
             elif name in ("footnoteReference", "endnoteReference"):
                 kind = "footnotes" if name == "footnoteReference" else "endnotes"
                 key = (kind, node.get(w("id")) or "")

@@ -1,6 +1,9 @@
 """What Office graphic frames show as text: a chart as the table of its data (title, series by
-categories with the values the file caches, chart type), and a SmartArt diagram as its nodes' text in
-the diagram's order. Shared by DOCX, PPTX and XLSX (and the legacy formats through their conversion).
+categories with the values the file caches, chart type), after the texts it draws, each an element
+that a document placed on its rendering finds where it is drawn (title, axis titles, legend, category
+labels, data labels); and a SmartArt diagram as its nodes' text in the diagram's order. Shared by
+DOCX, PPTX and XLSX (and the legacy formats through their conversion; a sheet's charts without their
+drawn texts: a sheet is not placed on a rendering).
 
 The values are the strings the chart part caches (``c:v``), as written: the file's numbers, not a
 rendering's rounding of them.
@@ -24,14 +27,17 @@ def c(name: str) -> str:
 
 
 def graphic_elements(package: Package, data, relationships: dict[str, str],
-                     cells: Optional[CellReader] = None) -> list[Element]:
+                     cells: Optional[CellReader] = None, drawn_texts: bool = False) -> list[Element]:
     """The elements of a drawing's ``a:graphicData``: its chart (as a table) or its SmartArt nodes;
-    ``relationships`` those of the part the drawing is in."""
+    ``relationships`` those of the part the drawing is in. ``drawn_texts``: a chart's texts as a
+    renderer draws them come first, each an element (:func:`chart_texts`), for a document placed on
+    its rendering."""
     if data.get("uri") == CHART_URI:
         reference = next((child for child in data if local(child) == "chart"), None)
         target = relationships.get(reference.get(f"{{{R}}}id")) if reference is not None else None
         chart = chart_element(package, target, cells) if target else None
-        return [chart] if chart is not None else []
+        texts = chart_texts(package, target) if target and chart is not None and drawn_texts else []
+        return texts + [chart] if chart is not None else []
     if data.get("uri") == DIAGRAM_URI:
         ids = next((child for child in data if local(child) == "relIds"), None)
         target = relationships.get(ids.get(f"{{{R}}}dm")) if ids is not None else None
@@ -84,6 +90,83 @@ def chart_element(package: Package, part: str, cells: Optional[CellReader] = Non
     if title:
         properties["chartTitle"] = title
     return Element(0, "Table", text, html=html, properties=properties)
+
+
+CHART_TEXT = "ChartText"  # the category of a text a chart draws (its part: Element.properties["chartPart"])
+
+
+def chart_texts(package: Package, part: str) -> list[Element]:
+    """The texts a chart draws, each an element (category :data:`CHART_TEXT`, ``properties["chartPart"]``
+    ``title``, ``axisTitle``, ``series`` (a legend's entry), ``category`` (an axis label) or
+    ``dataLabel``): what a renderer shows of it, so that each can be found where it is drawn; a text
+    drawn twice is one element. Series names only in a legend (a pie's legend names its categories),
+    category labels only on a category axis not deleted (a scatter's x values are numbers on a value
+    axis), values only where the chart shows data labels (in Office's General format, as drawn)."""
+    root = package.xml(part)
+    chart = root.find(c("chart")) if root is not None else None
+    if chart is None:
+        return []
+    plot = chart.find(c("plotArea"))
+    groups = [group for group in (plot if plot is not None else ()) if local(group).endswith("Chart")]
+    series = [(group, ser, _series(ser, None)) for group in groups for ser in group.findall(c("ser"))]
+    texts: list[tuple[str, str]] = [("title", _title(chart, [s for _, _, s in series]))]
+    category_axis_shown = False
+    for axis in (plot if plot is not None else ()):
+        if local(axis) in ("catAx", "dateAx", "valAx", "serAx"):
+            texts.append(("axisTitle", _rich_text(axis.find(c("title")))))
+            if local(axis) in ("catAx", "dateAx") and not _on(axis.find(c("delete"))):
+                category_axis_shown = True
+    pies = bool(groups) and all(local(group) in _PIES for group in groups)  # their legend names categories
+    if chart.find(c("legend")) is not None and not pies:
+        texts += [("series", found["name"]) for _, _, found in series]
+    if category_axis_shown or pies and chart.find(c("legend")) is not None:
+        shared = next((found["categories"] for _, _, found in series if found["categories"]), {})
+        texts += [("category", label) for _, label in sorted(shared.items())]
+    for group, ser, found in series:
+        labels = ser.find(c("dLbls"))
+        labels = labels if labels is not None else group.find(c("dLbls"))
+        if labels is not None and _on(labels.find(c("showVal"))) and not _on(labels.find(c("delete"))):
+            general = _general_format(labels, ser.find(f"{c('val')}/{c('numRef')}/{c('numCache')}"))
+            texts += [("dataLabel", _as_general(value) if general else value)
+                      for _, value in sorted(found["values"].items())]
+    seen: set[str] = set()  # a text drawn twice (a lone series' name as title and in the legend) is one
+    elements = []
+    for kind, text in texts:
+        if text and text.strip() and text.strip() not in seen:
+            seen.add(text.strip())
+            elements.append(Element(0, CHART_TEXT, text.strip(), properties={"chartPart": kind}))
+    return elements
+
+
+_PIES = {"pieChart", "pie3DChart", "doughnutChart", "ofPieChart"}
+
+
+def _general_format(labels, values) -> bool:
+    """Whether data labels show their values in Office's General number format: their own format, or
+    (linked to the source, or none stated) the values' cached one."""
+    stated = labels.find(c("numFmt"))
+    if stated is not None and stated.get("sourceLinked") not in ("1", "true"):
+        return stated.get("formatCode", "General") == "General"
+    code = values.find(c("formatCode")) if values is not None else None
+    return code is None or (code.text or "General") == "General"
+
+
+def _as_general(value: str) -> str:
+    """A cached number as Office's General format shows it: ``9.0`` as ``9``, ``12.50`` as ``12.5``.
+
+    >>> _as_general("9.0"), _as_general("12.50"), _as_general("n/a"), _as_general("0.1")
+    ('9', '12.5', 'n/a', '0.1')
+    """
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return f"{number:.10g}" if abs(number) < 1e11 else value
+
+
+def _on(flag) -> bool:
+    """Whether a boolean chart setting (``<c:showVal val="1"/>``) is on; a setting without ``val`` is on."""
+    return flag is not None and flag.get("val", "1") in ("1", "true")
 
 
 def _series(ser, cells: Optional[CellReader]) -> dict:
@@ -245,4 +328,4 @@ def smartart_elements(package: Package, data_part: str) -> list[Element]:
     return elements
 
 
-__all__ = ["chart_element", "smartart_elements"]
+__all__ = ["CHART_TEXT", "chart_element", "chart_texts", "smartart_elements"]

@@ -1,5 +1,7 @@
 """PPTX and XLSX as a reader sees them, beyond what unstructured reads: a slide's charts (the table of
-their data) and SmartArt nodes with the frame's box on the slide, placed among the slide's elements as
+their data, after the texts it draws: ``ooxml_graphics.chart_texts``) and SmartArt nodes with the
+frame's box on the slide (a chart's text or a node found on the slide's rendering gets the box of its
+words there: ``rendering.positions``), placed among the slide's elements as
 unstructured orders its shapes (top to bottom, left to right), and its speaker notes after them; a
 sheet's charts and SmartArt (a chart sheet's too) after the sheet's elements, with their anchor cell.
 """
@@ -59,16 +61,17 @@ def _slide_graphics(package: Package, slide, number: int) -> list[tuple[Optional
             last_text = cells[-1] if cells else last_text
         elif local(shape._element) == "graphicFrame":
             box = _slide_box(shape._element)
-            for element in _frame_graphics(package, shape._element, relationships):
+            for element in _frame_graphics(package, shape._element, relationships, drawn_texts=True):
                 element.page_number, element.bbox = number, box
                 found.append((last_text, element))
     return found
 
 
 def _frame_graphics(package: Package, frame, relationships: dict[str, str],
-                    cells: Optional[CellReader] = None) -> list[Element]:
+                    cells: Optional[CellReader] = None, drawn_texts: bool = False) -> list[Element]:
+    """A frame's chart or SmartArt (``drawn_texts``: a chart's texts too, see ``graphic_elements``)."""
     data = frame.find(f"{{{A}}}graphic/{{{A}}}graphicData")
-    return graphic_elements(package, data, relationships, cells) if data is not None else []
+    return graphic_elements(package, data, relationships, cells, drawn_texts) if data is not None else []
 
 
 def _flattened(shapes) -> Iterable:

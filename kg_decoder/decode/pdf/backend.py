@@ -23,7 +23,7 @@ from ...patches import pdfminer as pdfminer_patches
 from ...patches.pypdfium2 import sharing_its_text_page
 from ...patches.unstructured import pdfminer_pages_generator, pdfminer_pages_replaced
 from ..images import describe_image, merge_by_position
-from . import fonts, text_types
+from . import fonts, spacing, text_types
 from ..backends.base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
 from ..rendering.box_checks import check_pdf_boxes
 from .geometry import PageGeometry
@@ -67,6 +67,7 @@ class PdfBackend(Backend):
         from unstructured.partition.pdf import partition_pdf
 
         pdfminer_patches.install_all()
+        pdfminer_patches.install_line_reading(spacing.drawn_twice, spacing.spaceless, spacing.word_breaks)
 
         def run(strategy_name: str, payload: bytes, password: Optional[str]) -> list:
             return call("pdf", partition_pdf, file=io.BytesIO(payload), strategy=strategy_name, languages=languages,
@@ -131,6 +132,7 @@ class PdfBackend(Backend):
             title = _document_title(data, pdf, layer, 1 in with_text and 1 not in doubted_layers)
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
+        found = _blanks_as_spaces(found)
         # a doubted layer's boxes do hold its characters, but those are no reading to vouch for
         check_pdf_boxes(pdf, found, with_text - set(ocr_numbers) - doubted_layers)
         found = _doubted(found, [by_number[number] for number in doubted_layers])
@@ -417,6 +419,20 @@ def _on_displayed_page(elements: list[Element], geometries: dict[int, PageGeomet
             element = replace(element, bbox=_rounded(geometry.clip(geometry.from_displayed_media(element.bbox))))
         moved.append(element)
     return moved
+
+
+_BLANKS = re.compile(r"[^\S\n]+")
+
+
+def _blanks_as_spaces(elements: list[Element]) -> list[Element]:
+    """The elements, every run of blanks in a text (a TAB the text layer draws between words, a
+    no-break or ideographic space, several spaces) one space, as every other reader gives it; line
+    breaks kept. A table's text stays as its cells give it."""
+    spaced = []
+    for element in elements:
+        text = _BLANKS.sub(" ", element.text) if element.text and element.category != "Table" else element.text
+        spaced.append(element if text == element.text else replace(element, text=text))
+    return spaced
 
 
 def _rounded(box):

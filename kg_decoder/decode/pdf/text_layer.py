@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Optional, Union
 
 from ...model import Element, PageChar, PageText, Reading, middle_within
+from . import spacing
 from .fonts import declared_heights
 from .geometry import BBox, PageGeometry
 from .pdfium_chars import BOX, GENERATED, LOOSE, ORIGIN, read_characters
@@ -187,13 +188,21 @@ def _middle(box: BBox) -> float:
     return (box[1] + box[3]) / 2
 
 
+class _GeneratedSpace(str):
+    """A space PDFium put between words (no glyph the page draws): equal to ``" "``."""
+
+
+_GENERATED_SPACE = _GeneratedSpace(" ")
+
+
 def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = False,
-                turned: bool = True) -> Iterator[Union[PageChar, str]]:
+                turned: bool = True, spaces_told: bool = False) -> Iterator[Union[PageChar, str]]:
     """Each character of the page's text layer: drawn ones with their boxes, else ``" "`` for a space
     (drawn or put in by PDFium between words) and ``"\n"`` for a line break. ``heights`` are the
     ascent and descent the page's fonts declare (see ``fonts.declared_heights``); ``unmapped``:
     glyphs drawn without a character are given as U+FFFD rather than left out; ``turned``: each
-    glyph's turn and type size are read too (else left at upright and unknown)."""
+    glyph's turn and type size are read too (else left at upright and unknown); ``spaces_told``: a space
+    PDFium put in is given as :data:`_GENERATED_SPACE` (equal to ``" "``)."""
     geometry = PageGeometry.of(page)
     textpage = page.get_textpage()
     fonts = _FontHeights(textpage, heights)
@@ -208,7 +217,7 @@ def _characters(page, heights: dict[str, tuple[float, float]], unmapped: bool = 
         if code in (0xFFFE, 0xFFFF) or not (code or unmapped):
             continue
         if code and chr(code).isspace():
-            yield " "
+            yield _GENERATED_SPACE if spaces_told and flag & GENERATED else " "
             continue
         if flag & GENERATED:
             continue
@@ -484,6 +493,9 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
         return _lines_one_by_one(page, heights)
     fonts, read, indices, rows = drawn
     codes = read.codes
+    once = _Once()
+    keep = [once.first(letter, box) for letter, box in zip(_letters(codes[indices]), rows[:, 4:8].tolist())]
+    indices, rows = indices[keep], rows[keep]
     letters = _letters(codes[indices])
     # What parts the drawn characters: a line break PDFium reads (or a hyphen ending a line, after
     # it), a change of turn, a space (a word's end within a line).
@@ -503,10 +515,17 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
     spaces_before = np.cumsum(spaces)[indices]
     new_word = np.ones(len(indices), bool)
     new_word[1:] = spaces_before[1:] != spaces_before[:-1]
+    written_before = np.cumsum(spaces & ((read.flags & GENERATED) == 0))[indices]  # space glyphs the page draws
     sizes = _type_sizes(fonts, indices, read.objects[indices])
     starts = np.flatnonzero(new_line).tolist() + [len(indices)]
-    word_starts = np.flatnonzero(new_word | new_line).tolist() + [len(indices)]
     around = rows[:, 4:8]
+    for start, end in zip(starts, starts[1:]):  # PDFium's own spaces inside a Hangul word: not word breaks
+        if turns[start] == 0:
+            gaps = around[start + 1:end, 0] - around[start:end - 1, 2]
+            written = written_before[start + 1:end] != written_before[start:end - 1]
+            joined = _joined(letters[start:end], gaps.tolist(), sizes[start:end], written.tolist())
+            new_word[start + 1:end] &= ~np.array(joined, bool)
+    word_starts = np.flatnonzero(new_word | new_line).tolist() + [len(indices)]
     lines: list[_Line] = []
     word = 0
     for start, end in zip(starts, starts[1:]):
@@ -517,7 +536,45 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
         low, high = around[start:end, :2].min(axis=0).tolist(), around[start:end, 2:].max(axis=0).tolist()
         lines.append(_Line(" ".join(" ".join(words).split()), (low[0], low[1], high[0], high[1]), int(turns[start]),
                            max(sizes[start:end])))
-    return lines
+    return _joined_along(lines)
+
+
+class _Once:
+    """The characters of a page one after another, each told whether it is the first drawn there: a
+    glyph drawn again a hair from the same glyph (fake bold, a margin code written twice) is
+    ``spacing.drawn_twice``, measured by its line box (its size: the box's larger side)."""
+
+    _CELL = 4.0  # points: a glyph is looked for among those of its cell and the cells around it
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, int, int], list[tuple[float, float, float]]] = {}
+
+    def first(self, letter: str, box) -> bool:
+        left, top = box[0], box[1]
+        size = max(box[2] - box[0], box[3] - box[1])
+        x, y = int(left // self._CELL), int(top // self._CELL)
+        for cell in ((letter, i, j) for i in (x - 1, x, x + 1) for j in (y - 1, y, y + 1)):
+            for other_left, other_top, other_size in self._seen.get(cell, ()):
+                if spacing.drawn_twice(letter, letter, max(size, other_size), left - other_left, top - other_top):
+                    return False
+        self._seen.setdefault((letter, x, y), []).append((left, top, size))
+        return True
+
+
+def _joined(letters: str, gaps: list[float], sizes: list[float], written: list[bool]) -> list[bool]:
+    """For each pair of neighbouring characters of an upright line (``gaps`` between their boxes, the
+    characters' type ``sizes``, whether the page draws a space glyph between them), whether a space
+    PDFium put between them is to go: one of the two a letter of a script without spaces between its
+    letters, and the gap no word break by ``spacing.word_breaks``."""
+    joined = [False] * len(gaps)
+    pairs = [k for k in range(len(gaps)) if spacing.spaceless(letters[k]) or spacing.spaceless(letters[k + 1])]
+    if not pairs:
+        return joined
+    breaks = spacing.word_breaks([gaps[k] for k in pairs], [max(sizes[k], sizes[k + 1]) for k in pairs],
+                                 any(written))
+    for k, parts in zip(pairs, breaks or ()):
+        joined[k] = not parts and not written[k]
+    return joined
 
 
 def _type_sizes(fonts: "_FontHeights", indices: "np.ndarray", objects: "np.ndarray") -> list[float]:
@@ -539,29 +596,78 @@ def _lines_one_by_one(page, heights: dict[str, tuple[float, float]]) -> list[_Li
     """The page's lines as PDFium breaks them (and where the glyphs' turn changes), with the spaces it
     reads or puts between words."""
     lines: list[_Line] = []
-    text: list[str] = []
+    text: list[Union[str, PageChar]] = []
     chars: list[PageChar] = []
+    written: list[bool] = []  # before each character after the first: a space glyph the page draws
 
     def close() -> None:
         if chars:
             turns = {char.turn for char in chars}
+            if turns == {0}:  # PDFium's own spaces inside a Hangul word: not word breaks
+                letters = "".join(char.char for char in chars)
+                gaps = [b.line_box[0] - a.line_box[2] for a, b in zip(chars, chars[1:])]
+                joined = _joined(letters, gaps, [char.size for char in chars], written)
+                pieces, k = [], -1
+                for piece in text:
+                    if isinstance(piece, PageChar):
+                        k += 1
+                        pieces.append(piece.char)
+                    elif not (k + 1 < len(chars) and k >= 0 and joined[k]):
+                        pieces.append(piece)
+                text[:] = pieces
+            else:
+                text[:] = [piece.char if isinstance(piece, PageChar) else piece for piece in text]
             lines.append(_Line(" ".join("".join(text).split()), _union([char.line_box for char in chars]),
                                turns.pop() if len(turns) == 1 else None, max(char.size for char in chars)))
         text.clear()
         chars.clear()
+        written.clear()
 
-    for char in _characters(page, heights):
+    drawn_space = False
+    once = _Once()
+    for char in _characters(page, heights, spaces_told=True):
         if char == "\n":
             close()
         elif isinstance(char, str):
             text.append(char)
+            drawn_space = drawn_space or not isinstance(char, _GeneratedSpace)
+        elif not once.first(char.char, char.line_box):
+            continue
         else:
             if chars and char.turn != chars[-1].turn:
                 close()
-            text.append(char.char)
+            if chars:
+                written.append(drawn_space)
+            drawn_space = False
+            text.append(char)
             chars.append(char)
     close()
-    return lines
+    return _joined_along(lines)
+
+
+_ALONG_GAP = 0.5  # of a line's height: a turned line that goes on this close after another continues it
+_ALONG_SPACE = 0.2  # of a line's height: a gap wider than this between the two is a space
+
+
+def _joined_along(lines: list[_Line]) -> list[_Line]:
+    """The lines, a turned line that PDFium broke off where its glyphs are text objects of their own (a
+    margin code set glyph by glyph up the margin) joined again: the next line of the same quarter
+    turn on the same baseline, beginning where the other ends in its reading direction."""
+    joined: list[_Line] = []
+    for line in lines:
+        before = joined[-1] if joined else None
+        if before is not None and before.turn == line.turn and line.turn in (90, 270):
+            height = min(before.box[2] - before.box[0], line.box[2] - line.box[0])
+            overlap = min(before.box[2], line.box[2]) - max(before.box[0], line.box[0])
+            # 270 reads up the page (top-left origin: towards smaller y), 90 down it
+            gap = before.box[1] - line.box[3] if line.turn == 270 else line.box[1] - before.box[3]
+            if height > 0 and overlap >= 0.8 * height and -0.2 * height <= gap <= _ALONG_GAP * height:
+                space = " " if gap > _ALONG_SPACE * height else ""
+                joined[-1] = _Line(before.text + space + line.text, _union([before.box, line.box]), line.turn,
+                                   max(before.size, line.size))
+                continue
+        joined.append(line)
+    return joined
 
 
 def _blocks(lines: list[_Line], turned: bool = False) -> list[tuple[str, BBox]]:

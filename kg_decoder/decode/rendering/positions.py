@@ -31,7 +31,10 @@ _FUZZY_SHARE = 0.8  # of an element's letters that must be found together for a 
 _RUNNING = {"Header", "Footer", "PageHeader", "PageFooter"}  # repeated on pages: found without moving on
 # Drawn away from the paragraph they are anchored in (a page's foot, the document's end, beside the text,
 # a comment on the words it marks): found without moving on either.
-_BESIDE_THE_FLOW = {"Footnote", "Endnote", "TextBox", "Comment"}
+_BESIDE_THE_FLOW = {"Footnote", "Endnote", "TextBox", "Comment", "ChartText"}  # a chart draws in its own order
+# Drawn inside a graphic frame whose box is all the file states (a chart's texts, SmartArt's nodes): found on
+# the rendering where it draws them, the frame's box kept where they are not found.
+_IN_A_FRAME = {"ChartText", "SmartArt"}
 _SLIDES = ("pptx", "ppt")  # one rendered page per slide
 _ASPECT_TOLERANCE = 0.05  # a rendered picture is the document's when their width:height agree this well
 
@@ -97,28 +100,52 @@ def _place(elements: list[Element], pages: list[RenderedPage], by_page: bool) ->
     cursor = 0
     placed = 0
     for element in elements:
-        if element.is_image or element.bbox is not None:
+        if element.is_image or element.bbox is not None and element.category not in _IN_A_FRAME:
             continue
+        frame = element.bbox  # where the file says a graphic frame is: what is found must be inside it
         pieces = [wanted for wanted in map(_fold, _drawn_texts(element)) if wanted]
         if by_page and (not element.page_number or element.page_number > len(pages)):
             continue
         low, high = (starts[element.page_number - 1], starts[element.page_number]) if by_page else (0, len(stream))
-        spans = [span for span in (_locate(stream, wanted, low if by_page else cursor, low, high)
-                                   for wanted in pieces) if span is not None]
-        if not spans:
+        found = None
+        for _ in range(_FRAME_TRIES if frame is not None else 1):
+            spans = [span for span in (_locate(stream, wanted, low if by_page else cursor, low, high)
+                                       for wanted in pieces) if span is not None]
+            if not spans:
+                break
+            page_index, around = _drawn_box(spans, starts, folded, pages)
+            if frame is None or _inside(around, frame):
+                found = spans, page_index, around
+                break
+            low = spans[0][0] + 1  # the same words elsewhere on the slide (its title): the next ones
+        if found is None:
             continue
-        page_index = bisect.bisect_right(starts, spans[0][0]) - 1
+        spans, page_index, around = found
         if not by_page and element.category not in _RUNNING and element.category not in _BESIDE_THE_FLOW:
             cursor = max(cursor, max(end for _, end in spans))
-        # The characters of the letters found on the page where the first piece begins.
-        first, last, owners = starts[page_index], starts[page_index + 1], folded[page_index][1]
-        on_page = np.concatenate([np.arange(max(start, first), min(end, last)) - first for start, end in spans
-                                  if min(end, last) > max(start, first)])  # a character twice is the same box
-        around = pages[page_index].line_box_around(on_page if owners is None else owners[on_page])
         element.rendered_page = page_index + 1
         element.bbox = tuple(round(v, 3) for v in around)
         placed += 1
     return placed
+
+
+_FRAME_TRIES = 8  # places of an element's words on its page looked at for the one inside its frame
+_FRAME_SLACK = 2.0  # points a frame is grown by: a renderer draws a label a little over its edge
+
+
+def _drawn_box(spans: list[tuple[int, int]], starts: list[int], folded: list, pages: list[RenderedPage]):
+    """The page (index) where the first span of letters begins, and the box of the characters of the
+    letters found on it."""
+    page_index = bisect.bisect_right(starts, spans[0][0]) - 1
+    first, last, owners = starts[page_index], starts[page_index + 1], folded[page_index][1]
+    on_page = np.concatenate([np.arange(max(start, first), min(end, last)) - first for start, end in spans
+                              if min(end, last) > max(start, first)])  # a character twice is the same box
+    return page_index, pages[page_index].line_box_around(on_page if owners is None else owners[on_page])
+
+
+def _inside(box: BBox, frame: BBox) -> bool:
+    return (box[0] >= frame[0] - _FRAME_SLACK and box[1] >= frame[1] - _FRAME_SLACK
+            and box[2] <= frame[2] + _FRAME_SLACK and box[3] <= frame[3] + _FRAME_SLACK)
 
 
 def _page_letters(page: RenderedPage, folds: dict[str, str]) -> tuple[str, Optional[np.ndarray]]:
