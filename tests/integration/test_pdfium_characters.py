@@ -12,7 +12,7 @@ import pypdfium2 as pdfium
 
 from kg_decoder.decode.pdf import pdfium_chars
 from kg_decoder.decode.pdf.fonts import declared_heights
-from kg_decoder.decode.pdf.text_layer import drawn_boxes, drawn_characters
+from kg_decoder.decode.pdf.characters import drawn_boxes, drawn_characters
 
 PDFS = ("layout-parser-paper-fast.pdf", "embedded-images-tables.pdf", "loremipsum-flat.pdf")
 
@@ -145,7 +145,7 @@ def test_a_pages_letters_are_decoded_at_once_as_chr_decodes_each():
     """Every code point (lone surrogates too), PDFium's line-ending hyphen read as "-"."""
     import numpy as np
 
-    from kg_decoder.decode.pdf.text_layer import _letters
+    from kg_decoder.decode.pdf.characters import letters_of as _letters
 
     codes = np.arange(0, 0x110000, dtype=np.uint32)
     assert _letters(codes) == "".join("-" if code == 0x02 else chr(code) for code in range(0x110000))

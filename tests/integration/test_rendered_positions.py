@@ -264,7 +264,7 @@ def test_a_long_rendering_is_read_in_page_ranges_by_forked_readers_alike(paged, 
 
     from kg_decoder.decode.rendering import pages as rendered_pages
     from kg_decoder.decode.pdf.fonts import declared_heights
-    from kg_decoder.decode.pdf.text_layer import page_text
+    from kg_decoder.decode.pdf.characters import page_text
 
     store, docx, _ = paged
     pdf = rendered_file(store, docx).read_bytes()

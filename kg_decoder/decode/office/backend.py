@@ -23,7 +23,7 @@ from ..sandbox import confined, confinement
 from ..backends.base import Backend, Format, PdfConverter, PendingRendering, Rendered
 from .external_references import without_external_references
 from ..pdf.backend import render_pdf_page
-from ..pdf.text_layer import read_page
+from ..pdf.characters import read_page
 from ..rendering.pages import ReadAhead
 from ..rendering.positions import place_by_rendering
 

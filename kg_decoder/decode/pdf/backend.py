@@ -34,8 +34,8 @@ from .unread import with_unread_lines
 from ..tables.pdf_pages import TableReadings, find_tables
 from .reading_order import reading_order
 from .regions import replacing
-from .text_layer import (PdfLines, has_turned_text, largest_text, lines_outside, read_page,
-                         text_layer_elements, turned_text_elements)
+from .characters import read_page
+from .text_layer import PdfLines, has_turned_text, largest_text, lines_outside, text_layer_elements, turned_text_elements
 from .text_plausibility import doubted, plausibility
 from ..backends.unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 

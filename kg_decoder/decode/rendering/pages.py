@@ -2,7 +2,7 @@
 and line box, packed in one string and one array per page. A long document's rendering draws about a
 million characters; as a PageText of character objects each (with its turn, type size and two orders
 of reading, which placing does not use) it held over a gigabyte, twice while forked readers handed
-it over. The characters and boxes are PDFium's, as ``pdf.text_layer.page_text`` reads them.
+it over. The characters and boxes are PDFium's, as ``pdf.characters.page_text`` reads them.
 
 A long rendering is read by helper processes (``processes.Helper``) as soon as LibreOffice is done,
 beside the partition (:class:`ReadAhead`); else when its elements are placed, a very long one by forked
@@ -24,7 +24,7 @@ from ...model import BBox
 from ..processes import Helper, HelperFailed, cpu_share
 from ..pdf.fonts import declared_heights
 from ..pdf.geometry import PageGeometry
-from ..pdf.text_layer import drawn_boxes
+from ..pdf.characters import drawn_boxes
 
 _PAGES_PER_READER = 256  # a rendering read by one process per so many pages (a fork costs more than a few pages)
 # A rendering of this many pages is read ahead (a reader process's start, about 0.8 s of imports, beside

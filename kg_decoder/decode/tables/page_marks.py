@@ -21,7 +21,7 @@ import numpy as np
 from ...model import BBox
 from ...patches.pdfplumber import set_objects_from_layout
 from ..pdf.geometry import PageGeometry
-from ..pdf.text_layer import glyph_turn
+from ..pdf.characters import glyph_turn
 from ..pdf.pdfium_chars import LOOSE, read_characters
 
 PIECE_GAP = 0.5  # words closer than this many times their height belong to one piece of a line
