@@ -14,8 +14,8 @@ import re
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import replace
-from typing import Optional
+from dataclasses import dataclass, replace
+from typing import Callable, Optional
 
 from ...model import PDF_POINTS, DecodeOptions, Element, Page, PageText, Partitioned, Problem, ProgressCallback, report
 from ...model.errors import CorruptDocument, EmptyDocument, EncryptedDocument
@@ -27,7 +27,7 @@ from . import fonts, spacing, text_types
 from ..backends.base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
 from ..rendering.box_checks import check_pdf_boxes
 from .geometry import PageGeometry
-from .page_ocr import ocr_page, pdf_page_scale
+from .page_ocr import can_ocr, doubted_elements, ocr_pages, read_doubted_layers
 from .decryption import readable_pdf
 from .forms import with_forms
 from .unread import with_unread_lines
@@ -82,8 +82,8 @@ class PdfBackend(Backend):
             for number, score in scores.items():
                 by_number[number].plausibility = score
             doubted_layers = {number for number in with_text if doubted(scores.get(number))}
-            if doubted_layers and strategy == "auto" and _can_ocr(languages):
-                replaced, read_again = _read_doubted_layers(pdf, [by_number[n] for n in sorted(doubted_layers)],
+            if doubted_layers and strategy == "auto" and can_ocr(languages):
+                replaced, read_again = read_doubted_layers(pdf, [by_number[n] for n in sorted(doubted_layers)],
                                                             options.ocr_languages, problems, progress)
                 with_text -= replaced
                 doubted_layers -= replaced
@@ -99,33 +99,16 @@ class PdfBackend(Backend):
         else:  # fast, or auto: the text layer where there is one, OCR (auto) for the pages that have none
             ocr_numbers = sorted(needs_ocr) if strategy == "auto" else []
             text_numbers = [p.number for p in pages if p.number not in ocr_numbers and p.strategy != "ocr_only"]
-            # the table finder's look at each page is taken as fast reads it: pdfminer lays a page out once
-            looked_at = sorted(with_text) if options.pdf_tables else []
-            with TableReadings(data, pdf, looked_at, options.password) as readings:
-                readings.look_ahead()
-                if with_text:
-                    with _pages_watched(progress, len(pages), readings, typed_fast=True):
-                        raw = run("fast", data, options.password)
-                    found = _on_displayed_page(convert_all(raw, _displayed_media_pages(geometries), page_based=True),
-                                               geometries)
-                    found = [e for e in found if e.page_number not in replaced]
-                read = {e.page_number for e in found}
-                unread = [number for number in text_numbers if number in with_text and number not in read]
-                if unread:  # fast read nothing there although the page has a text layer
-                    found += text_layer_elements(layer, unread)
-                for number in text_numbers:
-                    by_number[number].strategy = "text_layer" if number in unread else "fast"
-                read_fast = [number for number in text_numbers if number in with_text and number not in unread]
-                found = _closer_look(data, pdf, layer, found, read_fast, [n for n in text_numbers if n in with_text],
-                                     turned, geometries, options, problems, progress, readings)
-            found = with_unread_lines(layer, found, read_fast, problems)
+            found = _read_text_layers(data, pdf, layer, TextLayerPages(by_number, geometries, with_text, replaced, turned,
+                                                                    text_numbers), options, problems, progress,
+                                      lambda: run("fast", data, options.password))
         for number in ocr_numbers:
             by_number[number].strategy = "ocr_only"
         if strategy == "hi_res":
             for page in pages:
                 page.strategy = "hi_res"
         if ocr_numbers:
-            found += _ocr_pages(pdf, [by_number[number] for number in ocr_numbers], options.ocr_languages, problems,
+            found += ocr_pages(pdf, [by_number[number] for number in ocr_numbers], options.ocr_languages, problems,
                                 progress)
         found += read_again
         try:  # a doubted text layer's largest words are no title
@@ -135,7 +118,7 @@ class PdfBackend(Backend):
         found = _blanks_as_spaces(found)
         # a doubted layer's boxes do hold its characters, but those are no reading to vouch for
         check_pdf_boxes(pdf, found, with_text - set(ocr_numbers) - doubted_layers)
-        found = _doubted(found, [by_number[number] for number in doubted_layers])
+        found = doubted_elements(found, [by_number[number] for number in doubted_layers])
         elements = _in_page_order(found)  # none: a PDF of pictures or drawings alone, kept with its pages
         elements = with_forms(data, pdf, elements, pages, geometries, options.password, problems)
         return Partitioned(format="pdf", elements=elements, pages=pages, strategy=_strategy_used(pages),
@@ -182,6 +165,48 @@ class PdfBackend(Backend):
 
     def warm_up(self) -> None:
         import unstructured.partition.pdf  # noqa: F401
+
+
+@dataclass
+class TextLayerPages:
+    """The pages ``fast`` reads: each page by number, their geometries, those with a text layer, those
+    whose layer OCR replaced, those with turned text, and the numbers of those read for their text."""
+
+    by_number: dict[int, Page]
+    geometries: dict[int, PageGeometry]
+    with_text: set[int]
+    replaced: set[int]
+    turned: set[int]
+    text_numbers: list[int]
+
+
+def _read_text_layers(data: bytes, pdf: "LoadedPages", layer: PdfLines, pages: TextLayerPages, options: DecodeOptions,
+                      problems: list[Problem], progress: Optional[ProgressCallback],
+                      read_fast_pages: Callable[[], list]) -> list[Element]:
+    """``fast``'s reading of the pages with a text layer (the table finder's look at each page taken as
+    fast reads it: pdfminer lays a page out once), PDFium's lines where fast read nothing, a closer look
+    at turned text and tables, and the lines fast dropped; each page's strategy set."""
+    found: list[Element] = []
+    looked_at = sorted(pages.with_text) if options.pdf_tables else []
+    with TableReadings(data, pdf, looked_at, options.password) as readings:
+        readings.look_ahead()
+        if pages.with_text:
+            with _pages_watched(progress, len(pages.by_number), readings, typed_fast=True):
+                raw = read_fast_pages()
+            found = _on_displayed_page(convert_all(raw, _displayed_media_pages(pages.geometries), page_based=True),
+                                       pages.geometries)
+            found = [e for e in found if e.page_number not in pages.replaced]
+        read = {e.page_number for e in found}
+        with_layer = [number for number in pages.text_numbers if number in pages.with_text]
+        unread = [number for number in with_layer if number not in read]
+        if unread:  # fast read nothing there although the page has a text layer
+            found += text_layer_elements(layer, unread)
+        for number in pages.text_numbers:
+            pages.by_number[number].strategy = "text_layer" if number in unread else "fast"
+        read_fast = [number for number in with_layer if number not in unread]
+        found = _closer_look(data, pdf, layer, found, read_fast, with_layer, pages.turned, pages.geometries, options,
+                             problems, progress, readings)
+    return with_unread_lines(layer, found, read_fast, problems)
 
 
 _AHEAD = threading.local()  # .opened: (the bytes, their document) opened by pictures_ahead for the partition
@@ -454,77 +479,6 @@ def _strategy_used(pages: list[Page]) -> str:
     used = {page.strategy for page in pages if page.strategy}
     order = ("fast", "text_layer", "hi_res", "ocr_only")
     return "+".join(name for name in order if name in used) or "fast"
-
-
-def _ocr_pages(pdf, pages: list[Page], languages: str, problems: list[Problem],
-               progress: Optional[ProgressCallback] = None) -> list[Element]:
-    """OCR the given pages one by one, each drawn as it displays (see ``page_ocr``); each page records
-    its mean word confidence. A page OCR fails on is a problem (its text stays empty); the other
-    pages are read all the same."""
-    found: list[Element] = []
-    for done, page in enumerate(pages):
-        report(progress, "ocr", done, len(pages), f"OCR page {page.number} ({done + 1} of {len(pages)})")
-        try:
-            scale = pdf_page_scale(page.width, page.height)
-            picture = pdf[page.number - 1].render(scale=scale).to_pil()
-            elements, page.confidence = ocr_page(picture, scale, languages, page.number, problems)
-        except Exception as error:  # tesseract or PDFium failing on one page must not cost the others
-            problems.append(Problem.of("page-ocr-failed", "OCR failed", error, page.number))
-            continue
-        found += elements
-    report(progress, "ocr", len(pages), len(pages), f"OCR of {len(pages)} pages done")
-    return found
-
-
-def _can_ocr(languages: list[str]) -> bool:
-    """Whether tesseract is here with every language asked for (a doubted text layer is read again only
-    then: the layer is kept otherwise, doubted)."""
-    try:
-        require_ocr_languages(languages)
-    except Exception:
-        return False
-    return True
-
-
-# OCR replaces a doubted text layer when its words are this much more plausible than the layer's.
-BETTER_BY = 0.15
-
-
-def _read_doubted_layers(pdf, pages: list[Page], languages: str, problems: list[Problem],
-                         progress: Optional[ProgressCallback] = None) -> tuple[set[int], list[Element]]:
-    """OCR the pages whose text layer reads implausible (``Page.plausibility``, see ``text_plausibility``);
-    where OCR's words are plausible by ``BETTER_BY`` more, OCR's reading replaces the layer (the page is
-    read ``ocr_only`` and records OCR's confidence). The numbers of the pages replaced, and their
-    elements. OCR failing on a page keeps its layer, doubted, as OCR reading no better does."""
-    replaced: set[int] = set()
-    found: list[Element] = []
-    for done, page in enumerate(pages):
-        report(progress, "ocr", done, len(pages),
-               f"OCR page {page.number}: its text layer reads implausible ({done + 1} of {len(pages)})")
-        try:
-            scale = pdf_page_scale(page.width, page.height)
-            picture = pdf[page.number - 1].render(scale=scale).to_pil()
-            elements, confidence = ocr_page(picture, scale, languages, page.number, problems)
-        except Exception:  # noqa: BLE001 — the page keeps its layer, doubted (the audit lists it)
-            continue
-        read, _ = plausibility(" ".join(element.text for element in elements))
-        if read is None or read < (page.plausibility or 0.0) + BETTER_BY:
-            continue
-        replaced.add(page.number)
-        page.strategy, page.confidence = "ocr_only", confidence
-        found += elements
-    return replaced, found
-
-
-def _doubted(elements: list[Element], pages: list[Page]) -> list[Element]:
-    """The elements, those of the given pages (whose text layer is kept though doubted) no surer of their
-    text than its plausibility, which the page records as its confidence."""
-    doubt = {page.number: page.plausibility for page in pages if page.plausibility is not None}
-    for page in pages:
-        page.confidence = doubt.get(page.number)
-    return [replace(element, confidence=min(doubt[element.page_number], 1.0 if element.confidence is None
-                                            else element.confidence))
-            if element.page_number in doubt and not element.is_image else element for element in elements]
 
 
 @contextmanager

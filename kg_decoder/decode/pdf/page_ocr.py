@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import re
 import statistics
+from dataclasses import replace
 from typing import Optional
 
-from ...model import BBox, Element, Problem, Verification
+from ...model import BBox, Element, Page, Problem, ProgressCallback, Verification, report
 from ..image_text import MAX_ENLARGE, TARGET_LONG_SIDE, read_words
 from .regions import replacing
 from ..tables.scanned import ruled_tables
+from .text_plausibility import plausibility
+from ..backends.unstructured_glue import require_ocr_languages
 
 PDF_SCALE = 3.0
 MAX_PAGE_PIXELS = 40_000_000
@@ -106,4 +109,76 @@ def _union(boxes: list[BBox]) -> BBox:
             round(max(b[2] for b in boxes), 3), round(max(b[3] for b in boxes), 3))
 
 
-__all__ = ["image_scale", "ocr_page", "pdf_page_scale"]
+
+def ocr_pages(pdf, pages: list[Page], languages: str, problems: list[Problem],
+               progress: Optional[ProgressCallback] = None) -> list[Element]:
+    """OCR the given pages one by one, each drawn as it displays (see ``page_ocr``); each page records
+    its mean word confidence. A page OCR fails on is a problem (its text stays empty); the other
+    pages are read all the same."""
+    found: list[Element] = []
+    for done, page in enumerate(pages):
+        report(progress, "ocr", done, len(pages), f"OCR page {page.number} ({done + 1} of {len(pages)})")
+        try:
+            scale = pdf_page_scale(page.width, page.height)
+            picture = pdf[page.number - 1].render(scale=scale).to_pil()
+            elements, page.confidence = ocr_page(picture, scale, languages, page.number, problems)
+        except Exception as error:  # tesseract or PDFium failing on one page must not cost the others
+            problems.append(Problem.of("page-ocr-failed", "OCR failed", error, page.number))
+            continue
+        found += elements
+    report(progress, "ocr", len(pages), len(pages), f"OCR of {len(pages)} pages done")
+    return found
+
+
+def can_ocr(languages: list[str]) -> bool:
+    """Whether tesseract is here with every language asked for (a doubted text layer is read again only
+    then: the layer is kept otherwise, doubted)."""
+    try:
+        require_ocr_languages(languages)
+    except Exception:
+        return False
+    return True
+
+
+# OCR replaces a doubted text layer when its words are this much more plausible than the layer's.
+BETTER_BY = 0.15
+
+
+def read_doubted_layers(pdf, pages: list[Page], languages: str, problems: list[Problem],
+                         progress: Optional[ProgressCallback] = None) -> tuple[set[int], list[Element]]:
+    """OCR the pages whose text layer reads implausible (``Page.plausibility``, see ``text_plausibility``);
+    where OCR's words are plausible by ``BETTER_BY`` more, OCR's reading replaces the layer (the page is
+    read ``ocr_only`` and records OCR's confidence). The numbers of the pages replaced, and their
+    elements. OCR failing on a page keeps its layer, doubted, as OCR reading no better does."""
+    replaced: set[int] = set()
+    found: list[Element] = []
+    for done, page in enumerate(pages):
+        report(progress, "ocr", done, len(pages),
+               f"OCR page {page.number}: its text layer reads implausible ({done + 1} of {len(pages)})")
+        try:
+            scale = pdf_page_scale(page.width, page.height)
+            picture = pdf[page.number - 1].render(scale=scale).to_pil()
+            elements, confidence = ocr_page(picture, scale, languages, page.number, problems)
+        except Exception:  # noqa: BLE001 — the page keeps its layer, doubted (the audit lists it)
+            continue
+        read, _ = plausibility(" ".join(element.text for element in elements))
+        if read is None or read < (page.plausibility or 0.0) + BETTER_BY:
+            continue
+        replaced.add(page.number)
+        page.strategy, page.confidence = "ocr_only", confidence
+        found += elements
+    return replaced, found
+
+
+def doubted_elements(elements: list[Element], pages: list[Page]) -> list[Element]:
+    """The elements, those of the given pages (whose text layer is kept though doubted) no surer of their
+    text than its plausibility, which the page records as its confidence."""
+    doubt = {page.number: page.plausibility for page in pages if page.plausibility is not None}
+    for page in pages:
+        page.confidence = doubt.get(page.number)
+    return [replace(element, confidence=min(doubt[element.page_number], 1.0 if element.confidence is None
+                                            else element.confidence))
+            if element.page_number in doubt and not element.is_image else element for element in elements]
+
+__all__ = ["BETTER_BY", "can_ocr", "doubted_elements", "image_scale", "ocr_page", "ocr_pages", "pdf_page_scale",
+           "read_doubted_layers"]
