@@ -213,6 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--client-slots", type=int, default=2,
                        help="workers one client address may hold at once (default 2; behind a proxy every client "
                             "has the proxy's address)")
+    serve.add_argument("--connections-per-client", type=int, default=20, metavar="N",
+                       help="connections one client address (an IPv6 one by its /64) may hold open; past it a new "
+                            "one is answered 503 and closed (default 20, of 1000 over all clients; behind a proxy "
+                            "raise it)")
+    serve.add_argument("--request-deadline", type=float, default=10.0, metavar="SECONDS",
+                       help="a request's headers must arrive within this of its first byte, and its body at 32 KB/s "
+                            "at least once as long again has passed; a slower connection is closed (default 10)")
     serve.add_argument("--trusted-host", action="append", default=[], metavar="HOST",
                        help="answer only requests addressed to this host name (the Host header); repeat for more "
                             "(default: any)")
