@@ -149,7 +149,7 @@ def concurrent(requests: list[Callable[[], tuple[int, float]]]) -> list[threadin
 
 def runaway_queries(base: str, count: int = 4, timeout: float = 120.0) -> list[threading.Thread]:
     """``count`` runaway queries, one from each of ``count`` addresses, under way."""
-    path = "/sparql?query=" + urllib.parse.quote(RUNAWAY)
+    path = "/sparql?union=true&query=" + urllib.parse.quote(RUNAWAY)
     return concurrent([lambda n=n: cheap_get(base, path, source=client_address(n), timeout=timeout)
                        for n in range(count)])
 

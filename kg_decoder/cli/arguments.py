@@ -208,6 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--request-workers", type=int, default=4,
                        help="worker processes for SPARQL, traces and page drawings (default 4, at most --threads - 2; "
                             "0: that work runs in the server's threads, where nothing can stop it: for measuring only)")
+    serve.add_argument("--reserved-workers", type=int, default=1, metavar="N",
+                       help="of the request workers, those kept for short requests: a request finding the others "
+                            "busy may hold one 2 s at most, unless its client holds a worker or had a request run "
+                            "that long in the last 30 s (default 1; at most --request-workers - 1)")
     serve.add_argument("--worker-memory", type=int, default=1024, metavar="MB",
                        help="address space a worker may take beyond what it maps at rest (default 1024 MB)")
     serve.add_argument("--client-slots", type=int, default=2,

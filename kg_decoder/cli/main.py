@@ -428,11 +428,12 @@ def _serve(args: argparse.Namespace) -> int:
     # reading threads do not wait behind it for the default 5 ms.
     sys.setswitchinterval(0.0005)
     if min(args.threads, args.worker_memory, args.client_slots, args.sync_facts, args.job_queue,
-           args.connections_per_client) < 1 or min(args.request_workers, args.write_waiters, args.write_wait) < 0 \
+           args.connections_per_client) < 1 \
+            or min(args.request_workers, args.write_waiters, args.write_wait, args.reserved_workers) < 0 \
             or not args.request_deadline > 0:
         raise UsageError("--threads, --worker-memory, --client-slots, --sync-facts, --job-queue, "
                          "--connections-per-client and --request-deadline take positive numbers, --request-workers, "
-                         "--write-waiters and --write-wait ones from 0")
+                         "--write-waiters, --write-wait and --reserved-workers ones from 0")
     store = _store(args)
     worker = shared_worker()
     if args.pin_worker:
@@ -448,7 +449,7 @@ def _serve(args: argparse.Namespace) -> int:
                                         trusted_hosts=args.trusted_host or None, isolate=args.request_workers > 0,
                                         write_waiters=args.write_waiters, write_wait=args.write_wait,
                                         sync_facts=args.sync_facts, job_queue=args.job_queue,
-                                        listen_host=args.host)
+                                        listen_host=args.host, reserved_workers=args.reserved_workers)
     except ValueError as exc:  # an allow-list entry that is no URL
         raise UsageError(str(exc)) from None
     # The heap built at start-up is frozen out of the garbage collector: full passes over it were the

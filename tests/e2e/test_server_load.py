@@ -17,7 +17,7 @@ from conftest import serve_process
 from hostile import rss
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from attack import cheap_get, half_sent  # noqa: E402  (bench/attack.py: the attacks, replayed)
+from attack import cheap_get, half_sent, runaway_queries  # noqa: E402  (bench/attack.py: the attacks, replayed)
 
 CHEAP = "/sparql?query=ASK%20%7B%7D"
 DEADLINE = 2.0  # --request-deadline of the server under test: seconds a request's headers may take
@@ -83,3 +83,26 @@ def test_a_trickled_request_is_cut_at_its_deadline(server):
     assert cut is not None, "a request trickled a byte at a time for 40 s was never cut"
     assert DEADLINE <= cut <= 4 * DEADLINE + 2, cut
     assert process.poll() is None and rss(process.pid) > 0
+
+
+def test_four_runaway_queries_from_four_addresses_leave_a_worker_for_short_requests(server):
+    base, process = server
+    attack_started = time.monotonic()
+    attack = runaway_queries(base, count=4, timeout=60)
+    time.sleep(0.5)
+    answered = []
+    while any(thread.is_alive() for thread in attack) and len(answered) < 12:
+        for path in (CHEAP, "/api/documents"):
+            answered.append((path, *cheap_get(base, path, source="127.0.0.3")))
+        time.sleep(0.3)
+    for thread in attack:
+        thread.join(timeout=60)
+    attack_seconds = time.monotonic() - attack_started
+    answers = sorted(thread.answer[0] for thread in attack)
+    # Three ran to their limit on the workers open to all (503 query-timeout); the fourth held the
+    # worker kept for short requests two seconds at most (503 busy).
+    assert answers == [503] * 4, answers
+    assert len(answered) >= 6 and all(status == 200 for _, status, _ in answered), answered
+    worst = max(seconds for _, _, seconds in answered)
+    assert worst < attack_seconds / 2, (worst, attack_seconds)  # at most the reserved worker's wait, not the attack
+    assert process.poll() is None
