@@ -517,3 +517,25 @@ def test_the_dashboard_draws_each_chart_from_its_audit_with_its_rows_and_sparql_
         editor = client.get(f"/query?name={audit}").get_data(as_text=True)
         assert f"Query: {audit}" in editor
     assert client.get("/dashboard/rows/document_info").status_code == 404  # audits only
+
+
+def test_a_common_quote_traces_a_page_of_places_each_with_the_text_around_it(tmp_path, web_app):
+    """The HTML trace of a common phrase in a long section was one page of every place, each with the
+    whole section (25.9 MB): now ten places a page, a link to the next, and the text around each."""
+    sentence = "The history of the city is the story of the river, and of the people of the valley. "
+    text = "\n\n".join(f"Part {n}. " + sentence * 3 for n in range(600))  # 12 places a part
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        kg_decoder.decode(text.encode(), store=store, section_strategy="size", section_max_size=1_000_000)
+        client = web_app.create_app(store, isolate=False).test_client()
+        first = client.get("/trace?quote=of%20the")
+        assert first.status_code == 200
+        page = first.get_data(as_text=True)
+        assert page.count('<section class="source">') == 10 and 'rel="next"' in page and 'rel="prev"' not in page
+        assert len(page) < len(text) / 4, (len(page), len(text))  # each place's text around it, not the section
+        assert page.count('id="span"') == 10
+        second = client.get("/trace?quote=of%20the&offset=10").get_data(as_text=True)
+        assert "places 11–20" in second and 'rel="prev"' in second
+        assert second.count('<section class="source">') == 10
+        last = client.get("/trace?quote=of%20the&offset=7195&limit=10").get_data(as_text=True)
+        assert 'rel="next"' not in last and last.count('<section class="source">') == 5  # 7 200 places
+        assert client.get("/search?q=of+the").status_code == 200
