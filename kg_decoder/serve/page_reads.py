@@ -20,7 +20,7 @@ from ..model import Rows
 from ..model.revisions import VersionDiff
 from .dashboard import audit_rows, dashboard
 from .version_views import DiffView, SourceVersionsView, diff_view, document_source_versions
-from .views import DocumentView, document_facts, document_view, store_overview
+from .views import DocumentView, document_view, fact_view, store_overview
 
 PAGE_ROWS = 1000  # the most rows a page lists; the rest are counted and reached by SPARQL or ?offset=
 
@@ -93,8 +93,10 @@ class DocumentPage:
 
 
 def document_page(store: KgStore, iri: str) -> DocumentPage:
+    facts = _page(store.document_facts(iri))
+    facts.items = [fact_view(row) for row in facts.items]  # the trace addresses of the page's facts only
     return DocumentPage(document=document_view(store, iri), chunks=_page(document_chunks(iri, store=store)),
-                        facts=_page(document_facts(store, iri)), sources=document_source_versions(store, iri))
+                        facts=facts, sources=document_source_versions(store, iri))
 
 
 def diff(store: KgStore, old: str, new: str) -> VersionDiff:

@@ -106,9 +106,13 @@ def fact_object(o: str, kind: Optional[str], datatype: Optional[str] = None, lan
 
 def document_facts(store: KgStore, document: str) -> list[FactView]:
     """The facts cited to a document's chunks, each with its trace page's address."""
-    return [FactView(row, fact_trace_url(str(row.s), str(row.p), row.object_text, row.object_is_iri,
-                                         row.object_datatype, row.object_language))
-            for row in store.document_facts(document)]
+    return [fact_view(row) for row in store.document_facts(document)]
+
+
+def fact_view(row) -> FactView:
+    """A fact row of :meth:`KgStore.document_facts` with its trace page's address."""
+    return FactView(row, fact_trace_url(str(row.s), str(row.p), row.object_text, row.object_is_iri,
+                                        row.object_datatype, row.object_language))
 
 
 @dataclass
