@@ -5,8 +5,10 @@ Starts `kg-decoder serve` in its own process on a store (--store, or one it buil
 corpus files), then replays each attack from one loopback address (127.0.0.5 and up) while a cheap
 request (a static file, `ASK {}`, `/api/documents`) is sent from another (127.0.0.3), and prints a
 table: attack, the attack's statuses, its time, the server's RSS after it, whether the server kept
-its PID, and for the cheap request whether it was answered meanwhile and the ratio of its latency to
-the same request on the idle server (target: answered, ratio <= 10).
+its PID, and for the cheap requests (sent every half second while the attack lasts) whether every
+one was answered 200 meanwhile, and the median and worst ratio of their latency to the same request
+on the idle server (target: all answered). --code runs another checkout's server (git worktree or
+git archive of main), for the same table before a change.
 
 Attacks:
   slowloris        110 connections from one address, each with half a request's headers, held
@@ -14,10 +16,15 @@ Attacks:
   runaway-queries  four SPARQL cross products from four addresses, each until --query-timeout
   common-search    HTML /search?q=of+the from four addresses
   common-trace     /api/trace?quote=of the from four addresses
-  big-page         the HTML trace of `of the`, and a document page, from two addresses
+  big-page         the HTML trace of `of the` from two addresses
+  document-page    the page of a document with --facts facts, from two addresses
 
     .venv/bin/python bench/attack.py [--store DIR] [--attacks slowloris,runaway-queries] [--hold 8]
-                                     [--query-timeout 10]
+                                     [--query-timeout 10] [--facts 20000]
+
+The store it builds (without --store): four corpus files (the layout-parser paper, a text, an HTML
+page, a README), chunked; a Markdown text of 3000 paragraphs of common phrases; --facts facts cited
+to the paper's first chunk.
 """
 
 from __future__ import annotations
@@ -171,13 +178,13 @@ def rss_mb(pid: int) -> float:
         return 0.0
 
 
-def start_server(store: Path, query_timeout: float, extra: list[str]) -> tuple[str, subprocess.Popen]:
+def start_server(store: Path, query_timeout: float, extra: list[str], code: Path = REPO) -> tuple[str, subprocess.Popen]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "kg_decoder.cli", "serve", "--store", str(store), "--port",
+    process = subprocess.Popen([sys.executable, "-m", "kg_decoder.cli", "serve", "--store", str(Path(store).resolve()), "--port",
                                 str(port), "--query-timeout", str(query_timeout), "--no-pin-worker", *extra],
-                               stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
+                               stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(code)}, cwd=str(code))
     base = f"http://127.0.0.1:{port}"
     for _ in range(600):
         if cheap_get(base, "/api/openapi.json", source="127.0.0.1", timeout=5)[0] == 200:
@@ -189,16 +196,30 @@ def start_server(store: Path, query_timeout: float, extra: list[str]) -> tuple[s
     raise SystemExit(f"kg-decoder serve did not come up on {base}")
 
 
-def build_store(folder: Path) -> Path:
-    """A store of a few corpus documents (a PDF paper, texts, an HTML page), chunked."""
+COMMON = ("The history of the city is the story of the river. In the spring the water of the hills came "
+          "down in the night, and the people of the valley went up to the hills in the morning. ")
+
+
+def build_store(folder: Path, facts: int = 20_000, paragraphs: int = 3000) -> Path:
+    """A store of a few corpus documents (a PDF paper, texts, an HTML page), chunked, a text of
+    ``paragraphs`` paragraphs full of common phrases, and ``facts`` facts cited to the paper's first
+    chunk (its document page lists them)."""
     sys.path.insert(0, str(REPO))
     import kg_decoder
 
     store_path = folder / "store"
+    common = folder / "common-phrases.md"
+    common.write_text("\n\n".join(f"## Part {n}\n\n{COMMON * 3}" for n in range(paragraphs)))
     with kg_decoder.open_store(store_path) as store:
-        for name in ("layout-parser-paper-fast.pdf", "fake-text.txt", "example-10k-1p.html", "README.md"):
-            result = kg_decoder.decode(CORPUS / name, store=store, pdf_tables=False)
-            kg_decoder.chunk_document(result.document, store=store)
+        for path in [CORPUS / name for name in ("layout-parser-paper-fast.pdf", "fake-text.txt",
+                                                "example-10k-1p.html", "README.md")] + [common]:
+            result = kg_decoder.decode(path, store=store, pdf_tables=False)
+            if path != common:
+                kg_decoder.chunk_document(result.document, store=store)
+            if path.name.endswith(".pdf") and facts:
+                chunk = kg_decoder.document_chunks(result.document, store=store)[0].iri
+                kg_decoder.add_facts(chunk, [(f"http://example.org/s{n}", "http://example.org/p", f"o{n}")
+                                             for n in range(facts)], store=store)
     return store_path
 
 
@@ -212,16 +233,17 @@ def idle_latencies(base: str) -> dict[str, float]:
 def probe_during(base: str, threads: list[threading.Thread], idle: dict[str, float], hold: float) -> dict:
     """The cheap requests sent every half second while ``threads`` run (at most ``hold`` seconds, at least
     one round): answered all, and the worst ratio to the idle latency."""
-    worst, answered, rounds = 0.0, True, 0
+    ratios, answered, rounds = [], True, 0
     started = time.monotonic()
     while rounds == 0 or (time.monotonic() - started < hold and any(thread.is_alive() for thread in threads)):
         time.sleep(0.5)
         for path in CHEAP_PATHS:
             status, seconds = cheap_get(base, path)
             answered &= status == 200
-            worst = max(worst, seconds / max(idle[path], 1e-4))
+            ratios.append(seconds / max(idle[path], 1e-4))
         rounds += 1
-    return {"answered": answered, "ratio": worst}
+    ratios.sort()
+    return {"answered": answered, "ratio": ratios[len(ratios) // 2], "worst": ratios[-1], "probes": len(ratios)}
 
 
 def run_attack(name: str, base: str, process: subprocess.Popen, idle: dict[str, float], hold: float,
@@ -231,13 +253,14 @@ def run_attack(name: str, base: str, process: subprocess.Popen, idle: dict[str, 
     statuses: list = []
     if name == "slowloris":
         with half_sent(base, 110, client_address(0)) as attack:
-            probe = probe_during(base, [], idle, hold)
+            holding = concurrent([lambda: (time.sleep(hold), (0, hold))[1]])
+            probe = probe_during(base, holding, idle, hold)
             statuses = [f"{attack.refused()} of 110 refused"]
     elif name == "trickle":
         thread = concurrent([lambda: trickle(base, client_address(1), limit=max(hold, 30))])[0]
         probe = probe_during(base, [thread], idle, max(hold, 30))
         thread.join()
-        statuses = [thread.answer]
+        statuses = [f"{thread.answer[0]} at {thread.answer[1]:.1f} s"]
     else:
         if name == "runaway-queries":
             threads = runaway_queries(base, timeout=timeout + 60)
@@ -248,26 +271,48 @@ def run_attack(name: str, base: str, process: subprocess.Popen, idle: dict[str, 
         elif name == "big-page":
             threads = from_addresses(base, "/trace?quote=" + urllib.parse.quote("of the"), count=2,
                                      timeout=timeout + 60)
+        elif name == "document-page":
+            threads = from_addresses(base, "/documents/" + urllib.parse.quote(largest_document(base), safe=""),
+                                     count=2, timeout=timeout + 60)
         else:
             raise SystemExit(f"no attack named {name}")
         probe = probe_during(base, threads, idle, timeout + 60)
         for thread in threads:
             thread.join(timeout=timeout + 60)
-        statuses = sorted({thread.answer[0] if thread.answer else "none" for thread in threads}, key=str)
+        codes = [str(thread.answer[0]) if thread.answer else "none" for thread in threads]
+        statuses = [f"{code}x{codes.count(code)}" for code in sorted(set(codes))]
     return {"attack": name, "status": statuses, "seconds": time.monotonic() - started, "rss": rss_mb(pid),
             "pid kept": process.poll() is None, **probe}
+
+
+def largest_document(base: str) -> str:
+    """The document whose page lists the most facts: the PDF of the store this bench builds, else the first."""
+    import json
+
+    connection = http.client.HTTPConnection(urllib.parse.urlsplit(base).hostname, urllib.parse.urlsplit(base).port,
+                                            timeout=60)
+    connection.request("GET", "/api/documents")
+    documents = json.loads(connection.getresponse().read())["documents"]
+    connection.close()
+    pdfs = [d for d in documents if str(d.get("file_name", "")).endswith(".pdf")]
+    chosen = (pdfs or documents)[0]
+    return chosen.get("document") or chosen["iri"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", type=Path, help="serve this store (default: one built from corpus files)")
-    parser.add_argument("--attacks", default="slowloris,trickle,runaway-queries,common-search,common-trace,big-page")
+    parser.add_argument("--attacks", default="slowloris,trickle,runaway-queries,common-search,common-trace,big-page,"
+                                              "document-page")
+    parser.add_argument("--code", type=Path, default=REPO,
+                        help="the checkout whose kg_decoder the server runs (default: this one), to compare")
+    parser.add_argument("--facts", type=int, default=20_000, help="facts of the store it builds (default 20000)")
     parser.add_argument("--hold", type=float, default=8.0, help="seconds the connection attacks are held")
     parser.add_argument("--query-timeout", type=float, default=10.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kg-attack-") as scratch:
-        store = args.store or build_store(Path(scratch))
-        base, process = start_server(store, args.query_timeout, [])
+        store = args.store or build_store(Path(scratch), facts=args.facts)
+        base, process = start_server(store, args.query_timeout, [], code=args.code)
         try:
             for path in CHEAP_PATHS:
                 cheap_get(base, path, timeout=120)
@@ -276,11 +321,12 @@ def main() -> None:
             print(f"server {process.pid} on {base}; idle: "
                   + ", ".join(f"{path.split('?')[0]} {seconds * 1000:.1f} ms" for path, seconds in idle.items()))
             print(f"{'attack':<16} {'status':<26} {'time s':>7} {'RSS MB':>7} {'PID kept':>8} {'answered':>8} "
-                  f"{'ratio':>7}")
+                  f"{'ratio p50':>9} {'worst':>7}")
             for name in args.attacks.split(","):
                 row = run_attack(name, base, process, idle, args.hold, args.query_timeout)
                 print(f"{row['attack']:<16} {str(row['status'])[:26]:<26} {row['seconds']:>7.1f} {row['rss']:>7.0f} "
-                      f"{str(row['pid kept']):>8} {str(row['answered']):>8} {row['ratio']:>7.1f}", flush=True)
+                      f"{str(row['pid kept']):>8} {str(row['answered']):>8} {row['ratio']:>9.1f} {row['worst']:>7.0f}",
+                      flush=True)
                 time.sleep(1)
         finally:
             process.terminate()
