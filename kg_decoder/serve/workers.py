@@ -27,8 +27,8 @@ a reserved worker, but only for :data:`RESERVED_SECONDS` (a task still running t
 answered ``ServerBusy``), and only for a client that holds no other worker and had no task run long
 (that long, on a warm worker) in the last :data:`LONG_RUNNER_SECONDS`; such a client, finding the reserved
 workers taken too, waits for one :data:`RESERVED_WAIT_SECONDS` at most (they are free by then: a
-task stuck in Oxigraph is killed a second after its limit), any other is answered
-``ServerBusy`` at once. Four runaway queries from four
+task stuck in Oxigraph is killed a second after its limit), two requests a reserved worker at most
+(each holds a server thread), any other is answered ``ServerBusy`` at once. Four runaway queries from four
 addresses thus take three workers and, for two seconds, the fourth; an ``ASK {}`` or a page read
 from anyone else still finds it.
 
@@ -95,6 +95,7 @@ class WorkerPool:
         self._held_reserved = 0  # of _held, the tasks on a reserved worker
         self._by_client: Counter = Counter()
         self._long_runners: dict[str, float] = {}  # client -> when a task of theirs last ran long
+        self._waiting = 0  # requests waiting for a reserved worker (at most twice as many as there are)
         self._stores: dict[str, tuple] = {}  # a store -> where to read it now
         self._issued: dict[str, list[tuple]] = {}  # a store -> the places it was read at, oldest first
         self._opened: dict[int, dict[str, tuple]] = {}  # id(worker) -> store -> where that worker reads it
@@ -149,6 +150,7 @@ class WorkerPool:
         finally:
             if was_warm and time.monotonic() - started >= RESERVED_SECONDS:
                 with self._changed:
+                    self._ran_long(client)  # forgets the clients that ran long too long ago
                     self._long_runners[client] = time.monotonic()
             self._release(worker, client, retire=slowed[0] and not _restore_priority(worker.pid), reserved=reserved)
 
@@ -192,7 +194,14 @@ class WorkerPool:
                 if self._held_reserved < self.reserve:
                     reserved = True
                     break
-                if not self._changed.wait(max(0.0, waited - time.monotonic())) and time.monotonic() >= waited:
+                if self._waiting >= 2 * self.reserve:  # a waiting request holds a server thread
+                    raise ServerBusy(f"all {self.size} of the server's workers are busy; try again")
+                self._waiting += 1
+                try:
+                    free = self._changed.wait(max(0.0, waited - time.monotonic()))
+                finally:
+                    self._waiting -= 1
+                if not free and time.monotonic() >= waited:
                     raise ServerBusy(f"all {self.size} of the server's workers are busy; try again")
                 if self.closed:
                     raise WorkerUnavailable("the server is stopping")
