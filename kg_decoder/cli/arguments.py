@@ -208,11 +208,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--request-workers", type=int, default=4,
                        help="worker processes for SPARQL, traces and page drawings (default 4, at most --threads - 2; "
                             "0: that work runs in the server's threads, where nothing can stop it: for measuring only)")
+    serve.add_argument("--reserved-workers", type=int, default=1, metavar="N",
+                       help="of the request workers, those kept for short requests: a request finding the others "
+                            "busy may hold one 2 s at most, unless its client holds a worker or had a request run "
+                            "that long in the last 30 s (default 1; at most --request-workers - 1)")
     serve.add_argument("--worker-memory", type=int, default=1024, metavar="MB",
                        help="address space a worker may take beyond what it maps at rest (default 1024 MB)")
     serve.add_argument("--client-slots", type=int, default=2,
                        help="workers one client address may hold at once (default 2; behind a proxy every client "
                             "has the proxy's address)")
+    serve.add_argument("--connections-per-client", type=int, default=20, metavar="N",
+                       help="connections one client address (an IPv6 one by its /64) may hold open; past it a new "
+                            "one is answered 503 and closed (default 20, of 1000 over all clients; behind a proxy "
+                            "raise it)")
+    serve.add_argument("--request-deadline", type=float, default=10.0, metavar="SECONDS",
+                       help="a request's headers must arrive within this of its first byte, and its body at 32 KB/s "
+                            "at least once as long again has passed; a slower connection is closed (default 10)")
     serve.add_argument("--trusted-host", action="append", default=[], metavar="HOST",
                        help="answer only requests addressed to this host name (the Host header); repeat for more "
                             "(default: any)")

@@ -420,18 +420,20 @@ def _parse_fact(text: str):
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from waitress import create_server
-
+    from ..patches import waitress as bounded_waitress
     from ..patches.waitress import install_json_errors
 
     # Uploads are partitioned, mapped and chunked in the worker; this process reads inputs and commits.
     # What Python work is left here (the multipart body, JSON) is cut in short GIL slices so that
     # reading threads do not wait behind it for the default 5 ms.
     sys.setswitchinterval(0.0005)
-    if min(args.threads, args.worker_memory, args.client_slots, args.sync_facts, args.job_queue) < 1 or \
-            min(args.request_workers, args.write_waiters, args.write_wait) < 0:
-        raise UsageError("--threads, --worker-memory, --client-slots, --sync-facts and --job-queue take positive "
-                         "numbers, --request-workers, --write-waiters and --write-wait ones from 0")
+    if min(args.threads, args.worker_memory, args.client_slots, args.sync_facts, args.job_queue,
+           args.connections_per_client) < 1 \
+            or min(args.request_workers, args.write_waiters, args.write_wait, args.reserved_workers) < 0 \
+            or not args.request_deadline > 0:
+        raise UsageError("--threads, --worker-memory, --client-slots, --sync-facts, --job-queue, "
+                         "--connections-per-client and --request-deadline take positive numbers, --request-workers, "
+                         "--write-waiters, --write-wait and --reserved-workers ones from 0")
     store = _store(args)
     worker = shared_worker()
     if args.pin_worker:
@@ -447,7 +449,7 @@ def _serve(args: argparse.Namespace) -> int:
                                         trusted_hosts=args.trusted_host or None, isolate=args.request_workers > 0,
                                         write_waiters=args.write_waiters, write_wait=args.write_wait,
                                         sync_facts=args.sync_facts, job_queue=args.job_queue,
-                                        listen_host=args.host)
+                                        listen_host=args.host, reserved_workers=args.reserved_workers)
     except ValueError as exc:  # an allow-list entry that is no URL
         raise UsageError(str(exc)) from None
     # The heap built at start-up is frozen out of the garbage collector: full passes over it were the
@@ -458,10 +460,16 @@ def _serve(args: argparse.Namespace) -> int:
           f"({'writable with the token' if args.write_token else 'read-only'})", file=sys.stderr)
     # The body limit is waitress's, enforced before a body is read (a Content-Length over it, or a
     # chunked body when it passes it, is 413 at once); reading one request ahead on a connection lets
-    # a route see that its client went away, and stop the work for it.
+    # a route see that its client went away, and stop the work for it. The server is waitress's with
+    # a share of the connections per client address and deadlines for a request's headers and body
+    # (kg_decoder/patches/waitress.py): one client's half-sent connections cannot take them all.
     # waitress's own errors (that 413, a malformed request's 400) are JSON as the app's are.
-    server = create_server(app, host=args.host, port=args.port, threads=args.threads,
-                           max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1, channel_request_lookahead=1)
+    connections = bounded_waitress.file_limit_for(bounded_waitress.CONNECTION_LIMIT)
+    server = bounded_waitress.create_server(
+        app, host=args.host, port=args.port, threads=args.threads,
+        max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1, channel_request_lookahead=1,
+        connection_limit=connections, per_client=min(args.connections_per_client, connections),
+        header_seconds=args.request_deadline)
     install_json_errors(server)
     logging.basicConfig()
     server.print_listen("Serving on http://{}:{}")

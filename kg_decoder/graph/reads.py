@@ -490,6 +490,15 @@ class GraphReads(VersionReads):
         """A document's fact subgraphs detached from the chunks a later decode or chunking replaced."""
         return self._read("detached_subgraphs", DetachedSubgraph, document=document)
 
+    def document_facts_first(self, document: str) -> list[FactRow]:
+        """The first 1000 facts cited to a document's chunks, in the chunks' order (within a subgraph
+        the store's): a page of them, read without sorting every fact."""
+        return self._read("document_facts_first", FactRow, document=document)
+
+    def document_fact_count(self, document: str) -> int:
+        """How many facts are cited to a document's chunks."""
+        return self._rows("document_fact_count", document=document)[0]["facts"]
+
     def fact_sources(self, s, p, o) -> list[FactSource]:
         """The subgraphs holding a fact (RDF terms), each with its chunk and span."""
         return self._read("fact_sources", FactSource, s=s, p=p, o=o)

@@ -73,7 +73,8 @@ def build_server(settings: McpSettings, request_workers: int = 2, worker_memory_
     async def lifespan(_server):
         if request_workers > 0 and settings.workers is None:
             settings.workers = await anyio.to_thread.run_sync(
-                lambda: worker_pool(settings.store, request_workers, worker_memory_mb, request_workers))
+                lambda: worker_pool(settings.store, request_workers, worker_memory_mb, request_workers,
+                                            reserve=0))
         yield {}
 
     server = _KgMcpServer(settings, name="kg-decoder", title="kg-decoder: cited answers from decoded documents",

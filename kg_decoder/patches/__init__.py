@@ -10,7 +10,8 @@
 - :mod:`.pdfplumber`: a page's objects made from the layout pdfminer already read.
 - :mod:`.oxml`: python-docx's and python-pptx's XPath look-ups through compiled expressions.
 - :mod:`.pypdfium2`: a page handing every step the same text page.
-- :mod:`.waitress`: the server's own error answers (413, 400, 431, 501) written as the app's JSON.
+- :mod:`.waitress`: the server's own error answers (413, 400, 431, 501) written as the app's JSON; its
+  server and channel subclassed: connections per client address, request deadlines.
 - :mod:`.mcp`: the MCP SDK's server run over stdio files of kg-decoder's own.
 
 Each patch names the upstream function it replaces, wraps or mirrors, the versions pinned in

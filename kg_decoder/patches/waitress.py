@@ -1,14 +1,36 @@
-"""waitress's internals kg-decoder changes: its own error answers written as the app's JSON.
+"""waitress's internals kg-decoder changes: its own error answers written as the app's JSON; its server
+and channel subclassed for connections per client address and deadlines for a request.
 
 Pinned: ``waitress>=3.0`` (pyproject.toml); written against 3.0.2. ``UPSTREAM`` records what the
-patch was written against, and ``tests/unit/test_patches.py`` says when an upgrade changes it.
+patches were written against, and ``tests/unit/test_patches.py`` says when an upgrade changes it.
+
+waitress reads requests asynchronously and stops accepting connections at ``connection_limit``
+(100 by default) over all clients; a client that opens that many connections and sends half a
+request on each (slowloris) left every other client unanswered for as long as it held them (issue
+59). waitress offers no per-address limit and no deadline for a request, only an idle timeout that
+each trickled byte restarts, and its ``create_server`` takes no server class; so :func:`create_server`
+builds the listening servers as waitress's does, from subclasses:
+
+- ``BoundedServer`` (of ``waitress.server.TcpWSGIServer``): ``maintenance``, which upstream runs
+  every ``cleanup_interval`` seconds to close idle channels, also closes a channel whose request is
+  overdue (see :func:`overdue`);
+- ``BoundedChannel`` (of ``waitress.channel.HTTPChannel``): a connection beyond ``per_client`` open
+  ones of its client's address (an IPv6 address by its /64) is answered ``503`` and closed at once,
+  before anything of it is read;
+- ``TimedParser`` (of ``waitress.parser.HTTPRequestParser``): notes when a request's first byte came
+  and when its headers were complete.
+
+Nothing of waitress is replaced or assigned to: the subclasses are used by this server only. They
+are built on first use (:func:`_classes`), so importing this module imports no waitress.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
-from typing import Any
+import time
+from typing import Any, Optional
 
 from . import Upstream
 
@@ -35,9 +57,9 @@ def json_error(code: int, reason: str, body: str) -> tuple[str, list, bytes]:
 
 
 def install_json_errors(server: Any) -> None:
-    """Make ``server`` (from ``waitress.create_server``, one listening socket) answer its own errors
-    in JSON: the channels it makes from now on use an error task that does."""
-    from waitress.channel import HTTPChannel
+    """Make ``server`` (from ``waitress.create_server`` or :func:`create_server`, one listening socket)
+    answer its own errors in JSON: the channels it makes from now on (of its channel class) use an error
+    task that does."""
     from waitress.task import ErrorTask
 
     class JsonErrorTask(ErrorTask):
@@ -50,10 +72,191 @@ def install_json_errors(server: Any) -> None:
             self.content_length = len(body)
             self.write(body)
 
-    class JsonErrorChannel(HTTPChannel):
+    class JsonErrorChannel(server.channel_class):
         error_task_class = JsonErrorTask
 
     server.channel_class = JsonErrorChannel
+
+
+# -- connections per client, request deadlines -------------------------------------------------------
+HEADER_SECONDS = 10.0  # a request's headers must be in within this of its first byte
+BODY_BYTES_PER_SECOND = 32 * 1024  # then its body at this mean rate at least, after as many seconds' grace
+CONNECTIONS_PER_CLIENT = 20
+CONNECTION_LIMIT = 1000  # over all clients (waitress's default is 100)
+IDLE_SECONDS = 30  # a connection that asks nothing for this long is closed (waitress's default is 120)
+
+
+def client_key(addr: Any) -> str:
+    """The client a connection's peer address counts for: the address itself, an IPv6 one by its /64
+    (one host commonly holds a whole /64).
+
+    >>> client_key(("127.0.0.2", 5000)), client_key(("2001:db8::1:2", 80, 0, 0))
+    ('127.0.0.2', '2001:db8::/64')
+    """
+    host = addr[0] if isinstance(addr, (tuple, list)) and addr else str(addr)
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return str(host)
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
+def overdue(started: float, headers_at: Optional[float], body_bytes: int, now: float,
+            header_seconds: float = HEADER_SECONDS, body_rate: float = BODY_BYTES_PER_SECOND) -> bool:
+    """Whether a request still being received is too slow: its headers not in ``header_seconds`` after
+    its first byte, or its body arriving slower than ``body_rate`` bytes a second on average once
+    ``header_seconds`` have passed since the headers.
+
+    >>> overdue(0.0, None, 0, 9.0), overdue(0.0, None, 0, 11.0)
+    (False, True)
+    >>> overdue(0.0, 1.0, 10, 10.0), overdue(0.0, 1.0, 10, 12.0), overdue(0.0, 1.0, 10 ** 6, 12.0)
+    (False, True, False)
+    """
+    if headers_at is None:
+        return now - started > header_seconds
+    late = now - headers_at - header_seconds
+    return late > 0 and body_bytes < body_rate * late
+
+
+def refusal(per_client: int) -> bytes:
+    """The answer to a connection past its client's share: a JSON 503 that closes the connection."""
+    body = json.dumps({"error": "too-many-connections",
+                       "message": f"this client has {per_client} connections open; close one"}).encode()
+    return (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            b"Retry-After: 5\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def _classes() -> dict[str, type]:
+    """The subclasses (built once: waitress is imported here, not with this module)."""
+    if _CLASSES:
+        return _CLASSES
+    from waitress.channel import HTTPChannel
+    from waitress.parser import HTTPRequestParser
+    from waitress.server import TcpWSGIServer
+
+    class TimedParser(HTTPRequestParser):
+        """Notes when the request's first byte came (``started``) and its headers were in."""
+
+        def __init__(self, adj):
+            super().__init__(adj)
+            self.started = time.monotonic()
+            self.headers_at: Optional[float] = None
+
+        def received(self, data):
+            consumed = super().received(data)
+            if self.headers_at is None and self.headers_finished:
+                self.headers_at = time.monotonic()
+            return consumed
+
+    class BoundedChannel(HTTPChannel):
+        """A connection, refused (503, closed) past its client's share of open connections."""
+
+        parser_class = TimedParser
+        refused = False
+
+        def __init__(self, server, sock, addr, adj, map=None):
+            try:
+                self.client = client_key(addr)
+            except Exception:  # noqa: BLE001  (an error here would close the listening socket)
+                self.client = repr(addr)
+            super().__init__(server, sock, addr, adj, map=map)  # registers it in server.active_channels
+            if server.connections_of(self.client) > server.per_client:
+                self.refused = True
+                answer = refusal(server.per_client)
+                with self.outbuf_lock:
+                    self.outbufs[-1].append(answer)
+                    self.total_outbufs_len += len(answer)
+                self.close_when_flushed = True  # not readable from now: nothing of it is read
+
+    class BoundedServer(TcpWSGIServer):
+        """waitress's TCP server with ``BoundedChannel`` connections and overdue requests closed."""
+
+        channel_class = BoundedChannel
+
+        def __init__(self, *args, per_client: int = CONNECTIONS_PER_CLIENT, header_seconds: float = HEADER_SECONDS,
+                     body_rate: float = BODY_BYTES_PER_SECOND, **kw):
+            self.per_client, self.header_seconds, self.body_rate = per_client, header_seconds, body_rate
+            super().__init__(*args, **kw)
+
+        def connections_of(self, client: str) -> int:
+            return sum(1 for channel in list(self.active_channels.values())
+                       if getattr(channel, "client", None) == client and not getattr(channel, "refused", False))
+
+        def maintenance(self, now):
+            super().maintenance(now)  # idle channels: channel_timeout
+            clock = time.monotonic()
+            for channel in list(self.active_channels.values()):
+                request = channel.request
+                if request is None or channel.will_close or not hasattr(request, "started"):
+                    continue
+                if overdue(request.started, request.headers_at, request.body_bytes_received, clock,
+                           self.header_seconds, self.body_rate):
+                    channel.will_close = True  # the main loop closes it (writable() says so)
+
+    _CLASSES.update(TimedParser=TimedParser, BoundedChannel=BoundedChannel, BoundedServer=BoundedServer)
+    return _CLASSES
+
+
+def create_server(app, *, per_client: int = CONNECTIONS_PER_CLIENT, header_seconds: float = HEADER_SECONDS,
+                  body_rate: float = BODY_BYTES_PER_SECOND, **adjustments):
+    """What ``waitress.create_server`` makes, from ``BoundedServer``: one server for each address the
+    host resolves to, in one socket map. ``adjustments`` are waitress's; the connection limit, the idle
+    timeout and the clean-up interval (1 s, so that deadlines hold to about a second) default to ours."""
+    from waitress.adjustments import Adjustments
+    from waitress.server import MultiSocketServer
+    from waitress.task import ThreadedTaskDispatcher
+
+    adjustments.setdefault("connection_limit", CONNECTION_LIMIT)
+    adjustments.setdefault("channel_timeout", IDLE_SECONDS)
+    adjustments.setdefault("cleanup_interval", 1)
+    adjustments.setdefault("asyncore_use_poll", True)  # select() stops at 1024 descriptors
+    adj = Adjustments(**adjustments)
+    if adj.unix_socket or adj.sockets:
+        raise ValueError("the bounded server listens on TCP host and port only")
+    dispatcher = ThreadedTaskDispatcher()
+    dispatcher.set_thread_count(adj.threads)
+    server_class = _classes()["BoundedServer"]
+    socket_map: dict = {}
+    servers = [server_class(app, socket_map, True, None, dispatcher=dispatcher, adj=adj, sockinfo=sockinfo,
+                            per_client=per_client, header_seconds=header_seconds, body_rate=body_rate)
+               for sockinfo in adj.listen]
+    if len(servers) == 1:
+        return servers[0]
+    listening = [(server.effective_host, server.effective_port) for server in servers]
+    return MultiSocketServer(socket_map, adj, listening, dispatcher, servers[-1].log_info)
+
+
+def serve(app, **kw) -> None:
+    """Serve ``app`` until interrupted, as ``waitress.serve`` does, on :func:`create_server`'s server."""
+    server = create_server(app, **kw)
+    try:
+        server.run()
+    finally:
+        server.close() if hasattr(server, "close") else None
+
+
+def file_limit_for(connections: int) -> int:
+    """Raise this process's limit of open files (up to its hard limit) to hold ``connections`` sockets
+    beside the store's files; the connections that fit."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + 1024
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+        except (ValueError, OSError):
+            pass
+    return connections if soft == resource.RLIM_INFINITY else max(16, min(connections, soft - 1024))
 
 
 # What each patch was written against (``python -m kg_decoder.patches`` prints them as they are now).
@@ -70,4 +273,37 @@ UPSTREAM = (
     Upstream("install_json_errors", "waitress.server:BaseWSGIServer.handle_accept",
              '(self)',
              "69bfcf0fc140592a574782f2e599b8cebc88f2f4408b998c41f1fbacfd1189d8"),
+    Upstream("create_server", "waitress.server:create_server",
+             '(application, map=None, _start=True, _sock=None, _dispatcher=None, **kw)',
+             "2e506b208edceac28648d949a7f85cf93dd26727bc6228e44bba61fad0782ee0"),
+    Upstream("BoundedServer", "waitress.server:BaseWSGIServer.__init__",
+             '(self, application, map=None, _start=True, _sock=None, dispatcher=None, adj=None, sockinfo=None, bind_socket=True, **kw)',
+             "e70a16b5b63c0a98384256ed2178b69377ef9e68d3105d8044805b4903cb6734"),
+    Upstream("BoundedServer", "waitress.server:BaseWSGIServer.readable",
+             '(self)',
+             "4eea9c1036b55b4125c72ee2d7f1ef829c56890edfe3f140ee3cc1671f1cfdf6"),
+    Upstream("BoundedServer", "waitress.server:BaseWSGIServer.maintenance",
+             '(self, now)',
+             "4ab5b7f595bc4253cc951e21a84bd4ce922b067df52d4939dae549320b291287"),
+    Upstream("create_server", "waitress.server:MultiSocketServer.__init__",
+             '(self, map=None, adj=None, effective_listen=None, dispatcher=None, log_info=None)',
+             "f0fe954b8156ca5c5ce146a60b29d1815891b141f0e110c48123746e29c07408"),
+    Upstream("BoundedChannel", "waitress.channel:HTTPChannel.__init__",
+             '(self, server, sock, addr, adj, map=None)',
+             "a194769af3fd2e352e61ebd314f22af1fe7bd1a0bacbe1d6fb62f6fea7a08908"),
+    Upstream("BoundedChannel", "waitress.channel:HTTPChannel.received",
+             '(self, data)',
+             "08d6df73fb69da84bcfa05f837bebd4fb7ad45e7aeb5caa2dad52c984f680d4c"),
+    Upstream("BoundedChannel", "waitress.channel:HTTPChannel.writable",
+             '(self)',
+             "d0cbd4ae1b3ba2a3223da3d2fdad5adab8ac7918b0dc3095691051d46a553e46"),
+    Upstream("BoundedChannel", "waitress.channel:HTTPChannel.readable",
+             '(self)',
+             "e4722238ce60c915bbea14e8f039de16e90611331f39bbd3f014663c5be29064"),
+    Upstream("TimedParser", "waitress.parser:HTTPRequestParser.received",
+             '(self, data)',
+             "b466c02de37d4a01f563ab66ad29c6b59c9bfd4ca2ba8a34e5480b941f824ce8"),
 )
+
+__all__ = ["UPSTREAM", "client_key", "create_server", "file_limit_for", "install_json_errors", "json_error", "overdue",
+           "refusal", "serve"]

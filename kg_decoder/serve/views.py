@@ -106,9 +106,13 @@ def fact_object(o: str, kind: Optional[str], datatype: Optional[str] = None, lan
 
 def document_facts(store: KgStore, document: str) -> list[FactView]:
     """The facts cited to a document's chunks, each with its trace page's address."""
-    return [FactView(row, fact_trace_url(str(row.s), str(row.p), row.object_text, row.object_is_iri,
-                                         row.object_datatype, row.object_language))
-            for row in store.document_facts(document)]
+    return [fact_view(row) for row in store.document_facts(document)]
+
+
+def fact_view(row) -> FactView:
+    """A fact row of :meth:`KgStore.document_facts` with its trace page's address."""
+    return FactView(row, fact_trace_url(str(row.s), str(row.p), row.object_text, row.object_is_iri,
+                                        row.object_datatype, row.object_language))
 
 
 @dataclass
@@ -148,20 +152,41 @@ class TraceView:
         return [self.source.page_number] if self.source.page_number else self.rendered_pages
 
 
-def trace_view(store: KgStore, source: TraceSource) -> TraceView:
+TEXT_AROUND = 1000  # characters of a source's page or section shown before and after what it marks
+
+
+def trace_view(store: KgStore, source: TraceSource, texts: Optional[dict] = None) -> TraceView:
+    """A traced source as the trace page shows it: its text from :data:`TEXT_AROUND` characters before
+    what it marks to as many after (a section may be a whole book: a page of 100 places of a common
+    phrase in one was 25.9 MB), and its drawing. ``texts``, when given, keeps the texts read across
+    the sources of one page."""
     info = store.segment_info(source.segment)
-    text = store.text(info.sha256, source.segment)
+    key = (info.sha256, source.segment)
+    text = texts.get(key) if texts is not None else None
+    if text is None:
+        text = store.text(info.sha256, source.segment)
+        if texts is not None:
+            texts[key] = text
     marked = sorted((piece.start, piece.end) for piece in source.pieces) if source.pieces else \
         [(source.start, source.end)]
-    parts: list[tuple[str, bool]] = []
-    position = 0
+    first, last = max(0, marked[0][0] - TEXT_AROUND), min(len(text), marked[-1][1] + TEXT_AROUND)
+    parts: list[tuple[str, bool]] = [("…", False)] if first > 0 else []
+    position = first
     for start, end in marked:
         parts += [(text[position:start], False), (text[start:end], True)]
         position = end
-    parts.append((text[position:], False))
+    parts.append((text[position:last], False))
+    if last < len(text):
+        parts.append(("…", False))
     rendered = sorted({box.page_number for box in source.boxes if box.coordinate_system == RENDERED_PDF_POINTS
                        and box.page_number})
     return TraceView(source=source, parts=parts, drawing=_drawing(store, source), rendered_pages=rendered)
+
+
+def trace_drawing(store: KgStore, source: TraceSource) -> Optional[Drawing]:
+    """The page a source is drawn on, with its boxes (what a search hit's thumbnail shows), without
+    reading its text."""
+    return _drawing(store, source)
 
 
 def _drawing(store: KgStore, source: TraceSource) -> Optional[Drawing]:

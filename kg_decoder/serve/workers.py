@@ -15,11 +15,22 @@ A worker that dies costs that one request (a typed error naming the limit) and i
 by a spare kept warm for that (a worker takes a second or more to start); a new spare starts in
 the background. A client that goes away has its task interrupted; one stuck in Oxigraph runs on
 to its time limit rather than be killed (a kill would cost a worker's start each time a client
-hangs up). The pool also rations itself: at most ``size`` tasks at once (``ServerBusy`` past that, at once, so
-that no request thread waits behind them), at most ``per_client`` of them for one client address
+hangs up). The pool also rations itself: at most ``size`` tasks at once (``ServerBusy`` past that, at once
+but for the short wait below, so that no request thread waits behind them), at most ``per_client`` of them for one client address
 (one client cannot take every worker), and a task still running after ``slow_after`` seconds is
 niced, so that new, short tasks pass it on the CPU. The pool's size stays below the server's
 threads, so static files and cheap pages always find a thread.
+
+Expensive requests cannot take every worker: ``reserve`` of them (one, in a pool of two or more)
+are kept for short tasks. A task takes one of the others while one is free; past them, it may take
+a reserved worker, but only for :data:`RESERVED_SECONDS` (a task still running then is stopped and
+answered ``ServerBusy``), and only for a client that holds no other worker and had no task run long
+(that long, on a warm worker) in the last :data:`LONG_RUNNER_SECONDS`; such a client, finding the reserved
+workers taken too, waits for one :data:`RESERVED_WAIT_SECONDS` at most (they are free by then: a
+task stuck in Oxigraph is killed a second after its limit), two requests a reserved worker at most
+(each holds a server thread), any other is answered ``ServerBusy`` at once. Four runaway queries from four
+addresses thus take three workers and, for two seconds, the fourth; an ``ASK {}`` or a page read
+from anyone else still finds it.
 
 The workers read an embedded store through snapshots (:mod:`kg_decoder.graph.snapshots`), never
 the folder the server writes; after each commit the idle workers open the new snapshot in the
@@ -47,6 +58,9 @@ TASKS = "kg_decoder.serve.worker_tasks"
 DEFAULT_WORKERS = 4
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_CLIENT_SLOTS = 2
+RESERVED_SECONDS = 2.0  # how long a task may hold a reserved worker
+RESERVED_WAIT_SECONDS = RESERVED_SECONDS + 2.0  # its task stopped, or its worker killed after a grace
+LONG_RUNNER_SECONDS = 30.0  # a client whose task ran long that recently gets no reserved worker
 SLOW_AFTER_SECONDS = 1.0
 _WAIT_FOR_WORKER_SECONDS = 5.0  # a worker briefly opening the store again, or starting
 _log = logging.getLogger(__name__)
@@ -65,10 +79,12 @@ class WorkerPool:
     """
 
     def __init__(self, size: int = DEFAULT_WORKERS, memory_bytes: int = DEFAULT_MEMORY_MB * 2 ** 20,
-                 per_client: int = DEFAULT_CLIENT_SLOTS, slow_after: float = SLOW_AFTER_SECONDS) -> None:
+                 per_client: int = DEFAULT_CLIENT_SLOTS, slow_after: float = SLOW_AFTER_SECONDS,
+                 reserve: Optional[int] = None) -> None:
         if size < 1 or per_client < 1:
             raise ValueError("a pool needs at least one worker and one slot per client")
         self.size, self.per_client, self.slow_after = size, per_client, slow_after
+        self.reserve = (1 if size >= 2 else 0) if reserve is None else max(0, min(reserve, size - 1))
         self.setup = reading_setup(memory_bytes)
         self._changed = threading.Condition()
         self._workers: list[PartitionWorker] = []
@@ -76,7 +92,10 @@ class WorkerPool:
         self._spares: list[PartitionWorker] = []  # started, not in the pool: a dead worker's successor
         self._writer: Optional[PartitionWorker] = None  # runs updates only (see write)
         self._held = 0
+        self._held_reserved = 0  # of _held, the tasks on a reserved worker
         self._by_client: Counter = Counter()
+        self._long_runners: dict[str, float] = {}  # client -> when a task of theirs last ran long
+        self._waiting = 0  # requests waiting for a reserved worker (at most twice as many as there are)
         self._stores: dict[str, tuple] = {}  # a store -> where to read it now
         self._issued: dict[str, list[tuple]] = {}  # a store -> the places it was read at, oldest first
         self._opened: dict[int, dict[str, tuple]] = {}  # id(worker) -> store -> where that worker reads it
@@ -110,7 +129,10 @@ class WorkerPool:
         when the worker dies of the input; MemoryLimit or CpuLimit when it dies of its limit.
         """
         key = _key(store.reader_location())
-        worker = self._acquire(client)
+        worker, reserved = self._acquire(client)
+        was_warm = worker.warm()  # a task that waited for its worker to start did not run long itself
+        if reserved and timeout > RESERVED_SECONDS:
+            timeout, timed_out = RESERVED_SECONDS, _cut_on_reserve
         with self._changed:
             location = self._stores[key]
             self._opened.setdefault(id(worker), {})[key] = location  # it opens that, and closes the one before
@@ -126,7 +148,11 @@ class WorkerPool:
             return worker.call(f"{TASKS}:{task}", location, *args, timeout=timeout, cpu_seconds=timeout + 5,
                                crash=crash, cancelled=watch, timed_out=timed_out, unexpected=_bug, crashed=crashed)
         finally:
-            self._release(worker, client, retire=slowed[0] and not _restore_priority(worker.pid))
+            if was_warm and time.monotonic() - started >= RESERVED_SECONDS:
+                with self._changed:
+                    self._ran_long(client)  # forgets the clients that ran long too long ago
+                    self._long_runners[client] = time.monotonic()
+            self._release(worker, client, retire=slowed[0] and not _restore_priority(worker.pid), reserved=reserved)
 
     def write(self, task: str, *args, timeout: float, crash: str, timed_out: Callable[[float], KgDecoderError],
               crashed: Callable[[str], KgDecoderError] = WorkCrashed):
@@ -146,7 +172,8 @@ class WorkerPool:
             if _worn(writer.pid, self.setup.memory_bytes):
                 writer.close()
 
-    def _acquire(self, client: str) -> PartitionWorker:
+    def _acquire(self, client: str) -> tuple[PartitionWorker, bool]:
+        """A worker for ``client``'s task, and whether it is a reserved one (see the module)."""
         deadline = time.monotonic() + _WAIT_FOR_WORKER_SECONDS
         with self._changed:
             if self.closed:
@@ -154,9 +181,32 @@ class WorkerPool:
             if self._by_client[client] >= self.per_client:
                 raise ServerBusy(f"this client has {self.per_client} requests of this kind running; wait for one "
                                  f"to finish")
-            if self._held >= self.size:
-                raise ServerBusy(f"all {self.size} of the server's workers are busy; try again")
+            waited = time.monotonic() + RESERVED_WAIT_SECONDS  # a reserved worker is free by then
+            while True:
+                if self._held - self._held_reserved < self.size - self.reserve:
+                    reserved = False
+                    break
+                if not self.reserve:
+                    raise ServerBusy(f"all {self.size} of the server's workers are busy; try again")
+                if self._by_client[client] > 0 or self._ran_long(client):
+                    raise ServerBusy(f"the server's workers are busy with long requests, and the {self.reserve} kept "
+                                     f"for short ones are not for a client whose requests run long; try again")
+                if self._held_reserved < self.reserve:
+                    reserved = True
+                    break
+                if self._waiting >= 2 * self.reserve:  # a waiting request holds a server thread
+                    raise ServerBusy(f"all {self.size} of the server's workers are busy; try again")
+                self._waiting += 1
+                try:
+                    free = self._changed.wait(max(0.0, waited - time.monotonic()))
+                finally:
+                    self._waiting -= 1
+                if not free and time.monotonic() >= waited:
+                    raise ServerBusy(f"all {self.size} of the server's workers are busy; try again")
+                if self.closed:
+                    raise WorkerUnavailable("the server is stopping")
             self._held += 1
+            self._held_reserved += reserved
             self._by_client[client] += 1
             while not self._idle:
                 if len(self._workers) < self.size:
@@ -164,6 +214,7 @@ class WorkerPool:
                     break
                 if not self._changed.wait(max(0.0, deadline - time.monotonic())):
                     self._held -= 1
+                    self._held_reserved -= reserved
                     self._by_client[client] -= 1
                     raise ServerBusy("the server's workers are busy; try again")
             warm = [candidate for candidate in self._idle if candidate.warm()]
@@ -171,9 +222,17 @@ class WorkerPool:
             self._idle.remove(worker)
             if not self._idle and len(self._workers) < self.size:
                 self._add_worker(start=True)  # a spare warms up for the next request
-            return worker
+            return worker, reserved
 
-    def _release(self, worker: PartitionWorker, client: str, retire: bool) -> None:
+    def _ran_long(self, client: str) -> bool:
+        """Whether a task of ``client``'s ran long lately (under the lock); forgets the older ones."""
+        now = time.monotonic()
+        for other, when in list(self._long_runners.items()):
+            if now - when > LONG_RUNNER_SECONDS:
+                del self._long_runners[other]
+        return client in self._long_runners
+
+    def _release(self, worker: PartitionWorker, client: str, retire: bool, reserved: bool = False) -> None:
         if retire or _worn(worker.pid, self.setup.memory_bytes):  # a fresh worker instead (see _worn)
             worker.close()
         with self._changed:
@@ -191,11 +250,12 @@ class WorkerPool:
                 successor.start()  # warms up now, not on the next request
                 self._behind.add(id(successor))
             self._held -= 1
+            self._held_reserved -= reserved
             self._by_client[client] -= 1
             if self._by_client[client] <= 0:
                 del self._by_client[client]
             self._idle.append(worker)
-            self._changed.notify()
+            self._changed.notify_all()  # a task waiting for a worker, or for a reserved one
         self._refresh_soon()
 
     def _add_worker(self, start: bool) -> None:
@@ -302,6 +362,11 @@ def _key(location: tuple) -> str:
     return repr(location[:2])
 
 
+def _cut_on_reserve(seconds: float) -> KgDecoderError:
+    return ServerBusy(f"the server's workers are busy with long requests; this one ran past the {seconds:g} s a "
+                      f"request may hold a worker kept for short ones: try again later")
+
+
 def _bug(message: str) -> Exception:
     return RuntimeError(f"a worker task failed: {message}")
 
@@ -329,17 +394,17 @@ _pools_lock = threading.Lock()
 
 
 def worker_pool(store: KgStore, size: int = DEFAULT_WORKERS, memory_mb: int = DEFAULT_MEMORY_MB,
-                per_client: int = DEFAULT_CLIENT_SLOTS) -> Optional[WorkerPool]:
+                per_client: int = DEFAULT_CLIENT_SLOTS, reserve: Optional[int] = None) -> Optional[WorkerPool]:
     """The process's pool of workers with these settings, told of ``store``'s commits; None for a
     store no other process can open (in memory). Pools are shared by the apps of one process (tests
     start many) and stopped at exit."""
     if store.reader_location() is None:
         return None
-    key = (size, memory_mb, per_client)
+    key = (size, memory_mb, per_client, reserve)
     with _pools_lock:
         pool = _pools.get(key)
         if pool is None or pool.closed:
-            pool = _pools[key] = WorkerPool(size, memory_mb * 2 ** 20, per_client)
+            pool = _pools[key] = WorkerPool(size, memory_mb * 2 ** 20, per_client, reserve=reserve)
             pool.start()
             atexit.register(pool.close)
     store.share_with_readers(pool.store_changed)  # now, and after each commit: the workers open it

@@ -39,14 +39,16 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
                allow_load: tuple[str, ...] = (), workers: int = 4, worker_memory_mb: int = 1024,
                client_slots: int = 2, trusted_hosts: Optional[list[str]] = None, isolate: bool = True,
                write_waiters: int = 2, write_wait: float = 60.0, sync_facts: int = 10_000,
-               job_queue: int = 8, listen_host: str = "127.0.0.1") -> Flask:
+               job_queue: int = 8, listen_host: str = "127.0.0.1",
+               reserved_workers: Optional[int] = None) -> Flask:
     """The app over ``store`` (a KgStore or a folder). Writes need ``write_token`` (Bearer or form field).
 
     SPARQL queries and updates may call remote endpoints (SERVICE) only at the URLs of
     ``allow_service`` or under them, and updates load remote documents (LOAD) only from those of
     ``allow_load``: by default none. With ``isolate`` (and a store on disk or remote), queries,
     updates, traces and page drawings run in up to ``workers`` worker processes of
-    ``worker_memory_mb`` each, at most ``client_slots`` of them for one client address.
+    ``worker_memory_mb`` each, at most ``client_slots`` of them for one client address, with
+    ``reserved_workers`` of them (default one) kept for short requests (``kg_decoder.serve.workers``).
     ``trusted_hosts`` (host names) refuses requests addressed to any other host (400); a form that
     writes is taken from a page of this server only, named by a trusted host, else by ``listen_host``,
     localhost or an IP address.
@@ -61,7 +63,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     app.config["MAX_CONTENT_LENGTH"] = max_upload_bytes
     app.config["TRUSTED_HOSTS"] = list(trusted_hosts) if trusted_hosts else None
     app.url_map.merge_slashes = False  # "//x" redirected to "/x" would build a URL from the request's Host
-    pool = worker_pool(store, workers, worker_memory_mb, client_slots) if isolate else None
+    pool = worker_pool(store, workers, worker_memory_mb, client_slots, reserved_workers) if isolate else None
     app.extensions["kg_decoder"] = WebSettings(store, write_token, query_timeout, row_cap, max_upload_bytes,
                                                allowed_endpoints(allow_service), allowed_endpoints(allow_load),
                                                pool, Bounds(seconds=query_timeout),

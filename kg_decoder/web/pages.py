@@ -3,7 +3,7 @@ coverage dashboard and the audit rows behind its charts."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from flask import Blueprint, Response, render_template, request
 
@@ -80,9 +80,32 @@ def rendering_image(identifier: str, number: int):
     return Response(png, content_type="image/png")
 
 
+TRACE_PAGE_PLACES = 10  # a quote's places on one trace page; the next ones a link away
+_MOST_PLACES = 99  # one fewer than a trace's page may hold (100): one more is asked for
+
+
 @pages.get("/trace")
 def trace_page():
     store = settings().store
-    sources = trace_request(request.args) if request.args else []
-    return render_template("trace.html", sources=[trace_view(store, s) for s in sources], args=request.args,
-                           quote=quote, chains=[verdict_chain_views(store, s) for s in sources])
+    paging = None
+    if request.args.get("quote") and not request.args.get("s") and not request.args.get("segment"):
+        # A quote's places a page at a time, one more asked for to know whether there are more.
+        limit = whole_number(request.args, "limit", TRACE_PAGE_PLACES) or TRACE_PAGE_PLACES
+        offset = whole_number(request.args, "offset", 0)
+        limit = min(limit, _MOST_PLACES)
+        sources = trace_request({**request.args.to_dict(), "limit": str(limit + 1)})
+        paging = {"offset": offset, "limit": limit, "more": len(sources) > limit,
+                  "next": _trace_url(offset + limit, limit), "previous": _trace_url(max(0, offset - limit), limit)}
+        sources = sources[:limit]
+    else:
+        sources = trace_request(request.args) if request.args else []
+    texts: dict = {}
+    return render_template("trace.html", sources=[trace_view(store, s, texts) for s in sources], args=request.args,
+                           quote=quote, chains=[verdict_chain_views(store, s) for s in sources], paging=paging)
+
+
+def _trace_url(offset: int, limit: int) -> str:
+    args = {**request.args.to_dict(), "offset": str(offset)}
+    if limit != TRACE_PAGE_PLACES:
+        args["limit"] = str(limit)
+    return "/trace?" + urlencode(args)

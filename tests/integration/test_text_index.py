@@ -120,6 +120,23 @@ def test_a_quote_in_more_texts_than_a_window_pages_to_every_place(store, monkeyp
     assert kg_decoder.trace(quote="the final phrase is absent", store=store, limit=3) == []
 
 
+def test_a_common_phrase_reads_each_section_once_however_many_places_it_holds(store, monkeypatch):
+    """A page of a common phrase's places, crowded in a few long sections, reads each section's elements
+    and chunks once: it read them again for every place (98 s for 100 places of "of the")."""
+    sentence = "The history of the city is the story of the river, and of the people of the valley. "
+    kg_decoder.decode("\n\n".join(f"Part {n}. " + sentence * 3 for n in range(200)).encode(), store=store,
+                      section_strategy="size", section_max_size=20_000)
+    reads: list[str] = []
+    read_elements = type(store).segment_text_elements
+    monkeypatch.setattr(type(store), "segment_text_elements",
+                        lambda self, segment: reads.append(segment) or read_elements(self, segment))
+    sources = kg_decoder.trace(quote="of the", store=store, limit=100)
+    assert len(sources) == 100
+    segments = {source.segment for source in sources}
+    assert len(segments) < 10 and sorted(reads) == sorted(segments), (len(reads), len(segments))
+    assert all(source.elements for source in sources)
+
+
 def test_removed_and_redecoded_documents_leave_the_index(tmp_path):
     with kg_decoder.open_store(tmp_path / "store") as store:
         first = kg_decoder.decode(LIGATURES.encode(), store=store)

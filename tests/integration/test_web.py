@@ -548,3 +548,46 @@ def test_the_dashboards_labels_stay_inside_its_charts_in_a_browser(tmp_path):
     assert cut and all(name.startswith(text[:-1]) for text in cut)
     assert any(tooltip.startswith(name) for tooltip in tooltips)
 
+
+def test_a_common_quote_traces_a_page_of_places_each_with_the_text_around_it(tmp_path, web_app):
+    """The HTML trace of a common phrase in a long section was one page of every place, each with the
+    whole section (25.9 MB): now ten places a page, a link to the next, and the text around each."""
+    sentence = "The history of the city is the story of the river, and of the people of the valley. "
+    text = "\n\n".join(f"Part {n}. " + sentence * 3 for n in range(600))  # 12 places a part
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        kg_decoder.decode(text.encode(), store=store, section_strategy="size", section_max_size=1_000_000)
+        client = web_app.create_app(store, isolate=False).test_client()
+        first = client.get("/trace?quote=of%20the")
+        assert first.status_code == 200
+        page = first.get_data(as_text=True)
+        assert page.count('<section class="source">') == 10 and 'rel="next"' in page and 'rel="prev"' not in page
+        assert len(page) < len(text) / 4, (len(page), len(text))  # each place's text around it, not the section
+        assert page.count('id="span"') == 10
+        second = client.get("/trace?quote=of%20the&offset=10").get_data(as_text=True)
+        assert "places 11–20" in second and 'rel="prev"' in second
+        assert second.count('<section class="source">') == 10
+        last = client.get("/trace?quote=of%20the&offset=7195&limit=10").get_data(as_text=True)
+        assert 'rel="next"' not in last and last.count('<section class="source">') == 5  # 7 200 places
+        assert client.get("/search?q=of+the").status_code == 200
+
+
+def test_a_document_page_lists_its_first_facts_without_sorting_them_all(tmp_path, web_app, monkeypatch):
+    """A document's page reads a page of its facts (in the chunks' order) and counts the rest: it sorted
+    every fact cited to the document first (7 s at 20 000, 503 at 192 000)."""
+    from kg_decoder.serve import PAGE_ROWS
+
+    text = "\n\n".join(f"Paragraph {n} says something about topic {n}." for n in range(40))
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        decoded = kg_decoder.decode(text.encode(), store=store)
+        kg_decoder.chunk_document(decoded.document, store=store, chunk_size=40, min_chunk_tokens=2)
+        first, second = kg_decoder.document_chunks(decoded.document, store=store)[:2]
+        kg_decoder.add_facts(second.iri, [(f"{EX}late{n}", f"{EX}p", f"o{n}") for n in range(PAGE_ROWS + 2)],
+                             store=store)
+        kg_decoder.add_facts(first.iri, [(f"{EX}early{n}", f"{EX}p", f"o{n}") for n in (2, 0, 1)], store=store)
+        client = web_app.create_app(store, isolate=False).test_client()
+        monkeypatch.setattr(type(store), "document_facts", lambda *_: pytest.fail("the page read every fact"))
+        page = client.get(f"/documents/{quote(decoded.document, safe='')}").get_data(as_text=True)
+    assert f"Facts ({PAGE_ROWS + 5})" in page and "5 more are in the store" in page
+    assert page.count('class="fact-trace"') == PAGE_ROWS
+    listed = re.findall(rf"{EX}(early|late)(\d+)", page)
+    assert listed[:3] == [("early", "0"), ("early", "1"), ("early", "2")]  # the first chunk's, sorted, first
