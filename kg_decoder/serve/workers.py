@@ -21,8 +21,9 @@ but for the short wait below, so that no request thread waits behind them), at m
 niced, so that new, short tasks pass it on the CPU. The pool's size stays below the server's
 threads, so static files and cheap pages always find a thread.
 
-Expensive requests cannot take every worker: ``reserve`` of them (one, in a pool of two or more)
-are kept for short tasks. A task takes one of the others while one is free; past them, it may take
+Expensive requests cannot take every worker: ``reserve`` of them (one, where the pool holds more than
+one client's share: the pictures a trace page draws two at a time must not find one kept) are kept
+for short tasks. A task takes one of the others while one is free; past them, it may take
 a reserved worker, but only for :data:`RESERVED_SECONDS` (a task still running then is stopped and
 answered ``ServerBusy``), and only for a client that holds no other worker and had no task run long
 (that long, on a warm worker) in the last :data:`LONG_RUNNER_SECONDS`; such a client, finding the reserved
@@ -84,7 +85,8 @@ class WorkerPool:
         if size < 1 or per_client < 1:
             raise ValueError("a pool needs at least one worker and one slot per client")
         self.size, self.per_client, self.slow_after = size, per_client, slow_after
-        self.reserve = (1 if size >= 2 else 0) if reserve is None else max(0, min(reserve, size - 1))
+        # A client's share (the two page pictures a trace draws at once) always fits the workers not kept.
+        self.reserve = max(0, min(1 if reserve is None else reserve, size - per_client))
         self.setup = reading_setup(memory_bytes)
         self._changed = threading.Condition()
         self._workers: list[PartitionWorker] = []

@@ -140,7 +140,9 @@ def test_runaway_queries_are_stopped_and_one_client_cannot_take_every_worker(ser
 
 
 @pytest.mark.slow
-def test_quote_traces_over_every_document_are_bounded_and_stopped_when_the_client_goes(server):
+def test_quote_traces_over_every_document_are_bounded(server):
+    """(A trace's work stopped when its client goes away: test_worker_collector.py, where a task runs
+    long enough to be stopped; a trace on this store is over in a fifth of a second.)"""
     answers = during(server, [lambda: requests.get(server.base + "/api/trace", params={"quote": "the"}, timeout=120)
                               for _ in range(8)])
     statuses = sorted(answer.status_code for answer in answers)
@@ -152,20 +154,6 @@ def test_quote_traces_over_every_document_are_bounded_and_stopped_when_the_clien
             assert answer.json()["error"] in ("busy", "time-limit")
     too_long = requests.get(server.base + "/api/trace", params={"quote": "a " * 2000}, timeout=30)
     typed(too_long, 413, "quote-too-long")
-    # A client that sends a trace and goes away: its worker stops at once, not at the time limit.
-    address = urlsplit(server.base)
-    idle = tree_cpu(server.pid)
-    connection = socket.create_connection((address.hostname, address.port))
-    connection.sendall(f"GET /api/trace?quote=the HTTP/1.1\r\nHost: {address.netloc}\r\n\r\n".encode())
-    started = time.monotonic()  # a worker is at it soon (it may open the store first, on a loaded machine)
-    while tree_cpu(server.pid) - idle <= 0.1 and time.monotonic() - started < 3.5:
-        time.sleep(0.1)
-    assert tree_cpu(server.pid) - idle > 0.1  # (a tenth of a CPU-second: on a loaded machine it starts slowly)
-    connection.close()
-    time.sleep(0.7)
-    busy = tree_cpu(server.pid)
-    time.sleep(1.0)
-    assert tree_cpu(server.pid) - busy < 0.3  # nothing works for the client that left
     healthy(server)
 
 
