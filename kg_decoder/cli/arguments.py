@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "503 busy with Retry-After)")
     serve.add_argument("--no-pin-worker", dest="pin_worker", action="store_false",
                        help="let the decoding worker share every CPU with the request threads (default: the "
-                            "worker gets the last CPU to itself, the requests the others)")
+                            "worker gets the last CPU, the request threads the others, the request workers all)")
     _pixel_argument(serve)
 
     agents = commands.add_parser("mcp", help="serve the store to agents over the Model Context Protocol (stdio, or "
