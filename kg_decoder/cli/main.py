@@ -145,25 +145,7 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
     """Decode on this machine's workers (or on Ray), print the table in input order; the exit status."""
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be 1 or more")
-    pool = None
-    if args.ray:
-        from .distributed import decode_on_ray
-
-        store, outcomes = decode_on_ray(files, args, options, chunking)
-        stack.enter_context(store)
-    else:
-        # Closed when the job ends, not when the last reference goes (an error kept from a decode holds one).
-        store = stack.enter_context(_store(args))
-        # Files whose decode (or refusal) the store holds answer from it: workers start only for the others
-        # (a re-run of unchanged files starts none).
-        new = [path for path in files if needs_worker(path, store, options, args.retry_partial)] \
-            if store.holds_documents() else files
-        if new:
-            # The workers warm up while LibreOffice renders the Office files ahead (many to one run).
-            pool = stack.enter_context(WorkerPool(max(1, min(args.workers or available_cpus(), len(new)))))
-            if len(new) > 1:
-                render_files_ahead(new, store, options, progress=_json_progress if args.progress_jsonl else None)
-        outcomes = None
+    store, pool, outcomes = _decoding_setup(files, args, options, chunking, stack)
     report = sys.stderr if args.emit else sys.stdout
     rows: list[list[str]] = []
     refused: list[str] = []  # files refused for what they are (encrypted, empty...): the job did its work
@@ -225,6 +207,35 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
     progress.close()
     store.flush()
     print(table(DECODE_COLUMNS, rows), file=report)
+    _print_summary(files, decoded, refused, failures, store, args, report)
+    return 1 if failures or (args.fail_on_error and refused) else 0
+
+
+def _decoding_setup(files: list[Path], args: argparse.Namespace, options, chunking, stack: contextlib.ExitStack):
+    """The store the job writes, its pool of workers (None: none needed) and, on Ray, the outcomes."""
+    if args.ray:
+        from .distributed import decode_on_ray
+
+        store, outcomes = decode_on_ray(files, args, options, chunking)
+        stack.enter_context(store)
+        return store, None, outcomes
+    # Closed when the job ends, not when the last reference goes (an error kept from a decode holds one).
+    store = stack.enter_context(_store(args))
+    # Files whose decode (or refusal) the store holds answer from it: workers start only for the others
+    # (a re-run of unchanged files starts none).
+    new = [path for path in files if needs_worker(path, store, options, args.retry_partial)] \
+        if store.holds_documents() else files
+    pool = None
+    if new:
+        # The workers warm up while LibreOffice renders the Office files ahead (many to one run).
+        pool = stack.enter_context(WorkerPool(max(1, min(args.workers or available_cpus(), len(new)))))
+        if len(new) > 1:
+            render_files_ahead(new, store, options, progress=_json_progress if args.progress_jsonl else None)
+    return store, pool, None
+
+
+def _print_summary(files: list[Path], decoded: list, refused: list[str], failures: int, store, args: argparse.Namespace,
+                   report) -> None:
     summary = (f"{len(decoded)} of {len(files)} files decoded into {args.store} "
                f"({len(store)} quads in the store)")
     if refused:
@@ -234,7 +245,6 @@ def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking
     print(summary, file=report)
     if decoded:
         print(next_steps(store_flags(args.store, args.library, args.library_option), decoded), file=report)
-    return 1 if failures or (args.fail_on_error and refused) else 0
 
 
 def _export(args: argparse.Namespace) -> int:
