@@ -16,7 +16,7 @@ from typing import Optional, Union
 from ..graph.library import sha256_hex
 from ..graph.quads import as_nquads
 from ..graph.run_mapping import Anchoring, ChunkRecord, anchoring_quads, chunk_quads, chunking_activity_iri
-from ..graph.reads import DetachedSubgraph, DocumentChunk, PageInfo, TextElement
+from ..graph.rows import DetachedSubgraph, DocumentChunk, PageInfo, TextElement
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..model import (Anchor, BBox, Chunk, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView,

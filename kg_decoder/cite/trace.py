@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from ..decode.renders import kept_rendering
-from ..graph.reads import DocumentInfo, SegmentInfo, TextElement
+from ..graph.rows import DocumentInfo, SegmentInfo, TextElement
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..graph.terms import to_triple

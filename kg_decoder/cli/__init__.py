@@ -1,5 +1,6 @@
 """The command line (``kg-decoder``)."""
 
-from .main import load_web_app, main
+from .main import main
+from .serving import load_web_app
 
 __all__ = ["load_web_app", "main"]

@@ -18,6 +18,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kg-decoder {software_versions()['kg-decoder']}")
     commands = parser.add_subparsers(dest="command", required=True)
 
+    _decode_command(commands)
+    _chunk_and_fact_commands(commands)
+    _reading_commands(commands)
+    _serve_command(commands)
+    _mcp_command(commands)
+    _store_commands(commands)
+    return parser
+
+
+def _decode_command(commands) -> None:
+    """The decode command."""
     run = commands.add_parser("decode", help="decode files or folders (recursively) into the store")
     run.add_argument("paths", nargs="+", metavar="PATH")
     _store_arguments(run)
@@ -84,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "source make its next version, and the facts cited to the last one get verdicts")
     _chunk_arguments(run)
 
+
+def _chunk_and_fact_commands(commands) -> None:
+    """The chunk, facts, extract commands."""
     chunk = commands.add_parser("chunk", help="chunk decoded documents (all of the store's when none is named)")
     chunk.add_argument("documents", nargs="*", metavar="DOC", help="document IRI, or the path of a decoded file")
     _store_arguments(chunk)
@@ -136,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     run_extractor.add_argument("--emit", choices=["jsonl"], help="print the failed chunks and refused triples as "
                                                                  "JSON lines")
 
+
+def _reading_commands(commands) -> None:
+    """The trace, search, reindex, remove, crawl, query, queries commands."""
     back = commands.add_parser("trace", help="trace a fact, a span or a quote back to its page and rectangle")
     back.add_argument("fact", nargs="?", help='a fact as N-Triples: "<s> <p> <o>" or "<s> <p> \"literal\""')
     back.add_argument("--segment", help="IRI of a page, section or chunk, with --start and --end")
@@ -187,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("queries", help="list the queries shipped in queries/")
 
+
+def _serve_command(commands) -> None:
+    """The serve command."""
     serve = commands.add_parser("serve", help="serve SPARQL, the API and the pages (waitress, threaded)")
     _store_arguments(serve)
     serve.add_argument("--host", default="127.0.0.1")
@@ -240,9 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "503 busy with Retry-After)")
     serve.add_argument("--no-pin-worker", dest="pin_worker", action="store_false",
                        help="let the decoding worker share every CPU with the request threads (default: the "
-                            "worker gets the last CPU to itself, the requests the others)")
+                            "worker gets the last CPU, the request threads the others, the request workers all)")
     _pixel_argument(serve)
 
+
+def _mcp_command(commands) -> None:
+    """The mcp command."""
     agents = commands.add_parser("mcp", help="serve the store to agents over the Model Context Protocol (stdio, or "
                                              "streamable HTTP on loopback); needs kg-decoder[mcp]")
     _store_arguments(agents)
@@ -266,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="address space a worker may take beyond what it maps at rest (default 1024 MB)")
     _pixel_argument(agents)
 
+
+def _store_commands(commands) -> None:
+    """The images, audit, validate, gc, export, import and the versions' commands commands."""
     pictures = commands.add_parser("images", help="list a document's images; --export writes their bytes")
     pictures.add_argument("document", metavar="DOC", help="document IRI, or the path of a decoded file")
     _store_arguments(pictures)
@@ -300,7 +326,6 @@ def build_parser() -> argparse.ArgumentParser:
     _store_arguments(load)
     for versions in add_version_commands(commands):
         _store_arguments(versions)
-    return parser
 
 
 def _page_arguments(parser: argparse.ArgumentParser, which: str) -> None:

@@ -7,16 +7,12 @@ every typed error into a one-line message and a non-zero exit.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import json
-import logging
 import math
 import os
 import sys
-import threading
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 from ..cite.annotations import web_annotations
 from ..cite.chunks import chunk_document, document_chunks
@@ -27,39 +23,30 @@ from ..cite.facts import add_facts
 from ..cite.images import document_images, export_images
 from ..cite.search import search
 from ..cite.trace import trace
-from ..decode.pipeline import needs_worker, render_files_ahead, stored_result
-from ..decode.parallel import WorkerPool, available_cpus, in_input_order
 from ..decode.images import limit_image_pixels
-from ..decode.worker import shared_worker
 from ..graph.queries import query_file, shipped_queries
-from ..graph.opening import open_for_reading, open_store
-from ..graph.store import KgStore
 from ..graph.terms import read_facts
 from ..graph.transfer import export_store, import_store
-from ..model import Audit, CrawlOptions, DecodeResult
-from ..model.errors import InvalidFact, KgDecoderError, RequestError
+from ..model import Audit, CrawlOptions
+from ..model.errors import InvalidFact, KgDecoderError
 from ..quality.audits import run_audits
 from ..quality.validation import validate
 from ..serve.version_views import verdict_chain_views
 from ..sources.crawl import crawl
-from ..versions import decode
-from . import remote
-from .arguments import build_parser, chunk_options, decode_options
+from .arguments import build_parser, chunk_options
+from .common import UsageError, open_job_store as _store, open_reading_store as _reading_store
+from .decoding import decode_command
+from .serving import mcp_command, serve_command
 from .versions import diff_command, prune_command, versions_command
-from .output import (DECODE_COLUMNS, decoded_row, describe_sources, embedded_row, emit_jsonl, failed_row, json_line,
-                     next_steps, short, store_flags, table)
-
-
-class UsageError(RequestError):
-    """The command line was given a combination of arguments it cannot run."""
+from .output import describe_sources, emit_jsonl, json_line, short, table
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    commands = {"decode": _decode, "query": _query, "chunk": _chunk, "facts": _facts, "extract": _extract, "trace": _trace,
-                "serve": _serve, "images": _images, "audit": _audit, "validate": _validate, "crawl": _crawl,
-                "gc": _gc, "queries": _queries, "export": _export, "import": _import, "search": _search,
-                "reindex": _reindex, "remove": _remove, "mcp": _mcp,
+    commands = {"decode": decode_command, "query": _query, "chunk": _chunk, "facts": _facts, "extract": _extract,
+                "trace": _trace, "serve": serve_command, "images": _images, "audit": _audit, "validate": _validate,
+                "crawl": _crawl, "gc": _gc, "queries": _queries, "export": _export, "import": _import, "search": _search,
+                "reindex": _reindex, "remove": _remove, "mcp": mcp_command,
                 "versions": lambda a: versions_command(a, _reading_store(a)),
                 "diff": lambda a: diff_command(a, _reading_store(a)),
                 "prune": lambda a: prune_command(a, _store(a, create=False))}
@@ -75,165 +62,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("kg-decoder: interrupted", file=sys.stderr)
         return 130
-
-
-def iter_files(paths: Sequence[str]) -> Iterator[Path]:
-    """Files named, and the files inside folders named (recursively, sorted, hidden ones skipped)."""
-    for name in paths:
-        path = Path(name)
-        if path.is_dir():
-            for root, folders, files in os.walk(path):
-                folders[:] = sorted(f for f in folders if not f.startswith("."))
-                for file in sorted(files):
-                    if not file.startswith("."):
-                        yield Path(root) / file
-        else:
-            yield path
-
-
-def _store(args: argparse.Namespace, create: bool = True) -> KgStore:
-    """The store ``--store``, ``--library`` and ``--library-option`` name; ``create``: made where there is
-    none (UnknownStore otherwise)."""
-    return open_store(args.store, library=args.library, library_options=dict(args.library_option), create=create)
-
-
-def _reading_store(args: argparse.Namespace) -> KgStore:
-    """The store for a command that only reads (see :func:`open_for_reading`)."""
-
-    def say_locked() -> None:
-        print(f"kg-decoder: {args.store} is in use by another process (a running kg-decoder serve?): reading it "
-              f"read-only, as it is now", file=sys.stderr)
-
-    return open_for_reading(args.store, args.library, dict(args.library_option), on_locked=say_locked)
-
-
-def _json_progress(report) -> None:
-    _json_line(report.to_json())
-
-
-_stderr_lines = threading.Lock()
-
-
-def _json_line(record: dict) -> None:
-    """One JSON line on stderr, whole even when parallel decodes report at once."""
-    line = json_line(record)
-    with _stderr_lines:
-        sys.stderr.write(line)
-        sys.stderr.flush()
-
-
-def _decode(args: argparse.Namespace) -> int:
-    options = decode_options(args)  # a bad option fails once, before any file
-    chunking = chunk_options(args) if args.chunk else None
-    files = list(iter_files(args.paths))
-    if not files:
-        raise UsageError("no files to decode")
-    if args.source_id is not None and len(files) > 1:
-        raise UsageError("--source-id names the source of one file: give one file")
-    if args.server:
-        if args.workers is not None or args.ray:
-            raise UsageError("--server sends the files to a running kg-decoder serve, which decodes them: "
-                             "--workers and --ray do not apply")
-        return remote.upload(files, args.server, args.token, options, chunking, args.emit, args.fail_on_error,
-                             args.source_id)
-    with contextlib.ExitStack() as stack:
-        return _decode_files(files, args, options, chunking, stack)
-
-
-def _decode_files(files: list[Path], args: argparse.Namespace, options, chunking, stack: contextlib.ExitStack) -> int:
-    """Decode on this machine's workers (or on Ray), print the table in input order; the exit status."""
-    if args.workers is not None and args.workers < 1:
-        raise UsageError("--workers must be 1 or more")
-    pool = None
-    if args.ray:
-        from .distributed import decode_on_ray
-
-        store, outcomes = decode_on_ray(files, args, options, chunking)
-        stack.enter_context(store)
-    else:
-        # Closed when the job ends, not when the last reference goes (an error kept from a decode holds one).
-        store = stack.enter_context(_store(args))
-        # Files whose decode (or refusal) the store holds answer from it: workers start only for the others
-        # (a re-run of unchanged files starts none).
-        new = [path for path in files if needs_worker(path, store, options, args.retry_partial)] \
-            if store.holds_documents() else files
-        if new:
-            # The workers warm up while LibreOffice renders the Office files ahead (many to one run).
-            pool = stack.enter_context(WorkerPool(max(1, min(args.workers or available_cpus(), len(new)))))
-            if len(new) > 1:
-                render_files_ahead(new, store, options, progress=_json_progress if args.progress_jsonl else None)
-        outcomes = None
-    report = sys.stderr if args.emit else sys.stdout
-    rows: list[list[str]] = []
-    refused: list[str] = []  # files refused for what they are (encrypted, empty...): the job did its work
-    failures = 0  # files the job could not do its work on (a missing model...)
-    decoded: list[tuple[Path, DecodeResult]] = []
-    chunks_made: dict[str, int] = {}  # per document IRI, when the job chunks
-    from tqdm import tqdm
-
-    progress = tqdm(total=len(files), unit="file", file=sys.stderr,
-                    disable=args.no_progress or args.progress_jsonl or None, dynamic_ncols=True)
-
-    def decode_one(path: Path, worker) -> DecodeResult:
-        def show(report, name=path.name[:30], file=str(path)):
-            if args.progress_jsonl:
-                _json_line({"file": file, **report.to_json()})
-            else:
-                progress.set_postfix_str(f"{name}: {report.message}"[:70])
-
-        result = decode(path, store=store, options=options, worker=worker,
-                        record_failure=not args.no_record_failures,
-                        partition_cache=not args.no_partition_cache, progress=show, retry_partial=args.retry_partial,
-                        source_id=args.source_id)
-        if chunking is not None:
-            for document in result.documents():
-                chunks_made[document] = chunk_document(document, store=store, options=chunking,
-                                                       progress=show).chunks
-        return result
-
-    if outcomes is None:
-        outcomes = in_input_order(files, decode_one, pool)
-    stack.callback(outcomes.close)  # stopped early: no job starts after this, before the workers stop
-    for path, result in outcomes:
-        progress.update(1)
-        if isinstance(result, KgDecoderError):
-            exc = result
-            if exc.refuses_input:
-                refused.append(type(exc).__name__)
-            else:
-                failures += 1
-            progress.write(f"kg-decoder: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            verdict = "refused" if exc.refuses_input else "failed"
-            rows.append(failed_row(str(path), f"{verdict}: {type(exc).__name__}"))
-            continue
-        children = [e for top in result.embedded for e in top.walk()]
-        decoded.append((path, result))
-        if chunking is not None and result.document not in chunks_made:  # chunked by a Ray task: count them
-            chunks_made.update((d, len({c.chunk for c in store.document_chunks(d)})) for d in result.documents())
-        made = chunks_made if chunking is not None else None
-        rows.append(decoded_row(path, result, made))
-        rows.extend(embedded_row(path, child, made) for child in children)
-        for child in children:
-            if child.error is not None:  # the parent is decoded; its attachment is reported, not fatal
-                progress.write(f"kg-decoder: {path} > {child.path}: {type(child.error).__name__}: "
-                               f"{child.error.message}", file=sys.stderr)
-        if args.emit == "jsonl":  # (a Ray task hands back a summary: its texts are read from the store)
-            records = (document_chunks(result.document, store=store) if chunking is not None
-                       else result.text_documents or stored_result(store, result.document).text_documents)
-            emit_jsonl(record.to_json() for record in records)
-    progress.close()
-    store.flush()
-    print(table(DECODE_COLUMNS, rows), file=report)
-    summary = (f"{len(decoded)} of {len(files)} files decoded into {args.store} "
-               f"({len(store)} quads in the store)")
-    if refused:
-        summary += f"; {len(refused)} refused as inputs ({', '.join(sorted(set(refused)))})"
-    if failures:
-        summary += f"; {failures} failed"
-    print(summary, file=report)
-    if decoded:
-        print(next_steps(store_flags(args.store, args.library, args.library_option), decoded), file=report)
-    return 1 if failures or (args.fail_on_error and refused) else 0
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -417,104 +245,6 @@ def _parse_fact(text: str):
     if len(triples) != 1:
         raise UsageError("give exactly one fact")
     return triples[0]
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from ..patches import waitress as bounded_waitress
-    from ..patches.waitress import install_json_errors
-
-    # Uploads are partitioned, mapped and chunked in the worker; this process reads inputs and commits.
-    # What Python work is left here (the multipart body, JSON) is cut in short GIL slices so that
-    # reading threads do not wait behind it for the default 5 ms.
-    sys.setswitchinterval(0.0005)
-    if min(args.threads, args.worker_memory, args.client_slots, args.sync_facts, args.job_queue,
-           args.connections_per_client) < 1 \
-            or min(args.request_workers, args.write_waiters, args.write_wait, args.reserved_workers) < 0 \
-            or not args.request_deadline > 0:
-        raise UsageError("--threads, --worker-memory, --client-slots, --sync-facts, --job-queue, "
-                         "--connections-per-client and --request-deadline take positive numbers, --request-workers, "
-                         "--write-waiters, --write-wait and --reserved-workers ones from 0")
-    store = _store(args)
-    worker = shared_worker()
-    if args.pin_worker:
-        _split_cpus(worker)
-    worker.start()
-    store.serve_reads_first()
-    try:
-        allowed = {"allow_service": tuple(args.allow_service), "allow_load": tuple(args.allow_load)}
-        app = load_web_app().create_app(store, write_token=args.write_token, query_timeout=args.query_timeout,
-                                        row_cap=args.row_cap, **allowed,
-                                        workers=max(1, min(args.request_workers, args.threads - 2)),
-                                        worker_memory_mb=args.worker_memory, client_slots=args.client_slots,
-                                        trusted_hosts=args.trusted_host or None, isolate=args.request_workers > 0,
-                                        write_waiters=args.write_waiters, write_wait=args.write_wait,
-                                        sync_facts=args.sync_facts, job_queue=args.job_queue,
-                                        listen_host=args.host, reserved_workers=args.reserved_workers)
-    except ValueError as exc:  # an allow-list entry that is no URL
-        raise UsageError(str(exc)) from None
-    # The heap built at start-up is frozen out of the garbage collector: full passes over it were the
-    # slowest requests.
-    gc.collect()
-    gc.freeze()
-    print(f"kg-decoder: serving {args.store} on http://{args.host}:{args.port}/ "
-          f"({'writable with the token' if args.write_token else 'read-only'})", file=sys.stderr)
-    # The body limit is waitress's, enforced before a body is read (a Content-Length over it, or a
-    # chunked body when it passes it, is 413 at once); reading one request ahead on a connection lets
-    # a route see that its client went away, and stop the work for it. The server is waitress's with
-    # a share of the connections per client address and deadlines for a request's headers and body
-    # (kg_decoder/patches/waitress.py): one client's half-sent connections cannot take them all.
-    # waitress's own errors (that 413, a malformed request's 400) are JSON as the app's are.
-    connections = bounded_waitress.file_limit_for(bounded_waitress.CONNECTION_LIMIT)
-    server = bounded_waitress.create_server(
-        app, host=args.host, port=args.port, threads=args.threads,
-        max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1, channel_request_lookahead=1,
-        connection_limit=connections, per_client=min(args.connections_per_client, connections),
-        header_seconds=args.request_deadline)
-    install_json_errors(server)
-    logging.basicConfig()
-    server.print_listen("Serving on http://{}:{}")
-    server.run()
-    return 0
-
-
-def _mcp(args: argparse.Namespace) -> int:
-    from .. import mcp
-
-    try:
-        from ..mcp import server  # noqa: F401  (the SDK, imported by this module only)
-    except ModuleNotFoundError as exc:
-        raise UsageError(f"kg-decoder mcp needs the MCP SDK ({exc.name} is missing): "
-                         f"pip install 'kg-decoder[mcp]'") from None
-    store = mcp.open_mcp_store(args.store, args.library, dict(args.library_option), allow_writes=args.allow_writes)
-    try:
-        mcp.run_server(store, roots=args.root, allow_writes=args.allow_writes, http_port=args.http,
-                       query_timeout=args.query_timeout, row_cap=args.row_cap, allow_service=args.allow_service,
-                       request_workers=args.request_workers, worker_memory_mb=args.worker_memory)
-    except ValueError as exc:  # an allow-list entry that is no URL
-        raise UsageError(str(exc)) from None
-    finally:
-        store.close()
-    return 0
-
-
-def _split_cpus(worker) -> None:
-    """The worker on the last CPU, this process (and every thread it starts from now) on the others.
-
-    A decode sharing CPUs with the request threads, even at idle priority, evicts their caches
-    and draws them across CPUs: on two CPUs it quadrupled the p99 of a trivial query.
-    """
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    if len(cpus) < 2:
-        return
-    os.sched_setaffinity(0, set(cpus[:-1]))
-    worker.pin({cpus[-1]})
-
-
-def load_web_app():
-    """The Flask app package, ``kg_decoder.web`` (imported on demand: Flask is needed by serve only)."""
-    from .. import web
-
-    return web
 
 
 def _images(args: argparse.Namespace) -> int:

@@ -108,11 +108,20 @@ class _KgMcpServer(MCPServer):
                 for uri, name, description in listed] + await super().list_resources()
 
 
+Limit = Annotated[int, Field(ge=1, le=tools.MAX_PLACES, description="places to answer with")]
+Offset = Annotated[int, Field(ge=0, description="places to skip (ranked: as written first)")]
+Document = Annotated[Optional[str], Field(description="a document's IRI, its uuid or its file name "
+                                                      "(list_documents names them)")]
+
+
 def _add_tools(server: MCPServer, settings: McpSettings) -> None:
-    Limit = Annotated[int, Field(ge=1, le=tools.MAX_PLACES, description="places to answer with")]
-    Offset = Annotated[int, Field(ge=0, description="places to skip (ranked: as written first)")]
-    Document = Annotated[Optional[str], Field(description="a document's IRI, its uuid or its file name "
-                                                          "(list_documents names them)")]
+    _add_finding_tools(server, settings)
+    _add_store_tools(server, settings)
+    _add_writing_tools(server, settings)
+
+
+def _add_finding_tools(server: MCPServer, settings: McpSettings) -> None:
+    """search, trace and page_image: where words are, and the page that shows them."""
 
     @_typed
     def search(quote: Annotated[str, Field(description="the words to find, as the document writes them (case, "
@@ -161,6 +170,9 @@ def _add_tools(server: MCPServer, settings: McpSettings) -> None:
         "rendering draws them), scaled to at most max_side pixels, with the boxes of a quote drawn on it: red "
         "for verified boxes, orange for an element's box."))
 
+
+def _add_store_tools(server: MCPServer, settings: McpSettings) -> None:
+    """list_documents, document_outline, sparql and audit: what the store holds."""
     @_typed
     def list_documents(format: Annotated[Optional[str], Field(description="only this format: pdf, docx, html...")]
                        = None,
@@ -204,6 +216,9 @@ def _add_tools(server: MCPServer, settings: McpSettings) -> None:
         "Run the coverage audits, a table each: finding audits list problems (pages without text, elements "
         "without a position, chunks without facts...), report audits give counts. The audits: " + names))
 
+
+def _add_writing_tools(server: MCPServer, settings: McpSettings) -> None:
+    """decode and add_facts: refused unless the server was started with --allow-writes."""
     @_typed
     def decode(paths: Annotated[list[str], Field(description="files or folders under the server's roots "
                                                               "(relative: to the first root)")],

@@ -15,7 +15,7 @@ from .views import (BoxView, DocumentView, ElementView, FactView, QueryExample, 
                     decoded_json, document_facts, document_iri, document_view, fact_object, fact_trace_url,
                     form_options, query_examples, store_overview, trace_drawing, trace_view)
 from .version_views import diff_view, document_source_versions, verdict_chain_views
-from .workers import WorkerPool, worker_pool
+from .workers import WorkerPool, spread_workers, worker_pool
 from .writes import WriteLock
 
 __all__ = ["PAGE_ROWS", "Answer", "AuditPage", "Bounds", "BoxView", "Chart", "DocumentPage", "DocumentView",
@@ -25,4 +25,4 @@ __all__ = ["PAGE_ROWS", "Answer", "AuditPage", "Bounds", "BoxView", "Chart", "Do
            "dashboard", "decoded_json", "diff_view", "document_facts", "document_iri", "document_source_versions",
            "document_view", "fact_object",
            "fact_trace_url", "form_options", "page_image", "query_examples", "rendered_page_image", "run_query",
-           "run_update", "store_overview", "trace_drawing", "trace_view", "verdict_chain_views", "worker_pool"]
+           "run_update", "spread_workers", "store_overview", "trace_drawing", "trace_view", "verdict_chain_views", "worker_pool"]

@@ -9,7 +9,7 @@ from urllib.parse import quote, urlencode
 
 from ..cite.documents import document_named
 from ..decode.backends import renders_pages
-from ..graph.reads import DecodeRun, DocumentSummary, ElementRow, FactRow, SegmentRow, TableCellRow
+from ..graph.rows import DecodeRun, DocumentSummary, ElementRow, FactRow, SegmentRow, TableCellRow
 from ..graph.store import KgStore
 from ..model import (RENDERED_PDF_POINTS, DecodeResult, EmbeddedResult, ImageInfo, JsonResult, TextDocument,
                      TraceSource, cell_label, to_jsonable)

@@ -103,7 +103,24 @@ class WorkerPool:
         self._opened: dict[int, dict[str, tuple]] = {}  # id(worker) -> store -> where that worker reads it
         self._behind: set[int] = set()  # id() of workers that may not read the stores as they are now
         self._refreshing = False
+        self.cpus: Optional[set[int]] = _worker_cpus  # where the workers run (None: where this process does)
         self.closed = False
+
+    def spread(self, cpus: set[int]) -> None:
+        """Run every worker, those started from now on too, on these CPUs (``serve`` keeps its own
+        threads off the decoding worker's CPU, but a request's worker may use it: the decoder runs at
+        idle priority and gives way, where on the server's CPUs alone the workers and the threads
+        shared one CPU while the decoder had the other)."""
+        with self._changed:
+            self.cpus = set(cpus)
+            for worker in [*self._workers, *self._spares, *([self._writer] if self._writer else [])]:
+                worker.pin(self.cpus)
+
+    def _new_worker(self) -> PartitionWorker:
+        worker = PartitionWorker(setup=self.setup)
+        if self.cpus:
+            worker.pin(self.cpus)
+        return worker
 
     def start(self) -> None:
         """Start every worker now (they warm up side by side in the background): a request then finds
@@ -112,7 +129,7 @@ class WorkerPool:
             while len(self._workers) < self.size:
                 self._add_worker(start=True)
             while len(self._spares) < self.per_client:  # one client may lose that many at once
-                spare = PartitionWorker(setup=self.setup)
+                spare = self._new_worker()
                 spare.start()
                 self._spares.append(spare)
                 self._behind.add(id(spare))
@@ -165,7 +182,7 @@ class WorkerPool:
             if self.closed:
                 raise WorkerUnavailable("the server is stopping")
             if self._writer is None:
-                self._writer = PartitionWorker(setup=self.setup)
+                self._writer = self._new_worker()
             writer = self._writer
         try:
             return writer.call(f"{TASKS}:{task}", *args, timeout=timeout, cpu_seconds=timeout + 5, crash=crash,
@@ -261,7 +278,7 @@ class WorkerPool:
         self._refresh_soon()
 
     def _add_worker(self, start: bool) -> None:
-        worker = PartitionWorker(setup=self.setup)
+        worker = self._new_worker()
         self._workers.append(worker)
         self._idle.append(worker)
         self._behind.add(id(worker))
@@ -393,6 +410,19 @@ def _set_priority(pid: int, niceness: int) -> bool:
 
 _pools: dict[tuple, WorkerPool] = {}
 _pools_lock = threading.Lock()
+
+
+_worker_cpus: Optional[set[int]] = None  # where the workers of pools made from now on run (spread_workers)
+
+
+def spread_workers(cpus: set[int]) -> None:
+    """Run the workers of this process's pools, and of those it makes from now on, on ``cpus`` (see
+    :meth:`WorkerPool.spread`)."""
+    global _worker_cpus
+    _worker_cpus = set(cpus)
+    with _pools_lock:
+        for pool in _pools.values():
+            pool.spread(_worker_cpus)
 
 
 def worker_pool(store: KgStore, size: int = DEFAULT_WORKERS, memory_mb: int = DEFAULT_MEMORY_MB,

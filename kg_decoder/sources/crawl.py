@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit
 
 from ..versions import decode
 from ..graph.run_mapping import WebFetch, fetch_quads
-from ..graph.reads import WebFetchState
+from ..graph.rows import WebFetchState
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..model import (CrawledPage, CrawlOptions, CrawlResult, CrawlStatus, DecodeOptions, ProgressCallback,

@@ -106,3 +106,34 @@ def test_four_runaway_queries_from_four_addresses_leave_a_worker_for_short_reque
     worst = max(seconds for _, _, seconds in answered)
     assert worst < attack_seconds / 2, (worst, attack_seconds)  # at most the reserved worker's wait, not the attack
     assert process.poll() is None
+
+
+def test_request_workers_run_on_every_cpu_while_the_server_keeps_off_the_decoders():
+    """serve pins the decoding worker to the last CPU and its own threads to the others; the request
+    workers run everywhere (the decoder at idle priority gives way), not all on the threads' CPUs."""
+    import os
+
+    from kg_decoder.serve import WorkerPool, spread_workers
+    from kg_decoder.serve import workers as pool_module
+
+    every = set(os.sched_getaffinity(0))
+    before = pool_module._worker_cpus
+    pool = WorkerPool(size=1)
+    try:
+        os.sched_setaffinity(0, {min(every)})  # as serve's own threads: the workers it starts inherit this
+        pool.start()
+        pool.spread(every)  # a pool made before: its workers moved
+        spread_workers(every)
+        later = WorkerPool(size=1)  # one made after: its workers start there
+        try:
+            for made in (pool, later):
+                made.start()
+                assert made.cpus == every
+                pids = [w._process.pid for w in made._workers + made._spares]
+                assert pids and all(os.sched_getaffinity(pid) == every for pid in pids)
+        finally:
+            later.close()
+    finally:
+        os.sched_setaffinity(0, every)
+        pool_module._worker_cpus = before
+        pool.close()
