@@ -591,3 +591,15 @@ def test_a_document_page_lists_its_first_facts_without_sorting_them_all(tmp_path
     assert page.count('class="fact-trace"') == PAGE_ROWS
     listed = re.findall(rf"{EX}(early|late)(\d+)", page)
     assert listed[:3] == [("early", "0"), ("early", "1"), ("early", "2")]  # the first chunk's, sorted, first
+
+
+def test_the_documents_list_counts_each_documents_chunks_and_facts(served):
+    """#54: the documents list had no chunk or fact counts; a row now shows both, as the store counts them."""
+    page = served["client"].get("/documents").get_data(as_text=True)
+    chunks = len(kg_decoder.document_chunks(served["document"], store=served["store"]))
+    assert "<th>chunks</th><th>facts</th>" in page
+    row = next(line for line in page.splitlines() if "placed.pdf" in line)
+    following = page.split(row, 1)[1].split("</tr>", 1)[0]
+    facts = served["store"].document_fact_count(served["document"])
+    assert chunks >= 2 and facts >= 1
+    assert f"<td>{chunks}</td><td>{facts}</td>" in following, following
