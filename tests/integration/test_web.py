@@ -603,3 +603,20 @@ def test_the_documents_list_counts_each_documents_chunks_and_facts(served):
     facts = served["store"].document_fact_count(served["document"])
     assert chunks >= 2 and facts >= 1
     assert f"<td>{chunks}</td><td>{facts}</td>" in following, following
+
+
+def test_a_span_over_a_whole_section_names_its_first_and_last_elements_not_all(tmp_path, web_app):
+    """#54: the trace of a whole page ran its breadcrumb through every element kind on it (60); a span
+    over more than three elements names the first and the last and counts those between."""
+    text = "\n\n".join(f"Paragraph {n} of the notes says something." for n in range(12))
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        decoded = kg_decoder.decode(text.encode(), store=store, file_name="notes.txt", section_strategy="size",
+                                    section_max_size=100_000)
+        [section] = [t for t in decoded.text_documents if t.kind == "section"]
+        client = web_app.create_app(store, isolate=False).test_client()
+        page = client.get("/trace", query_string={"segment": section.iri, "start": 0,
+                                                   "end": len(section.text)}).get_data(as_text=True)
+        few = client.get("/trace", query_string={"segment": section.iri, "start": 0, "end": 20}).get_data(as_text=True)
+    chain = page.split('<p class="chain">', 1)[1].split("</p>", 1)[0]
+    assert chain.count('class="element"') == 2 and '<span class="elements-between">10 elements</span>' in chain
+    assert few.split('<p class="chain">', 1)[1].split("</p>", 1)[0].count('class="element"') == 1
