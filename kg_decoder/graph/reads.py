@@ -190,6 +190,10 @@ class GraphReads(VersionReads):
         the store's): a page of them, read without sorting every fact."""
         return self._read("document_facts_first", FactRow, document=document)
 
+    def document_chunk_count(self, document: str) -> int:
+        """How many chunks a document's chunking made."""
+        return self._rows("document_chunk_count", document=document)[0]["chunks"]
+
     def document_fact_count(self, document: str) -> int:
         """How many facts are cited to a document's chunks."""
         return self._rows("document_fact_count", document=document)[0]["facts"]

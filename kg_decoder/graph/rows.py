@@ -53,6 +53,8 @@ class DocumentSummary:
     pages: Optional[int] = None
     strategy: Optional[str] = None
     versions: Optional[str] = None  # the versions of a source it is ("1, 3 (latest)"), where a list shows them
+    chunks: Optional[int] = None  # how many chunks and facts it has, where a list shows them
+    facts: Optional[int] = None
 
 
 @dataclass

@@ -62,6 +62,9 @@ def documents_page(store: KgStore, wanted_format: Optional[str] = None, offset: 
     versions = store.version_numbers() if listed.items else {}
     for document in listed.items:  # two decodes of one file name apart: which version is which
         document.versions = versions.get(document.document)
+        # counted for the page's documents only (each count reads that document's chunks)
+        document.chunks = store.document_chunk_count(document.document)
+        document.facts = store.document_fact_count(document.document)
     return listed
 
 

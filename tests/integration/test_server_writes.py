@@ -157,6 +157,39 @@ def test_waiting_writers_are_bounded_and_dropped_when_their_client_leaves(live):
     assert not live.ask(f"<{EX}gone> ?p ?o") and not live.ask(f"<{EX}refused> ?p ?o")
 
 
+def test_eight_writers_that_give_up_park_no_thread_and_none_is_applied(store_folder):
+    """Issue 59's load: while a long write holds the store, eight clients send updates and leave. Two
+    wait (the default bound), the others are 503 at once; the two stop waiting when their clients go;
+    none is applied, and cheap reads and static files are answered all along (no thread parked)."""
+    server = Live(store_folder[0], write_waiters=2)
+    try:
+        config = server.config
+        with config.writes:  # the long write
+            sockets = []
+            for k in range(8):
+                gone = socket.create_connection(("127.0.0.1", server.server.effective_port))
+                body = f"INSERT DATA {{ <{EX}gave-up/{k}> <{EX}p> 1 }}".encode()
+                gone.sendall(b"POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-update\r\n"
+                             + f"Authorization: Bearer {TOKEN}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                             + body)
+                sockets.append(gone)
+            deadline = time.monotonic() + 10
+            while config.writes.waiting < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert config.writes.waiting == 2  # the bound: the other six were refused at once
+            assert timed_get(server.base + CHEAP)[1] == 200 and timed_get(server.base + "/static/app.css")[1] == 200
+            for gone in sockets:
+                gone.close()
+            deadline = time.monotonic() + 10
+            while config.writes.waiting and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert config.writes.waiting == 0
+            assert timed_get(server.base + CHEAP)[1] == 200
+        assert not server.ask(f"?s <{EX}p> 1 . FILTER(STRSTARTS(STR(?s), \"{EX}gave-up/\"))")
+    finally:
+        server.close()
+
+
 def test_a_writer_waits_no_longer_than_its_deadline(store_folder):
     server = Live(store_folder[0], write_wait=0.5)
     try:

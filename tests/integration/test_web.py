@@ -591,3 +591,32 @@ def test_a_document_page_lists_its_first_facts_without_sorting_them_all(tmp_path
     assert page.count('class="fact-trace"') == PAGE_ROWS
     listed = re.findall(rf"{EX}(early|late)(\d+)", page)
     assert listed[:3] == [("early", "0"), ("early", "1"), ("early", "2")]  # the first chunk's, sorted, first
+
+
+def test_the_documents_list_counts_each_documents_chunks_and_facts(served):
+    """#54: the documents list had no chunk or fact counts; a row now shows both, as the store counts them."""
+    page = served["client"].get("/documents").get_data(as_text=True)
+    chunks = len(kg_decoder.document_chunks(served["document"], store=served["store"]))
+    assert "<th>chunks</th><th>facts</th>" in page
+    row = next(line for line in page.splitlines() if "placed.pdf" in line)
+    following = page.split(row, 1)[1].split("</tr>", 1)[0]
+    facts = served["store"].document_fact_count(served["document"])
+    assert chunks >= 2 and facts >= 1
+    assert f"<td>{chunks}</td><td>{facts}</td>" in following, following
+
+
+def test_a_span_over_a_whole_section_names_its_first_and_last_elements_not_all(tmp_path, web_app):
+    """#54: the trace of a whole page ran its breadcrumb through every element kind on it (60); a span
+    over more than three elements names the first and the last and counts those between."""
+    text = "\n\n".join(f"Paragraph {n} of the notes says something." for n in range(12))
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        decoded = kg_decoder.decode(text.encode(), store=store, file_name="notes.txt", section_strategy="size",
+                                    section_max_size=100_000)
+        [section] = [t for t in decoded.text_documents if t.kind == "section"]
+        client = web_app.create_app(store, isolate=False).test_client()
+        page = client.get("/trace", query_string={"segment": section.iri, "start": 0,
+                                                   "end": len(section.text)}).get_data(as_text=True)
+        few = client.get("/trace", query_string={"segment": section.iri, "start": 0, "end": 20}).get_data(as_text=True)
+    chain = page.split('<p class="chain">', 1)[1].split("</p>", 1)[0]
+    assert chain.count('class="element"') == 2 and '<span class="elements-between">10 elements</span>' in chain
+    assert few.split('<p class="chain">', 1)[1].split("</p>", 1)[0].count('class="element"') == 1

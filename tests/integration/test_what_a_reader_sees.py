@@ -271,3 +271,15 @@ def test_a_zip_that_is_no_office_package_stays_unsupported():
                         "xl/workbook.bin": b"\0"})
     with pytest.raises(kg_decoder.UnsupportedFormat):
         detect_format(binary, "book.xlsb")
+
+
+def test_an_author_blocks_e_mail_addresses_are_no_titles(tmp_path):
+    """#54: e-mail addresses were typed ``Title`` (a short line without a full stop), so a heading-led
+    chunking started a section at "{zshen, ruochen}@allenai.org"; they are ``EmailAddress`` elements."""
+    text = (b"Layout analysis\n\n{zshen, ruochen}@allenai.org\n\njane.doe@example.org\n\n"
+            b"We present a toolkit that reads the layout of scanned pages and runs on any machine.")
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        decoded = kg_decoder.decode(text, store=store, file_name="authors.txt", partition_cache=False)
+        categories = {e.text: e.category for e in store.document_elements(decoded.document)}
+    assert categories["{zshen, ruochen}@allenai.org"] == categories["jane.doe@example.org"] == "EmailAddress"
+    assert not any(category == "Title" and "@" in text for text, category in categories.items())

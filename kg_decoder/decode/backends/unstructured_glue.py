@@ -82,7 +82,7 @@ def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_pag
         html = None  # markup that lost the table's words (a table python-docx cannot walk): its text instead
     return Element(
         index=index,
-        category=item.category,
+        category=_category(item.category, item.text or ""),
         text=item.text or "",
         html=html,
         element_id=item.id,
@@ -95,6 +95,18 @@ def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_pag
         image_mime=getattr(metadata, "image_mime_type", None),
         confidence=_probability(getattr(metadata, "detection_class_prob", None)),  # a layout model's score
     )
+
+
+# An e-mail address alone, or a group of them written "{name, other}@host" as papers' author blocks do.
+_EMAIL = re.compile(r"\{?[\w.+-]+(?:\s*,\s*[\w.+-]+)*\}?@[\w-]+(?:\.[\w-]+)+")
+
+
+def _category(category: str, text: str) -> str:
+    """unstructured's category, but an e-mail address it calls a ``Title`` (a short line without a full
+    stop) an ``EmailAddress``, unstructured's own element for one: no heading, no section starts there."""
+    if category == "Title" and _EMAIL.fullmatch(text.strip()):
+        return "EmailAddress"
+    return category
 
 
 def _holds_its_text(markup: str, text: str) -> bool:
