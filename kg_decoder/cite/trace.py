@@ -12,8 +12,6 @@ they are the boxes of the elements, marked as such.
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
@@ -23,12 +21,13 @@ from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..graph.terms import to_triple
 from ..model import (RENDERED_PDF_POINTS, Box, DocumentRef, PageText, QuotePiece, TracedCell, TracedElement,
-                     TraceSource, Verification, folded_letters)
+                     TraceSource, Verification)
 from ..model.errors import InvalidSpan, UnknownEntity
 from .glyphs import DrawnDocument, aligned_characters, line_boxes, page_characters, quotes_in_layer
 from .quotes import as_written, find_quote, holds_words
+from .page_boxes import FLOWING, OWN_BOX, fill_gaps, markup_text, on_a_later_page, placed_boxes
 from .places import Place, check_page, check_quote, ranked_places
-from .verification import checked_lines, laid_out_lines, spells
+from .verification import checked_lines, spells
 from .versions import verdict_steps
 
 
@@ -208,7 +207,7 @@ class _Tracer:
                         for index in indices:
                             owner.setdefault(index, (row, row.char_offset + where[local]))
                 for indices in matches:
-                    _fill_gaps(indices, owner, page, text)
+                    fill_gaps(indices, owner, page, text)
                     if all(index in owner for index in indices):  # else part of it is in another segment
                         sources.append(self._pieces_source(segment.segment, text, page, indices, owner))
         return sources
@@ -245,9 +244,10 @@ class _Tracer:
         for element, mine in by_element.values():
             lines = line_boxes(page, mine)
             if spells(page, lines, "".join(page.chars[index].char for index in mine)):
-                source.boxes += _placed(element, element.page_number, lines, "characters", Verification.VERIFIED)
+                source.boxes += placed_boxes(element, element.page_number, lines, "characters", Verification.VERIFIED)
             else:
-                source.boxes += _placed(element, element.page_number, [element.bbox], "element", Verification.ELEMENT)
+                source.boxes += placed_boxes(element, element.page_number, [element.bbox], "element",
+                                             Verification.ELEMENT)
         return source
 
     # ---------------------------------------------------------------- chunks
@@ -427,108 +427,23 @@ class _Tracer:
         if region is None:
             return []
         page_number, document = drawn
-        if element.category in _OWN_BOX:
-            return _placed(element, page_number, [region], _OWN_BOX[element.category], Verification.VERIFIED)
+        if element.category in OWN_BOX:
+            return placed_boxes(element, page_number, [region], OWN_BOX[element.category], Verification.VERIFIED)
         page = page_characters(document, page_number) if document is not None and page_number is not None else None
         if page is None:
-            return _placed(element, page_number, [region], "element", Verification.UNVERIFIED)
+            return placed_boxes(element, page_number, [region], "element", Verification.UNVERIFIED)
         if element.category != "Table":  # a table's cells are traced apart
             local_start = max(start, element.char_offset) - element.char_offset
             local_end = min(end, element.char_offset + element.char_length) - element.char_offset
             lines = checked_lines(page, region, element.text or "", local_start, local_end,
                                   key=(document.key, page_number))
             if lines:
-                return _placed(element, page_number, lines, "characters", Verification.VERIFIED)
-            if document.rendered is not None and document.format_name in _FLOWING:
-                found = _on_a_later_page(document, page_number, element.text or "", local_start, local_end)
+                return placed_boxes(element, page_number, lines, "characters", Verification.VERIFIED)
+            if document.rendered is not None and document.format_name in FLOWING:
+                found = on_a_later_page(document, page_number, element.text or "", local_start, local_end)
                 if found is not None:
-                    return _placed(element, found[0], found[1], "characters", Verification.VERIFIED)
-        return _placed(element, page_number, [region], "element", Verification.ELEMENT)
-
-
-# Formats whose rendering flows an element over pages (a long paragraph runs on): its box is where it
-# begins, and a quote from its end may be drawn pages later. (A slide's text stays on its slide.)
-_FLOWING = {"docx", "doc", "odt", "rtf"}
-_FLOW_PAGES = 30  # pages after an element's first that a quote from it is looked for on, at most
-_WHOLE_PAGE = (0.0, 0.0, 1e9, 1e9)
-_RUN_ON_LINES = 3  # a page continues an element when one of its first lines is the element's text
-_RUN_ON_LETTERS = 12  # ... of at least this many letters (a short line is too common to tell)
-
-
-def _on_a_later_page(document: DrawnDocument, page_number: int, text: str, start: int,
-                     end: int) -> Optional[tuple[int, list]]:
-    """The page after ``page_number`` onto which the element's ``text`` runs on and that draws
-    ``text[start:end]`` (found with as much of the element's text around it as the page holds, in one
-    place), and the boxes of its lines; None when the element stops or no such page does. Only the
-    pages the element continues onto are read: the same words elsewhere are another element's."""
-    letters = folded_letters(text)
-    for later in range(page_number + 1, page_number + _FLOW_PAGES + 1):
-        page = page_characters(document, later)
-        if page is None or not _runs_on(page, letters):
-            return None
-        lines = laid_out_lines(page, _WHOLE_PAGE, text, start, end, context_only=True)
-        if lines and spells(page, lines, text[start:end]):
-            return later, lines
-    return None
-
-
-def _runs_on(page: PageText, letters: str) -> bool:
-    """Whether the page begins with more of an element's text (one of its first lines is in it)."""
-    first = [folded_letters(line) for line in page.stream.text.splitlines() if line.strip()][:_RUN_ON_LINES]
-    return any(len(line) >= _RUN_ON_LETTERS and line in letters for line in first)
-
-
-# Elements whose box is their text's own place, by the reading that found them, as a trace names it: a
-# word OCR read in a picture, a form field's widget (where a viewer draws its value), an annotation's
-# rectangle. The page's text layer does not hold their text; their box is the answer.
-_OWN_BOX = {"OcrWord": "ocr", "FormField": "element", "Annotation": "element"}
-
-
-def _fill_gaps(indices: list[int], owner: dict[int, tuple[TextElement, int]], page: PageText, text: str) -> None:
-    """A page character the alignment left out, between two it placed, is the stored character right
-    after its predecessor's when that is the same letter (an alignment of text stored in another order,
-    a table's cells, can miss single letters)."""
-    for previous, index in zip(indices, indices[1:]):
-        if index in owner or previous not in owner:
-            continue
-        row, offset = owner[previous]
-        if offset + 1 < len(text) and text[offset + 1].casefold() == page.chars[index].char.casefold():
-            owner[index] = (row, offset + 1)
-
-
-def markup_text(markup: str) -> tuple[str, list[int]]:
-    """The text a table's markup shows (tags dropped, a space between cells, entities read) and, for
-    each of its characters, where it is in the markup.
-
-    >>> text, where = markup_text("<tr><td>A &amp; B</td><td>7</td></tr>")
-    >>> text, where[2], where[4], where[6]
-    ('  A & B  7  ', 8, 10, 16)
-    """
-    chars: list[str] = []
-    where: list[int] = []
-    for match in _MARKUP.finditer(markup):
-        if match.group(1) is not None:  # a tag: the cells it parts stay apart
-            chars.append(" ")
-            where.append(match.start())
-            continue
-        piece = html.unescape(match.group(0))
-        chars.extend(piece)
-        where.extend([match.start()] * len(piece) if match.group(0).startswith("&") else
-                     range(match.start(), match.start() + len(piece)))
-    return "".join(chars), where
-
-
-_MARKUP = re.compile(r"(<[^<>]*>)|&[#a-zA-Z0-9]+;|[^<&]+|[<&]")
-
-
-def _placed(element: TextElement, page_number: Optional[int], rectangles: list, source: str,
-            verification: Verification) -> list[Box]:
-    """Rectangles on an element's page as boxes that name the element, the page's size and how far
-    they were checked."""
-    return [Box(left=left, top=top, right=right, bottom=bottom, source=source, page_number=page_number,
-                page_width=element.page_width, page_height=element.page_height,
-                coordinate_system=element.coordinate_system, element=element.element, verification=verification)
-            for left, top, right, bottom in rectangles]
+                    return placed_boxes(element, found[0], found[1], "characters", Verification.VERIFIED)
+        return placed_boxes(element, page_number, [region], "element", Verification.ELEMENT)
 
 
 __all__ = ["trace"]

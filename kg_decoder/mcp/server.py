@@ -22,7 +22,7 @@ from ..graph.vocabulary import term_context
 from ..model import software_versions
 from ..model.errors import KgDecoderError
 from ..serve import worker_pool
-from . import schemas, tools
+from . import resources, schemas, tools
 from .tools import McpSettings
 
 INSTRUCTIONS = """\
@@ -103,7 +103,7 @@ class _KgMcpServer(MCPServer):
         return listed
 
     async def list_resources(self) -> list[Resource]:
-        listed = await anyio.to_thread.run_sync(tools.listed_resources, self._kg_settings)
+        listed = await anyio.to_thread.run_sync(resources.listed_resources, self._kg_settings)
         return [Resource(uri=uri, name=name, description=description, mime_type="application/json")
                 for uri, name, description in listed] + await super().list_resources()
 
@@ -262,10 +262,10 @@ def _add_resources(server: MCPServer, settings: McpSettings) -> None:
 
     server.resource("kg-decoder://document/{uuid}", name="document", mime_type="application/json",
                     description="A decoded document: its IRI, then each page or section with its IRI, page number "
-                                "and text")(readable(tools.document_text))
+                                "and text")(readable(resources.document_text))
     server.resource("kg-decoder://chunk/{uuid}", name="chunk", mime_type="application/json",
                     description="A chunk: its IRI, document, page or section, text, and the boxes on the pages "
-                                "its text covers")(readable(tools.chunk_text))
+                                "its text covers")(readable(resources.chunk_text))
 
 
 ANSWER_WITH_CITATIONS = """\

@@ -23,7 +23,7 @@ from ...patches import pdfminer as pdfminer_patches
 from ...patches.pypdfium2 import sharing_its_text_page
 from ...patches.unstructured import pdfminer_pages_generator, pdfminer_pages_replaced
 from ..images import describe_image, merge_by_position
-from . import fonts, spacing, text_types
+from . import spacing, text_types
 from ..backends.base import Backend, Format, PdfConverter, PicturesAhead, drawing_scale
 from ..rendering.box_checks import check_pdf_boxes
 from .geometry import PageGeometry
@@ -35,8 +35,9 @@ from ..tables.pdf_pages import TableReadings, find_tables
 from .reading_order import reading_order
 from .regions import replacing
 from .characters import read_page
-from .text_layer import PdfLines, has_turned_text, largest_text, lines_outside, text_layer_elements, turned_text_elements
+from .text_layer import PdfLines, has_turned_text, lines_outside, text_layer_elements, turned_text_elements
 from .text_plausibility import doubted, plausibility
+from .titles import document_title
 from ..backends.unstructured_glue import call, convert_all, ocr_languages, require_layout_model, require_ocr_languages
 
 PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
@@ -112,7 +113,7 @@ class PdfBackend(Backend):
                                 progress)
         found += read_again
         try:  # a doubted text layer's largest words are no title
-            title = _document_title(data, pdf, layer, 1 in with_text and 1 not in doubted_layers)
+            title = document_title(data, pdf, layer, 1 in with_text and 1 not in doubted_layers)
         except Exception:  # a title is worth less than the document: the first title element then
             title = None
         found = _blanks_as_spaces(found)
@@ -287,11 +288,6 @@ def _shown_turned(picture, geometry: PageGeometry) -> bool:
     return min(shown, 360 - shown) > 1.0
 
 
-def _info_title(pdf) -> str:
-    """The title the PDF's Info states (empty: none)."""
-    return (pdf.get_metadata_dict().get("Title") or "").strip()
-
-
 def _closer_look(data: bytes, pdf, layer: PdfLines, found: list[Element], read_fast: list[int], with_layer: list[int],
                  turned: set[int], geometries: dict[int, PageGeometry], options: DecodeOptions, problems: list[Problem],
                  progress: Optional[ProgressCallback], readings: Optional[TableReadings] = None) -> list[Element]:
@@ -399,30 +395,6 @@ class LoadedPages:
     def close(self) -> None:
         self._pages.clear()
         self._pdf.close()
-
-
-def _document_title(data: bytes, pdf, layer: PdfLines, first_page_has_text: bool) -> Optional[str]:
-    """The title the PDF states (Info, else XMP), unless it is a file name; else the text set in the
-    largest type on page 1 (never turned text: a margin stamp is not a title); else None."""
-    stated = [_info_title(pdf)]
-    if not stated[0]:
-        try:
-            with fonts.parsed(data) as reader:
-                xmp = reader.xmp_metadata
-            titles = (xmp.dc_title or {}) if xmp is not None else {}
-            stated.append(str(titles.get("x-default") or next(iter(titles.values()), "")).strip())
-        except Exception:  # damaged XMP is not worth a document
-            pass
-    for title in stated:
-        if title and not _FILE_NAME.fullmatch(title):
-            return " ".join(title.split())[:300]
-    if first_page_has_text:
-        return largest_text(layer, 1)
-    return None
-
-
-_FILE_NAME = re.compile(r"(?i)(.*[\\/])?[^\\/]*\.(pdf|docx?|rtf|odt|tex|dvi|ps|jpe?g|png|tiff?|txt|html?|pptx?|xlsx?)"
-                        r"|untitled|microsoft word - .*")
 
 
 def _displayed_media_pages(geometries: dict[int, PageGeometry]) -> dict[int, Page]:
