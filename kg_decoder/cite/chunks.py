@@ -23,7 +23,7 @@ from ..model import (Anchor, BBox, Chunk, ChunkAnchor, ChunkOptions, ChunkResult
                      ProgressCallback, Verification, options_from, report, software_versions)
 from ..model.errors import UnknownEntity
 from .chunker import Heading, chunk_text
-from .quotes import find_quote
+from .quotes import FoldedText, find_quote
 
 BUILD_CHUNKS = "kg_decoder.cite.chunks:build_chunks"
 
@@ -115,12 +115,14 @@ def anchor_detached_facts(store: KgStore, document: str) -> int:
         return 0
     chunks = store.document_chunks(document)
     texts = {chunk.chunk: store.text(chunk.sha256, chunk.chunk) for chunk in chunks}
-    anchorings = [_anchoring(row, document, chunks, texts) for row in detached]
+    folded: dict[str, FoldedText] = {}  # each chunk's text folded once, for every fact looked for in it
+    anchorings = [_anchoring(row, document, chunks, texts, folded) for row in detached]
     store.anchor_detached(document, anchoring_quads(anchorings))
     return sum(item.detached_from is None for item in anchorings)
 
 
-def _anchoring(row: DetachedSubgraph, document: str, chunks: list[DocumentChunk], texts: dict[str, str]) -> Anchoring:
+def _anchoring(row: DetachedSubgraph, document: str, chunks: list[DocumentChunk], texts: dict[str, str],
+               folded: dict[str, FoldedText]) -> Anchoring:
     span = None if row.char_offset is None or row.char_length is None else \
         (row.char_offset, row.char_offset + row.char_length)
     if row.text:
@@ -128,7 +130,9 @@ def _anchoring(row: DetachedSubgraph, document: str, chunks: list[DocumentChunk]
         if same is not None and span is not None and same[span[0]:span[1]] == row.text:
             return Anchoring(row.subgraph, row.chunk, span)
         for chunk in chunks:
-            found = find_quote(texts[chunk.chunk], row.text)
+            if chunk.chunk not in folded:
+                folded[chunk.chunk] = FoldedText(texts[chunk.chunk])
+            found = find_quote(texts[chunk.chunk], row.text, folded[chunk.chunk])
             if found:
                 return Anchoring(row.subgraph, chunk.chunk, found[0])
     return Anchoring(row.subgraph, document, span, detached_from=row.chunk)
