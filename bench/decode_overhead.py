@@ -149,7 +149,7 @@ def run_decode(plan: list[dict], options: Optional[dict] = None, warm_up: Option
         warm = warm_up_file(plan, warm_up, pdfs_first=True)
         kg_decoder.decode(warm["path"], store=warm_store, partition_cache=False, **options)
         store = kg_decoder.open_store(Path(folder) / "store")
-        store.text_index()  # made once a store (on first use), not a document's cost: raw sets up nothing like it
+        store.text_index.opened()  # made once a store (on first use), not a document's cost: raw sets up nothing like it
         spent = Spent()
         for item in plan:
             kg_decoder.decode(item["path"], store=store, partition_cache=False, **options)

@@ -43,16 +43,16 @@ def timed_decodes(paths: list[Path], store) -> tuple[float, float]:
     from kg_decoder.graph import indexing
 
     spent = [0.0]
-    original = indexing.TextIndexing.index_committed
+    original = indexing.StoreTextIndex.add_committed
 
-    def index_committed(self, document):
+    def add_committed(self, document):
         started = time.perf_counter()
         try:
             return original(self, document)
         finally:
             spent[0] += time.perf_counter() - started
 
-    indexing.TextIndexing.index_committed = index_committed
+    indexing.StoreTextIndex.add_committed = add_committed
     started = time.perf_counter()
     try:
         for path in paths:
@@ -61,7 +61,7 @@ def timed_decodes(paths: list[Path], store) -> tuple[float, float]:
             except kg_decoder.KgDecoderError as exc:
                 print(f"  {path.name}: {exc.code}", file=sys.stderr)
     finally:
-        indexing.TextIndexing.index_committed = original
+        indexing.StoreTextIndex.add_committed = original
     return time.perf_counter() - started, spent[0]
 
 
@@ -90,7 +90,7 @@ def replicate(base, target, texts_wanted: int) -> None:
 
     from kg_decoder.graph.vocabulary import SOURCE_GRAPH
 
-    target.text_index()  # made while the graph is empty: the rebuild below is the only indexing
+    target.text_index.opened()  # made while the graph is empty: the rebuild below is the only indexing
     with open(target.work_folder() / "base.nq", "wb") as stream:
         base.dump_nquads(stream)
     target.load_nquads((target.work_folder() / "base.nq").read_bytes())
@@ -143,7 +143,7 @@ KINDS = ("present", "misquoted", "invented")
 
 def quotes(store, count: int, seed: int = 7) -> list[tuple[str, str]]:
     """``count`` quotes of 3 to 12 words from the store's texts: (quote, kind); see :func:`quotes_from`."""
-    return quotes_from(store.text_index(), count, seed)
+    return quotes_from(store.text_index.opened(), count, seed)
 
 
 def quotes_from(index, count: int, seed: int = 7) -> list[tuple[str, str]]:
@@ -292,7 +292,7 @@ def main() -> int:
                 decoding, indexing_time = timed_decodes(paths, base)
                 print(f"decoded {len(paths)} files in {decoding:.1f} s; writing the index took {indexing_time:.2f} s "
                       f"= {100 * indexing_time / decoding:.2f} % of it (target <= 5 %)")
-            print(f"base store: {len(base.document_summaries())} documents, {base.text_index().segment_count()} texts")
+            print(f"base store: {len(base.document_summaries())} documents, {base.text_index.opened().segment_count()} texts")
             if args.index_only:
                 index_only(base, args.sizes, args.queries, args.indexes or work)
                 return 0
@@ -304,11 +304,11 @@ def main() -> int:
                     replicate(base, store, size)
                     built = time.perf_counter() - started
                     started = time.perf_counter()
-                    documents = store.reindex()
+                    documents = store.text_index.rebuild()
                     rebuild = time.perf_counter() - started
-                    index = store.text_index()
+                    index = store.text_index.opened()
                     started = time.perf_counter()
-                    store.catch_up_index()  # nothing to catch up: what the scans of decode activities cost
+                    store.text_index.catch_up()  # nothing to catch up: what the scans of decode activities cost
                     catch_up = time.perf_counter() - started
                     texts, size_bytes = index.segment_count(), index.size_bytes()
                     text_bytes = sum(len(t.encode()) for (t,) in index._db.execute("SELECT text FROM segments"))

@@ -321,7 +321,7 @@ class FactLoader:
             if len(word) < 4:
                 break
             try:
-                found = self.store.search_texts(word, 0, _FUZZY_TEXTS)
+                found = self.store.text_index.search(word, 0, _FUZZY_TEXTS)
             except (RequestError, TimeLimit):
                 found = None
             for text in (found[0] if found else []):

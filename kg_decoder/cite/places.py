@@ -70,7 +70,7 @@ def ranked_places(store: KgStore, quote: str, seconds: Optional[float] = None,
         if wanted is None and read >= MAX_CANDIDATE_TEXTS:
             raise RequestError(f"the quote is in more than {MAX_CANDIDATE_TEXTS} texts: give more of it, a document, "
                                f"or a page (limit)", code="quote-too-common")
-        found = store.search_texts(quote, after, window, None if deadline is None else deadline - time.monotonic())
+        found = store.text_index.search(quote, after, window, None if deadline is None else deadline - time.monotonic())
         if found is None:
             return None
         texts, after = found

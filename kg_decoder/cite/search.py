@@ -43,7 +43,7 @@ def search(query: str, *, store: Union[KgStore, StorePath], limit: int = 10, off
         if len(hits) == limit:
             break
         if place.text.document not in {hit.document for hit in hits} and not store.has_document(place.text.document):
-            store.forget_removed(place.text.document)  # removed by a user's update since it was indexed
+            store.text_index.forget_removed(place.text.document)  # removed by a user's update since it was indexed
             continue
         hit = _hit(place)
         if boxes:

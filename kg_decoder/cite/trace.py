@@ -169,7 +169,7 @@ class _Tracer:
             try:
                 sources.append(self._segment_span(place.text.segment, place.start, place.end, text=place.text.text))
             except UnknownEntity:
-                self.store.forget_removed(place.text.document)
+                self.store.text_index.forget_removed(place.text.document)
         return sources
 
     def _quote_as_laid_out(self, quote: str, document: str) -> list[TraceSource]:

@@ -82,7 +82,7 @@ def _results(ray, files: list[Path], store: KgStore, options: DecodeOptions, chu
         def send(entry: list, data: bytes, sha256: str) -> None:
             kept = kept_rendering(store, sha256)
             rendered = Path(kept).read_bytes() if kept else None
-            entry[1] = task.remote(entry[0].name, data, store.config, options, chunking, record_failure, rendered,
+            entry[1] = task.remote(entry[0].name, data, store.graph.config, options, chunking, record_failure, rendered,
                                    source_id or str(entry[0].resolve()))
             entry[2] = sha256
             waiting.setdefault(sha256, [])

@@ -226,7 +226,7 @@ def _search(args: argparse.Namespace) -> int:
 
 def _reindex(args: argparse.Namespace) -> int:
     with _store(args, create=False) as store:
-        count = store.reindex()
+        count = store.text_index.rebuild()
     print(f"the text index holds {count} documents", file=sys.stderr)
     return 0
 

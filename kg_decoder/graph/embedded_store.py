@@ -1,4 +1,4 @@
-"""The embedded store: Oxigraph (RocksDB) in a folder, or in memory, with its library::
+"""The embedded store's graph: Oxigraph (RocksDB) in a folder, or in memory. The folder::
 
     kg-store/
       oxigraph/   the RDF store (RocksDB); one process may hold it for writing
@@ -17,12 +17,10 @@ from typing import BinaryIO, Iterable, Optional
 from pyoxigraph import NamedNode, Quad, RdfFormat, Store
 
 from ..model.errors import MalformedQuery, MalformedUpdate, QueryError, StoreError, StoreLocked, UnknownStore
-from .library import MemoryLibrary, open_library
-from .priority import lower_storage_threads
+from .backend import StorePath
 from .queries import query_file
 from .snapshots import (READER_SNAPSHOTS, drop_all_snapshots, drop_orphan_reader_snapshots, drop_snapshot,
                         take_snapshot)
-from .store import KgStore, StorePath
 
 # A write of this many quads into a store on disk is ingested as RocksDB files Oxigraph's bulk loader
 # builds beside the store, not inserted key by key in a transaction: 146 000 quads (an 872-page DOCX)
@@ -33,33 +31,36 @@ from .store import KgStore, StorePath
 _INGESTED_FROM_QUADS = 20_000
 
 
-class EmbeddedStore(KgStore):
-    """An Oxigraph store with its library: on disk at ``path``, or in memory when ``path`` is None."""
+class EmbeddedGraph:
+    """The graph of an embedded store: Oxigraph on disk at ``path``, or in memory when ``path`` is None
+    (a part of :class:`~kg_decoder.graph.store.KgStore`, which :mod:`~kg_decoder.graph.opening` composes
+    with its library)."""
 
-    def __init__(self, path: StorePath = None, read_only: bool = False, library: Optional[str] = None,
-                 library_options: Optional[dict] = None, snapshot: Optional[str] = None) -> None:
-        super().__init__()
+    undo_is_safe = True  # a failed commit surely wrote nothing
+    keeps_own_index = False  # the text index is the store's own, in its folder
+
+    def __init__(self, path: StorePath = None, read_only: bool = False, snapshot: Optional[str] = None,
+                 library: Optional[str] = None, library_options: Optional[dict] = None) -> None:
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise StoreError(f"a store is a folder path (or None for one in memory), not a {type(path).__name__}")
         self.path = Path(path) if path is not None else None
         self.location = str(self.path) if self.path is not None else "in memory"
         self.read_only = read_only
-        self._library_arguments = (library, library_options)
+        self._library_arguments = (library, library_options)  # as readers in other processes open it
         self._snapshots_taken = 0
         self._lent_snapshot: Optional[Path] = None
         if self.path is None:
-            self.graph = Store()
-            self.library = MemoryLibrary() if library is None else open_library(library, library_options)
+            self.oxigraph = Store()
             return
         graph_path = Path(snapshot) if snapshot is not None and read_only else self.path / "oxigraph"
         try:
             if read_only:
                 if not graph_path.is_dir():
                     raise UnknownStore(f"there is no store at {self.path}")
-                self.graph = _read_only_graph(str(graph_path))
+                self.oxigraph = _read_only_graph(str(graph_path))
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
-                self.graph = Store(str(graph_path))
+                self.oxigraph = Store(str(graph_path))
                 _drop_cut_off_loads(graph_path)
         except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL in the path
             if "lock" in str(exc).lower():
@@ -68,10 +69,11 @@ class EmbeddedStore(KgStore):
                     f"stop it, or send the files to it with kg-decoder decode --server URL --token TOKEN"
                 ) from None
             raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
-        self.library = open_library(library if library is not None else self.path / "library", library_options)
 
     def __len__(self) -> int:
-        return len(self.graph)
+        return len(self.oxigraph)
+
+    # ------------------------------------------------------------ readers in other processes
 
     def reader_location(self) -> Optional[tuple]:
         if self.path is None:
@@ -79,29 +81,29 @@ class EmbeddedStore(KgStore):
         library, options = self._library_arguments
         return ("embedded", str(self.path), library, options, None)
 
-    def _readers_location(self) -> tuple:
+    def readers_location(self, generation: int) -> tuple:
         """A snapshot of the store as committed now (see :mod:`~kg_decoder.graph.snapshots`): readers
-        never open the folder this process writes. (Opened read-only, it writes nothing: the folder.)"""
+        never open the folder this process writes. (Opened read-only, it writes nothing: the folder.)
+        The caller holds the store's commit lock."""
         if self.read_only:
             return self.reader_location()
-        with self._commit_lock:
-            if not self._snapshots_taken:
-                drop_all_snapshots(self.path)  # left by a server of this store that stopped
-            self._snapshots_taken += 1
-            snapshot = take_snapshot(self.graph, self.path, f"{self.generation}-{self._snapshots_taken}")
+        if not self._snapshots_taken:
+            drop_all_snapshots(self.path)  # left by a server of this store that stopped
+        self._snapshots_taken += 1
+        snapshot = take_snapshot(self.oxigraph, self.path, f"{generation}-{self._snapshots_taken}")
         return self.reader_location()[:-1] + (str(snapshot),)
 
-    def reader_snapshot(self) -> Optional[tuple]:
+    def reader_snapshot(self, generation: int) -> tuple:
         """Opened read-only, a snapshot of its own (its name: this process and a count) where the folder
         lets one be written: another process may be writing the folder, whose compactions a second
         reader opening it later would not survive (see :mod:`~kg_decoder.graph.snapshots`)."""
-        if not self.read_only or self.path is None:
-            return super().reader_snapshot()
+        if not self.read_only:
+            return self.readers_location(generation)
         if not self._snapshots_taken:
             drop_orphan_reader_snapshots(self.path)
         self._snapshots_taken += 1
         try:
-            snapshot = take_snapshot(self.graph, self.path, f"{os.getpid()}-{self._snapshots_taken}",
+            snapshot = take_snapshot(self.oxigraph, self.path, f"{os.getpid()}-{self._snapshots_taken}",
                                      folder=READER_SNAPSHOTS)
         except StoreError:  # a folder this user may only read: its readers open it as it is
             return self.reader_location()
@@ -112,39 +114,36 @@ class EmbeddedStore(KgStore):
             drop_snapshot(location[-1])
 
     @contextlib.contextmanager
-    def writer_lent(self):
-        """Let another process write this store meanwhile (a user's update, in a process that can be
-        killed): this process's writer is closed, its reads go to a snapshot taken now, and the writer
-        is opened again afterwards, with what the other process committed. Writes from this process
-        wait. StoreError for a store in memory or opened read-only."""
-        if self.path is None or self.read_only or self.graph is None:
+    def lend_writer(self):
+        """Let another process write the store meanwhile: this writer is closed, reads go to a snapshot
+        taken now, and the writer is opened again afterwards, with what the other process committed.
+        The caller holds the store's commit lock. StoreError in memory or opened read-only."""
+        if self.path is None or self.read_only or self.oxigraph is None:
             raise StoreError(f"the store at {self.location} cannot be written by another process")
         graph_path = str(self.path / "oxigraph")
-        with self._commit_lock:
-            if self._lent_snapshot is not None:  # the last lend's: its reads are long done
-                drop_snapshot(self._lent_snapshot)
-            self._snapshots_taken += 1
-            self._lent_snapshot = take_snapshot(self.graph, self.path, f"lent-{self._snapshots_taken}")
-            self.graph = _read_only_graph(str(self._lent_snapshot))  # the writer's last reference goes
-            try:
-                yield
-            finally:
-                self.graph = None
-                self.graph = _writable_graph(graph_path)
-                if self._committer is not None:
-                    lower_storage_threads()  # the reopened engine's threads
-        self._committed()
+        if self._lent_snapshot is not None:  # the last lend's: its reads are long done
+            drop_snapshot(self._lent_snapshot)
+        self._snapshots_taken += 1
+        self._lent_snapshot = take_snapshot(self.oxigraph, self.path, f"lent-{self._snapshots_taken}")
+        self.oxigraph = _read_only_graph(str(self._lent_snapshot))  # the writer's last reference goes
+        try:
+            yield
+        finally:
+            self.oxigraph = None
+            self.oxigraph = _writable_graph(graph_path)
 
-    def _evaluate(self, query: str, options: dict, streamed: bool = False):
+    # ------------------------------------------------------------ queries and writes
+
+    def evaluate(self, query: str, options: dict, streamed: bool = False):
         options.pop("timeout", None)  # cannot be interrupted here: isolate the caller instead (serve/workers.py)
         try:  # Oxigraph's results are evaluated as they are consumed
-            return self.graph.query(query, **options)
+            return self.oxigraph.query(query, **options)
         except SyntaxError as exc:
             raise MalformedQuery(f"the query does not parse: {exc}") from None
         except ValueError as exc:  # an IRI of a graph that is not one
             raise QueryError(str(exc)) from None
 
-    def _load(self, nquads: bytes, mapped: bool = False) -> None:
+    def load(self, nquads: bytes, mapped: bool = False) -> None:
         """A large write of quads kg-decoder ``mapped`` goes through the bulk loader: as atomic as a
         transaction (Oxigraph >= 0.5 builds every file first and ingests them all at commit in one
         RocksDB ``IngestExternalFiles``, which records all or none; a load that fails or is cut off
@@ -153,42 +152,43 @@ class EmbeddedStore(KgStore):
         nodes apart, and a mapping writes none."""
         try:
             if mapped and self.path is not None and nquads.count(b"\n") >= _INGESTED_FROM_QUADS:
-                self.graph.bulk_load(nquads, format=RdfFormat.N_QUADS)
+                self.oxigraph.bulk_load(nquads, format=RdfFormat.N_QUADS)
             else:
-                self.graph.load(nquads, format=RdfFormat.N_QUADS)
+                self.oxigraph.load(nquads, format=RdfFormat.N_QUADS)
         except SyntaxError as exc:
             raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
 
-    def _update(self, update: str, repeatable: bool = True) -> None:
+    def update(self, update: str, repeatable: bool = True) -> None:
         try:
-            self.graph.update(update)
+            self.oxigraph.update(update)
         except SyntaxError as exc:
             raise MalformedUpdate(f"the update does not parse: {exc}") from None
 
-    def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
-        return self.graph.quads_for_pattern(None, None, None, graph)
+    def quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
+        return self.oxigraph.quads_for_pattern(None, None, None, graph)
 
     def dump_nquads(self, output: BinaryIO) -> int:
-        self.graph.dump(output, format=RdfFormat.N_QUADS)
-        return len(self.graph)
+        self.oxigraph.dump(output, format=RdfFormat.N_QUADS)
+        return len(self.oxigraph)
 
-    def _cited_now(self) -> set[str]:
+    def cited_blobs_now(self) -> Optional[set[str]]:
+        """Opened read-only beside a writer: the library hashes the writer has committed up to now.
+        None where this graph's own reads are current."""
         if not (self.read_only and self.path is not None):
-            return self.cited_blobs()
-        graph = _read_only_graph(str(self.path / "oxigraph"))  # the writer's commits up to now
+            return None
+        graph = _read_only_graph(str(self.path / "oxigraph"))
         return {row["sha256"].value for row in graph.query(query_file("library_references").text)}
 
     def flush(self) -> None:
-        if self.path is not None and not self.read_only and self.graph is not None:
-            self.graph.flush()
+        if self.path is not None and not self.read_only and self.oxigraph is not None:
+            self.oxigraph.flush()
 
     def close(self) -> None:
-        """Flush and release the store (Oxigraph frees its lock when the last reference goes)."""
-        super().close()
-        if getattr(self, "graph", None) is None:
+        """Flush and release the graph (Oxigraph frees its lock when the last reference goes)."""
+        if getattr(self, "oxigraph", None) is None:
             return
         self.flush()
-        self.graph = None
+        self.oxigraph = None
 
 
 def _read_only_graph(path: str, attempts: int = 10) -> Store:
@@ -227,4 +227,4 @@ def _writable_graph(path: str, wait: float = 30.0) -> Store:
             time.sleep(0.05)
 
 
-__all__ = ["EmbeddedStore"]
+__all__ = ["EmbeddedGraph"]

@@ -1,5 +1,5 @@
 """Keeping the text index (:mod:`kg_decoder.graph.text_index`) in step with the graph, for
-:class:`~kg_decoder.graph.store.KgStore`.
+:class:`~kg_decoder.graph.store.KgStore`, a part of it.
 
 Where the index is: ``text-index.sqlite3`` in the store's folder (an embedded store), in the remote
 store's cache folder on this machine (each front end keeps its own), or in the temporary folder of a
@@ -43,49 +43,48 @@ INDEX_AUDIT = Audit(name="text-index", title="Text index against the graph", kin
                           "(kg-decoder reindex rebuilds it)")
 
 
-class TextIndexing:
-    """The text index's part of :class:`~kg_decoder.graph.store.KgStore` (a mixin: it uses the store's
-    reads, ``work_folder``, ``text`` and ``read_only``)."""
+class StoreTextIndex:
+    """The text index's part of a :class:`~kg_decoder.graph.store.KgStore`: opened on first use, kept in
+    step with the store's graph (it reads the store's typed reads, ``work_folder`` and ``text``)."""
 
-    keeps_own_index = False  # True where the index is this machine's cache of a graph others write (remote)
-    _text_index: Optional[TextIndex] = None
-    _index_caught_up = 0.0
-
-    @property
-    def _index_lock(self):  # made on first use: the mixin has no __init__ of its own
-        lock = self.__dict__.get("_index_lock_")
-        if lock is None:
-            lock = self.__dict__.setdefault("_index_lock_", threading.RLock())
-        return lock
+    def __init__(self, store) -> None:
+        self._store = store
+        self._index: Optional[TextIndex] = None
+        self._caught_up = 0.0
+        self._lock = threading.RLock()
 
     @property
-    def _index_writable(self) -> bool:
-        return self.keeps_own_index or not self.read_only
+    def _keeps_own(self) -> bool:
+        return self._store.graph.keeps_own_index
 
-    def text_index(self) -> Optional[TextIndex]:
+    @property
+    def _writable(self) -> bool:
+        return self._keeps_own or not self._store.read_only
+
+    def opened(self) -> Optional[TextIndex]:
         """The index, opened (and caught up with the graph, where this process may write it) on first
         use; None for a store opened read-only whose writer has made none yet."""
-        with self._index_lock:
-            if self._text_index is None:
-                path = self.work_folder() / INDEX_FILE
-                if not self._index_writable and not path.exists():
+        with self._lock:
+            if self._index is None:
+                path = self._store.work_folder() / INDEX_FILE
+                if not self._writable and not path.exists():
                     return None
-                self._text_index = TextIndex(path, read_only=not self._index_writable)
-                if self._index_writable:
-                    self.catch_up_index()
-            elif self.keeps_own_index and time.monotonic() - self._index_caught_up > REMOTE_REFRESH_SECONDS:
-                self.catch_up_index()
-            return self._text_index
+                self._index = TextIndex(path, read_only=not self._writable)
+                if self._writable:
+                    self.catch_up()
+            elif self._keeps_own and time.monotonic() - self._caught_up > REMOTE_REFRESH_SECONDS:
+                self.catch_up()
+            return self._index
 
-    def _close_text_index(self) -> None:
-        with self._index_lock:
-            if self._text_index is not None:
-                self._text_index.close()
-                self._text_index = None
+    def close(self) -> None:
+        with self._lock:
+            if self._index is not None:
+                self._index.close()
+                self._index = None
 
-    def catch_up_index(self) -> int:
+    def catch_up(self) -> int:
         """Index every decode the graph holds that ended after the watermark and the index lacks; how many."""
-        index = self._text_index
+        index = self._index
         watermark = index.watermark()
         since = _START_OF_TIME
         if watermark is not None:
@@ -95,15 +94,15 @@ class TextIndexing:
             return held is None or held.activity != decode.activity
 
         indexed = self._index_documents(decode for decode in self._decodes_since(since) if lacks(decode))
-        [counted] = self._rows("decoded_document_count")
+        [counted] = self._store._rows("decoded_document_count")
         if counted["count"] != index.document_count():  # removed behind its back: compare every document
             indexed += self._reconcile_index()
-        self._index_caught_up = time.monotonic()
+        self._caught_up = time.monotonic()
         return indexed
 
     def _reconcile_index(self) -> int:
         """The index made to hold what the graph holds, document by document; how many it indexed."""
-        index = self._text_index
+        index = self._index
         graph = {decode.document: decode for decode in self._decodes_since(_START_OF_TIME)}
         held = index.held_decodes()
         for document in set(held) - set(graph):
@@ -114,7 +113,7 @@ class TextIndexing:
     def _decodes_since(self, since: str) -> list[HeldDecode]:
         """The graph's decodes that ended after ``since`` (an xsd:dateTime), oldest first."""
         return [HeldDecode(row["document"], row["activity"], row["ended"], row.get("file_name"))
-                for row in self._rows("decodes_since", since=Literal(since, datatype=XSD_DATETIME))]
+                for row in self._store._rows("decodes_since", since=Literal(since, datatype=XSD_DATETIME))]
 
     def _index_documents(self, decodes: Iterable[HeldDecode], batch: int = 200) -> int:
         """The documents' texts as the graph holds them into the index, ``batch`` documents a transaction."""
@@ -126,72 +125,72 @@ class TextIndexing:
                 continue
             pending.append((decode, texts))
             if len(pending) == batch:
-                indexed += self._text_index.put_many(pending)
+                indexed += self._index.put_many(pending)
                 pending = []
-        return indexed + (self._text_index.put_many(pending) if pending else 0)
+        return indexed + (self._index.put_many(pending) if pending else 0)
 
     def _texts_of(self, document: str) -> list[IndexedText]:
         return [IndexedText(document, segment.segment, segment.kind, segment.index,
-                            self.text(segment.sha256, segment.segment), segment.page_number)
-                for segment in self.text_segments(document)]
+                            self._store.text(segment.sha256, segment.segment), segment.page_number)
+                for segment in self._store.text_segments(document)]
 
     def _index_document(self, document: str) -> bool:
         """Put the document's texts as the graph holds them into the index (or take it out)."""
-        index = self._text_index
-        run = self.decode_run(document)
+        index = self._index
+        run = self._store.decode_run(document)
         if run is None:
             index.remove(document)
             return False
-        states = self.document_states(document)
+        states = self._store.document_states(document)
         file_name = states[0].file_name if states else None
         return index.put(HeldDecode(document, run.activity, run.ended, file_name), self._texts_of(document))
 
-    def index_committed(self, document: str) -> None:
+    def add_committed(self, document: str) -> None:
         """After a document's commit: its texts into the index. A failure here leaves the graph as
         committed and is repaired when the index is next opened (a warning says so)."""
-        if self.keeps_own_index and self._text_index is None:
+        if self._keeps_own and self._index is None:
             return  # a remote store's index is a searcher's cache, caught up when it searches: a writer keeps none
         try:
-            with self._index_lock:
-                if self.text_index() is not None:
+            with self._lock:
+                if self.opened() is not None:
                     self._index_document(document)
         except (KgDecoderError, sqlite3.Error, OSError) as exc:
             warnings.warn(f"the text index missed {document}: {exc} (repaired when the store is next opened, "
                           f"or by kg-decoder reindex)", stacklevel=2)
 
-    def index_removed(self, document: str) -> None:
-        with self._index_lock:
-            index = self.text_index()
-            if index is not None and self._index_writable:
+    def drop(self, document: str) -> None:
+        with self._lock:
+            index = self.opened()
+            if index is not None and self._writable:
                 index.remove(document)
 
-    def search_texts(self, quote: str, after: int, count: int,
+    def search(self, quote: str, after: int, count: int,
                      seconds: Optional[float] = None) -> Optional[tuple[list[IndexedText], Optional[int]]]:
         """A window of the texts that may hold ``quote`` (see :meth:`TextIndex.candidates`); None without an index."""
-        index = self.text_index()
+        index = self.opened()
         return None if index is None else index.candidates(quote, after, count, seconds)
 
     def forget_removed(self, document: str) -> None:
         """A document a search met in the index that the graph no longer holds (removed by a user's
         update): out of the index, where this process may write it."""
-        if self._index_writable and self._text_index is not None and not self.has_document(document):
-            self._text_index.remove(document)
+        if self._writable and self._index is not None and not self._store.has_document(document):
+            self._index.remove(document)
 
-    def reindex(self) -> int:
+    def rebuild(self) -> int:
         """Rebuild the index from the graph; how many documents it holds after."""
-        if not self._index_writable:
-            raise StoreError(f"the store at {self.location} is open read-only: its text index is its writer's")
-        with self._index_lock:
-            index = self.text_index()
+        if not self._writable:
+            raise StoreError(f"the store at {self._store.location} is open read-only: its text index is its writer's")
+        with self._lock:
+            index = self.opened()
             index.clear()
             self._index_documents(self._decodes_since(_START_OF_TIME))
             index.optimize()
             return len(index.held_decodes())
 
-    def index_audit(self) -> Audit:
+    def audit(self) -> Audit:
         """The index against the graph: documents it lacks, holds from another decode, or holds that
         the graph no longer does (none: in step)."""
-        index = self.text_index()
+        index = self.opened()
         held = index.held_decodes() if index is not None else {}
         graph = {decode.document: decode.activity for decode in self._decodes_since(_START_OF_TIME)}
         rows = []
@@ -209,4 +208,4 @@ def _parse_time(value: str) -> datetime:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
-__all__ = ["CATCH_UP_MARGIN", "INDEX_AUDIT", "TextIndexing"]
+__all__ = ["CATCH_UP_MARGIN", "INDEX_AUDIT", "StoreTextIndex"]

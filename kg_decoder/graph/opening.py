@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Optional, Union
 
 from ..model.errors import StoreLocked, UnknownStore
-from .embedded_store import EmbeddedStore
-from .remote_store import RemoteStore, StoreConfig, is_remote_location, read_store_config
-from .store import KgStore, StorePath
+from .backend import StorePath
+from .embedded_store import EmbeddedGraph
+from .library import MemoryLibrary, open_library
+from .remote_store import RemoteGraph, StoreConfig, is_remote_location, read_store_config
+from .store import KgStore
 
 
 def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: bool = False,
@@ -38,11 +40,32 @@ def open_store(location: Union[StorePath, StoreConfig] = "kg-store", read_only: 
         config = location if isinstance(location, StoreConfig) else read_store_config(str(location))
         if library is not None:
             config = config.with_library(library, library_options)
-        return RemoteStore(config, read_only=read_only)
+        return remote_store(config, read_only=read_only)
     if not create and location is not None and isinstance(location, (str, os.PathLike)) \
             and not (Path(location) / "oxigraph").is_dir():
         raise UnknownStore(f"there is no store at {location}")
-    return EmbeddedStore(location, read_only=read_only, library=library, library_options=library_options)
+    return embedded_store(location, read_only=read_only, library=library, library_options=library_options)
+
+
+def embedded_store(path: StorePath, read_only: bool = False, library: Optional[str] = None,
+                   library_options: Optional[dict] = None, snapshot: Optional[str] = None) -> KgStore:
+    """An Oxigraph store in the folder ``path`` (or in memory) with its library: ``<folder>/library``
+    unless ``library`` names another; ``snapshot`` (read-only): a snapshot of the folder's graph."""
+    graph = EmbeddedGraph(path, read_only=read_only, snapshot=snapshot, library=library,
+                          library_options=library_options)
+    if library is None:
+        library = None if graph.path is None else graph.path / "library"
+    return KgStore(graph, MemoryLibrary() if library is None else open_library(library, library_options))
+
+
+def remote_store(config: StoreConfig, read_only: bool = False) -> KgStore:
+    """A store whose graph is on a SPARQL server and whose library is where ``config`` says."""
+    graph = RemoteGraph(config, read_only=read_only)
+    try:
+        return KgStore(graph, open_library(config.library, config.library_options))
+    except BaseException:
+        graph.close()
+        raise
 
 
 def open_reader(location: tuple) -> KgStore:
@@ -51,8 +74,8 @@ def open_reader(location: tuple) -> KgStore:
     kind, *details = location
     if kind == "embedded":
         path, library, library_options, snapshot = details
-        return EmbeddedStore(path, read_only=True, library=library, library_options=library_options, snapshot=snapshot)
-    return RemoteStore(details[0], read_only=True)
+        return embedded_store(path, read_only=True, library=library, library_options=library_options, snapshot=snapshot)
+    return remote_store(details[0], read_only=True)
 
 
 def open_for_reading(location: Union[StorePath, StoreConfig], library: Optional[str] = None,
@@ -89,4 +112,4 @@ def with_store(read_only: bool, create: bool = False):
     return wrap
 
 
-__all__ = ["open_for_reading", "open_reader", "open_store", "with_store"]
+__all__ = ["embedded_store", "open_for_reading", "open_reader", "open_store", "remote_store", "with_store"]

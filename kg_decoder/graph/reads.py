@@ -215,13 +215,6 @@ class GraphReads(VersionReads):
         """The quads of the default graph and of every named graph."""
         return self._rows("quad_count")[0]["quads"]
 
-    def quad_solutions(self) -> list:
-        """Every quad as query solutions (?s ?p ?o ?g, terms as they are), for a server that has no
-        Graph Store Protocol to list them."""
-        from .queries import query_file
-
-        return list(self._evaluate(query_file("all_quads").text, {}))
-
     def table(self, name: str) -> Rows:
         """A shipped SELECT (an audit) as rows under its declared columns."""
         from .queries import query_file

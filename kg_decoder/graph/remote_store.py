@@ -50,9 +50,7 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad, QueryResultsFormat, RdfFor
 
 from ..model.errors import (KgDecoderError, MalformedQuery, MalformedUpdate, NotFound, QueryError, QueryTimeout,
                             StoreError, StoreUnsupported)
-from .library import open_library
 from .queries import query_file
-from .store import KgStore
 from .terms import insert_data
 
 CACHE_VARIABLE = "KG_DECODER_CACHE"  # where remote stores' local cache folders go by default
@@ -220,8 +218,9 @@ class _StreamedAnswer(io.RawIOBase):
         super().close()
 
 
-class RemoteStore(KgStore):
-    """The graph on a SPARQL 1.1 server, the library in a folder or an fsspec location.
+class RemoteGraph:
+    """The graph of a remote store, on a SPARQL 1.1 server (a part of
+    :class:`~kg_decoder.graph.store.KgStore`; its library is a folder or an fsspec location).
 
     Checks at once that the server answers and takes RDF 1.2 triple terms (StoreUnsupported).
     """
@@ -230,7 +229,6 @@ class RemoteStore(KgStore):
     keeps_own_index = True  # the text index is this machine's, in the cache folder, caught up from the graph
 
     def __init__(self, config: StoreConfig, read_only: bool = False) -> None:
-        super().__init__()
         self.config = config
         self.location = config.name
         self.read_only = read_only or config.update is None
@@ -238,7 +236,6 @@ class RemoteStore(KgStore):
             raise StoreError(f"the store at {self.location} needs a library for its bytes: give --library "
                              f"(a folder, or an fsspec URL such as s3://bucket/prefix) or [library] in a config")
         self.path = config.cache_folder()  # the parse cache and renderings, as an embedded store's folder holds them
-        self.library = open_library(config.library, config.library_options)
         # urllib3 rather than requests: a third less time per round trip, which a trace makes six of.
         headers = {}
         if config.token:
@@ -334,9 +331,10 @@ class RemoteStore(KgStore):
     # ------------------------------------------------------------ the backend
 
     def __len__(self) -> int:
-        return self.quad_count()
+        """The quads of the default graph and of every named graph."""
+        return int(next(iter(self.evaluate(query_file("quad_count").text, {})))["quads"].value)
 
-    def _evaluate(self, query: str, options: dict, streamed: bool = False):
+    def evaluate(self, query: str, options: dict, streamed: bool = False):
         timeout = options.get("timeout")
         deadline = time.monotonic() + timeout if timeout else None
         parameters: dict = {}
@@ -365,18 +363,18 @@ class RemoteStore(KgStore):
                                  f"{str(exc)[:200]}") from None
             raise
 
-    def _load(self, nquads: bytes, mapped: bool = False) -> None:
+    def load(self, nquads: bytes, mapped: bool = False) -> None:
         if self.config.graph_store is None:
-            self._update(insert_data(parse(nquads, format=RdfFormat.N_QUADS)))
+            self.update(insert_data(parse(nquads, format=RdfFormat.N_QUADS)))
             return
         self._send("POST", self.config.graph_store, "write", body=nquads, headers={"Content-Type": _QUADS})
 
-    def _update(self, update: str, repeatable: bool = True) -> None:
+    def update(self, update: str, repeatable: bool = True) -> None:
         self._sparql(self.config.update, "update", update, {}, repeatable=repeatable)
 
-    def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
-        if self.config.graph_store is None:
-            rows = self.quad_solutions()
+    def quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
+        if self.config.graph_store is None:  # no Graph Store Protocol to list them: a query
+            rows = list(self.evaluate(query_file("all_quads").text, {}))
             return [Quad(row["s"], row["p"], row["o"], row["g"] or DefaultGraph()) for row in rows
                     if graph is None or row["g"] == graph]
         if graph is None:
@@ -392,7 +390,9 @@ class RemoteStore(KgStore):
 
     def dump_nquads(self, output: BinaryIO) -> int:
         if self.config.graph_store is None:
-            return super().dump_nquads(output)
+            quads = list(self.quads())
+            output.write("".join(f"{quad} .\n" for quad in quads).encode("utf-8"))
+            return len(quads)
         response = self._send("GET", self.config.graph_store, "query", stream=True, headers={"Accept": _QUADS})
         lines = 0
         try:
@@ -405,12 +405,28 @@ class RemoteStore(KgStore):
             response.release_conn()
         return lines
 
+    # ------------------------------------------------------------ readers in other processes: the same server
+
     def reader_location(self) -> Optional[tuple]:
         return ("remote", self.config)
 
+    def readers_location(self, generation: int) -> tuple:
+        return self.reader_location()
+
+    def reader_snapshot(self, generation: int) -> tuple:
+        return self.reader_location()
+
+    def release_reader(self, location: tuple) -> None:
+        pass
+
+    def cited_blobs_now(self) -> Optional[set[str]]:
+        return None
+
+    def flush(self) -> None:
+        pass
+
     def close(self) -> None:
-        super().close()
         self._http.clear()
 
 
-__all__ = ["RemoteStore", "StoreConfig", "is_remote_location", "read_store_config"]
+__all__ = ["RemoteGraph", "StoreConfig", "is_remote_location", "read_store_config"]

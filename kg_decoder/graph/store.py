@@ -1,51 +1,55 @@
-"""The store: a graph (embedded Oxigraph, or a SPARQL 1.1 server) and the library beside it.
+"""The store: a graph (embedded Oxigraph, or a SPARQL 1.1 server), the library of bytes beside it,
+and the text index.
 
 :class:`KgStore` is what the stages above use, whatever holds the graph: the typed reads of
 :class:`~kg_decoder.graph.reads.GraphReads`, a user's queries, and the ``write_*`` methods, each
-one transaction. A backend gives it four things: evaluate a query, load N-Quads, run an update,
-and list quads: :class:`~kg_decoder.graph.embedded_store.EmbeddedStore` (the default, the only
-class that opens Oxigraph) and :class:`~kg_decoder.graph.remote_store.RemoteStore` (the SPARQL
-1.1 protocols to a server). :mod:`~kg_decoder.graph.opening` opens either. Every query either
-runs is a file in ``queries/``.
+one transaction. It is composed of parts with small interfaces: the graph
+(:class:`~kg_decoder.graph.backend.GraphBackend`), the library
+(:mod:`~kg_decoder.graph.library`) and the text index (:mod:`~kg_decoder.graph.indexing`);
+:mod:`~kg_decoder.graph.opening` puts them together. Every query either graph runs is a file in
+``queries/``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Optional, Sequence, Union
+from typing import BinaryIO, Callable, Optional, Sequence, Union
 
-from pyoxigraph import (NamedNode, Quad, QueryBoolean, QueryResultsFormat, QuerySolutions, RdfFormat, Triple, parse,
-                        parse_query_results, serialize)
+from pyoxigraph import NamedNode, Quad, RdfFormat, Triple, parse
 
 from ..model import Rows
-from ..model.errors import (BlobMissing, KgDecoderError, LoadNotAllowed, MalformedQuery, MalformedUpdate, QueryError,
-                            ServiceNotAllowed, StoreError, UnknownEntity)
-from .answers import GRAPH_FORMATS, RESULT_FORMATS, capped_answer, evaluation_error
-from .indexing import TextIndexing
+from ..model.errors import BlobMissing, KgDecoderError, MalformedUpdate, QueryError, StoreError, UnknownEntity
+from .answers import answer, evaluation_error, select_rows
+from .backend import GraphBackend, StorePath
+from .indexing import StoreTextIndex
 from .library import Library, MemoryLibrary
 from .priority import BackgroundCommitter, lower_storage_threads
 from .quads import as_nquads
-from .version_mapping import latest_version_quads
 from .queries import query_file
 from .reads import GraphReads, snake
 from .sparql_guard import check_services
-from .terms import insert_data, is_iri, plain_text, python_value
+from .terms import insert_data, is_iri, python_value
+from .version_mapping import latest_version_quads
 from .vocabulary import SOURCE_GRAPH
 
-StorePath = Union[str, os.PathLike, None]
 _GENERATIONS = itertools.count(1)
 
 
-class KgStore(GraphReads, TextIndexing):
-    """A graph with its library: what every stage reads and writes through, whatever the backend.
+class KgStore(GraphReads):
+    """A graph with its library and text index: what every stage reads and writes through, whatever
+    holds the graph.
 
-    A context manager: leaving the ``with`` block flushes and releases the store. ``path`` is a
-    local folder for caches (the parse cache, renderings) or None; ``location`` names the store
-    in messages.
+    Composed of parts: ``graph`` (a :class:`~kg_decoder.graph.backend.GraphBackend`: evaluate a query,
+    load N-Quads, run an update, list quads), ``library`` (the bytes, by hash) and ``text_index``
+    (:class:`~kg_decoder.graph.indexing.StoreTextIndex`). :mod:`~kg_decoder.graph.opening` composes
+    them. Beside the typed reads it adds a user's queries and the ``write_*`` methods, each one
+    transaction over graph and library.
+
+    A context manager: leaving the ``with`` block flushes and releases the store.
 
     >>> from kg_decoder.graph.opening import open_store
     >>> with open_store(None) as store:
@@ -53,13 +57,10 @@ class KgStore(GraphReads, TextIndexing):
     0
     """
 
-    path: Optional[Path] = None
-    location: str = "in memory"
-    read_only: bool = False
-    undo_is_safe = True  # whether a failed commit surely wrote nothing (not so when a server's answer is lost)
-    library: Union[Library, MemoryLibrary]
-
-    def __init__(self) -> None:
+    def __init__(self, graph: GraphBackend, library: Union[Library, MemoryLibrary]) -> None:
+        self.graph = graph
+        self.library = library
+        self.text_index = StoreTextIndex(self)
         self._committer: Optional[BackgroundCommitter] = None
         self._scratch: Optional[tempfile.TemporaryDirectory] = None
         self._scratch_lock = threading.Lock()
@@ -72,6 +73,20 @@ class KgStore(GraphReads, TextIndexing):
         self._readers: list[Callable[[tuple], None]] = []
         self._flush_each_commit = False
 
+    @property
+    def path(self) -> Optional[Path]:
+        """A local folder for caches (the parse cache, renderings), or None."""
+        return self.graph.path
+
+    @property
+    def location(self) -> str:
+        """The store as messages name it."""
+        return self.graph.location
+
+    @property
+    def read_only(self) -> bool:
+        return self.graph.read_only
+
     def __enter__(self) -> "KgStore":
         return self
 
@@ -79,44 +94,21 @@ class KgStore(GraphReads, TextIndexing):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.location}{' read-only' if self.read_only else ''}>"
-
-    # ------------------------------------------------------------ what a backend gives
+        return f"<{type(self.graph).__name__} {self.location}{' read-only' if self.read_only else ''}>"
 
     def __len__(self) -> int:
-        raise NotImplementedError
-
-    def _evaluate(self, query: str, options: dict, streamed: bool = False):
-        """Oxigraph's kind of result for ``query`` (QuerySolutions, QueryBoolean, or triples to
-        iterate and ``serialize``); ``options`` as pyoxigraph's ``Store.query`` takes them, and
-        ``timeout`` (seconds for the whole answer, where the backend can stop waiting).
-        MalformedQuery when it does not parse, QueryError when it fails. ``streamed``: read as it
-        is consumed, so a row cap bounds what is read (a user's query); iterating may then raise
-        StoreError when the answer is cut off or damaged."""
-        raise NotImplementedError
-
-    def _load(self, nquads: bytes, mapped: bool = False) -> None:
-        """Add N-Quads in one transaction; ``mapped``: quads a mapping made (no blank nodes)."""
-        raise NotImplementedError
-
-    def _update(self, update: str, repeatable: bool = True) -> None:
-        """Run a SPARQL Update in one transaction (MalformedUpdate when it does not parse).
-        Not ``repeatable``: a user's update, never sent twice (it may add to what it finds)."""
-        raise NotImplementedError
-
-    def _quads(self, graph: Optional[NamedNode] = None) -> Iterable[Quad]:
-        """Every quad (of one named graph)."""
-        raise NotImplementedError
+        return len(self.graph)
 
     def flush(self) -> None:
-        pass
+        self.graph.flush()
 
     def close(self) -> None:
         """Release the store; a temporary :meth:`work_folder` goes with it."""
-        self._close_text_index()
+        self.text_index.close()
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
+        self.graph.close()
 
     def work_folder(self) -> Path:
         """A local folder for what decoding keeps beside the graph (renderings of Office files): the
@@ -129,19 +121,24 @@ class KgStore(GraphReads, TextIndexing):
                 self._scratch = tempfile.TemporaryDirectory(prefix="kg-decoder-")
             return Path(self._scratch.name)
 
+    # ------------------------------------------------------------ readers in other processes
+
     def reader_location(self) -> Optional[tuple]:
         """What another process needs to open this store read-only (see :func:`~kg_decoder.graph.opening.open_reader`), or None
         when it cannot (a store in memory)."""
-        return None
+        return self.graph.reader_location()
 
     def reader_snapshot(self) -> Optional[tuple]:
-        """Where another process reads the store as committed now, for a while (an embedded store
-        this process writes: a snapshot, given back with :meth:`release_reader`); None when no other
-        process can (a store in memory)."""
-        return self._readers_location() if self.reader_location() is not None else None
+        """Where another process reads the store as committed now, for a while (an embedded store: a
+        snapshot, given back with :meth:`release_reader`); None when no other process can (a store in memory)."""
+        if self.reader_location() is None:
+            return None
+        with self._commit_lock:
+            return self.graph.reader_snapshot(self.generation)
 
     def release_reader(self, location: tuple) -> None:
         """Another process is done reading at ``location`` (from :meth:`reader_snapshot`)."""
+        self.graph.release_reader(location)
 
     def share_with_readers(self, listener: Callable[[tuple], None]) -> None:
         """Other processes read this store while this one writes it: ``listener`` is told, now and
@@ -155,8 +152,8 @@ class KgStore(GraphReads, TextIndexing):
             listener(self._readers_location())
 
     def _readers_location(self) -> tuple:
-        """Where other processes read the store as committed now."""
-        return self.reader_location()
+        with self._commit_lock:
+            return self.graph.readers_location(self.generation)
 
     def _committed(self) -> None:
         self.generation = next(_GENERATIONS)
@@ -164,6 +161,24 @@ class KgStore(GraphReads, TextIndexing):
             location = self._readers_location()
             for listener in list(self._readers):
                 listener(location)
+
+    @contextlib.contextmanager
+    def writer_lent(self):
+        """Let another process write this store meanwhile (a user's update, in a process that can be
+        killed): this process's writer is closed, its reads go to a snapshot taken now, and the writer
+        is opened again afterwards, with what the other process committed. Writes from this process
+        wait. StoreError for a store in memory, remote or opened read-only."""
+        lend = getattr(self.graph, "lend_writer", None)
+        if lend is None:
+            raise StoreError(f"the store at {self.location} cannot be written by another process")
+        with self._commit_lock:
+            try:
+                with lend():
+                    yield
+            finally:
+                if self._committer is not None:
+                    lower_storage_threads()  # the reopened engine's threads
+        self._committed()
 
     def serve_reads_first(self) -> None:
         """Commit on a low-priority thread and nice the storage engine's own threads (the web server).
@@ -185,7 +200,7 @@ class KgStore(GraphReads, TextIndexing):
         if any(isinstance(value, str) and not is_iri(value) for value in bindings.values()):
             return []
         try:
-            solutions = self._evaluate(query.bound(bindings), {})
+            solutions = self.graph.evaluate(query.bound(bindings), {})
             keys = [snake(v.value) for v in solutions.variables]  # once a query, not once a row
             # A solution's terms in the variables' order: a look-up by name costs more than the term.
             return [{key: python_value(term) for key, term in zip(keys, row) if term is not None}
@@ -194,7 +209,7 @@ class KgStore(GraphReads, TextIndexing):
             raise StoreError(f"reading the store at {self.location} failed: {exc}") from None
 
     def _construct(self, name: str, **bindings) -> list[Triple]:
-        return list(self._evaluate(query_file(name).bound(bindings), {}))
+        return list(self.graph.evaluate(query_file(name).bound(bindings), {}))
 
     def provenance_ntriples(self, document: Optional[str] = None) -> str:
         """The provenance graph (or one document's part of it) as N-Triples, without the triples
@@ -202,100 +217,23 @@ class KgStore(GraphReads, TextIndexing):
         if document is not None:
             triples = self._construct("document_graph", document=document)
         else:
-            triples = (Triple(q.subject, q.predicate, q.object) for q in self._quads(SOURCE_GRAPH))
+            triples = (Triple(q.subject, q.predicate, q.object) for q in self.graph.quads(SOURCE_GRAPH))
         return "".join(f"{t} .\n" for t in triples if not isinstance(t.object, Triple))
 
     # ------------------------------------------------------------ a user's queries
 
-    def _start_query(self, query: str, default_graph: Optional[list[str]] = None,
-                     named_graphs: Optional[list[str]] = None, union: bool = False,
-                     allow_service: Sequence[str] = (), timeout: Optional[float] = None):
-        """Start a user's SPARQL query: Oxigraph's solutions, boolean or triples, to consume once, on this
-        thread (a remote store's answer is read as it is consumed: its connection is held until then).
-        Private: :meth:`select_rows` and :meth:`answer` consume it where they start it, and hand out
-        rows or bytes that any thread may read.
-
-        ``union`` makes the default graph the union of all graphs (provenance included).
-        SERVICE is refused (ServiceNotAllowed) unless its endpoint is one of the ``allow_service``
-        URLs or under one: Oxigraph would call any URL from this process. A query too long or too
-        deeply nested for the parser is QueryTooComplex. ``timeout`` bounds a remote store's answer
-        (QueryTimeout past it); an embedded store's evaluation cannot be interrupted in this process.
-        """
-        check_services(query, allow_service)
-        options: dict = {}
-        try:
-            if union:
-                options["use_default_graph_as_union"] = True
-            elif default_graph:
-                options["default_graph"] = [NamedNode(iri) for iri in default_graph]
-            if named_graphs:
-                options["named_graphs"] = [NamedNode(iri) for iri in named_graphs]
-        except ValueError as exc:  # an IRI of a graph that is not one
-            raise QueryError(str(exc)) from None
-        if timeout is not None:
-            options["timeout"] = timeout
-        return self._evaluate(query, options, streamed=True)
-
     def select_rows(self, query: str, allow_service: Sequence[str] = ()) -> Rows:
         """A user's SELECT query as rows of plain values (IRIs and literals as their text)."""
-        calls = check_services(query, allow_service)
-        solutions = None
-        try:
-            solutions = self._start_query(query, allow_service=allow_service)
-            if not isinstance(solutions, QuerySolutions):
-                raise QueryError("only a SELECT query gives rows; ASK, CONSTRUCT and DESCRIBE are answered by the "
-                                 "web app's /sparql")
-            columns = [v.value for v in solutions.variables]
-            rows = [tuple(None if row[c] is None else plain_text(row[c]) for c in columns) for row in solutions]
-        except SyntaxError as exc:
-            raise self._unreadable_answer(exc, bool(calls)) from None
-        except (OSError, RuntimeError, ValueError) as exc:
-            raise evaluation_error(exc, bool(calls)) from None
-        finally:
-            solutions = None
-        return Rows(columns=columns, rows=rows)
+        return select_rows(self.graph, query, allow_service)
 
     def answer(self, query: str, choose_format: Callable[[dict], str], row_cap: int,
                default_graph: Optional[list[str]] = None, named_graphs: Optional[list[str]] = None,
                union: bool = False, allow_service: Sequence[str] = (),
                timeout: Optional[float] = None) -> tuple[str, bytes]:
-        """A user's query evaluated and serialised by Oxigraph: ``(media type, body)``.
-
-        ``choose_format`` is given the media types offered for the result (:data:`RESULT_FORMATS`
-        or :data:`GRAPH_FORMATS`) and returns the one to write. More than ``row_cap`` rows or
-        triples is QueryError ``too-many-rows``. Consumes Oxigraph's result on this thread.
-        """
-        calls = check_services(query, allow_service)
-        result = None
-        try:
-            result = self._start_query(query, default_graph, named_graphs, union, allow_service, timeout)
-            if isinstance(result, QueryBoolean):
-                media = choose_format(RESULT_FORMATS)
-                return media, result.serialize(format=RESULT_FORMATS[media])
-            if not isinstance(result, QuerySolutions):  # triples
-                media = choose_format(GRAPH_FORMATS)
-                lines = capped_answer(lambda out: result.serialize(out, format=RdfFormat.N_TRIPLES), row_cap)
-                if GRAPH_FORMATS[media] == RdfFormat.N_TRIPLES:
-                    return media, lines
-                return media, serialize(parse(lines, format=RdfFormat.N_TRIPLES), format=GRAPH_FORMATS[media]) or b""
-            media = choose_format(RESULT_FORMATS)
-            # Written as TSV first (one line per row, so the cap counts rows), then as asked.
-            table = capped_answer(lambda out: result.serialize(out, format=QueryResultsFormat.TSV), row_cap + 1)
-            if RESULT_FORMATS[media] == QueryResultsFormat.TSV:
-                return media, table
-            return media, parse_query_results(table, QueryResultsFormat.TSV).serialize(format=RESULT_FORMATS[media])
-        except SyntaxError as exc:
-            raise self._unreadable_answer(exc, bool(calls)) from None
-        except (OSError, RuntimeError, ValueError, TypeError) as exc:
-            raise evaluation_error(exc, bool(calls)) from None
-        finally:
-            result = None
-
-    def _unreadable_answer(self, exc: SyntaxError, calls_service: bool) -> StoreError:
-        """A streamed answer (a remote store's) that stops parsing part way: the store's fault.
-        The parser's message may quote a SERVICE endpoint's answer: then it is left out."""
-        detail = "" if calls_service else f": {str(exc)[:200]}"
-        return StoreError(f"the store at {self.location} answered what does not parse{detail}")
+        """A user's query evaluated and serialised by Oxigraph: ``(media type, body)``; see
+        :func:`~kg_decoder.graph.answers.answer`."""
+        return answer(self.graph, query, choose_format, row_cap, default_graph, named_graphs, union, allow_service,
+                      timeout)
 
     def sparql_update(self, update: str, allow_service: Sequence[str] = (), allow_load: Sequence[str] = ()) -> None:
         """Run a user's SPARQL Update (one transaction); SERVICE as in :meth:`_start_query`. ``LOAD`` fetches
@@ -305,7 +243,7 @@ class KgStore(GraphReads, TextIndexing):
         self._writable()
         try:
             with self._commit_lock:
-                self._run_commit(lambda: self._update(update, repeatable=False))
+                self._run_commit(lambda: self.graph.update(update, repeatable=False))
         except (OSError, RuntimeError, ValueError, QueryError) as exc:
             raise evaluation_error(exc, bool(calls), "the update") from None
         self._committed()
@@ -371,7 +309,8 @@ class KgStore(GraphReads, TextIndexing):
         return orphans
 
     def _cited_now(self) -> set[str]:
-        return self.cited_blobs()
+        now = self.graph.cited_blobs_now()
+        return self.cited_blobs() if now is None else now
 
     # ------------------------------------------------------------ writing
 
@@ -379,7 +318,7 @@ class KgStore(GraphReads, TextIndexing):
         """A decoded document in one transaction, replacing what the store held of it when ``replace``;
         then its texts into the text index (:mod:`~kg_decoder.graph.indexing`)."""
         self._write(nquads, blobs, ("delete_document", {"document": document}) if replace else None, mapped=True)
-        self.index_committed(document)
+        self.text_index.add_committed(document)
 
     def remove_document(self, document: str) -> None:
         """Remove a document and everything derived from it (``queries/delete_document.rq``: facts and
@@ -400,7 +339,7 @@ class KgStore(GraphReads, TextIndexing):
             latest += latest_version_quads(source, left[-1]) if left else []
         deletes.append(("delete_document", {"document": document}))
         self._write(latest, {}, deletes)
-        self.index_removed(document)
+        self.text_index.drop(document)
 
     def write_chunks(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:
         """A chunking run of a document in one transaction, replacing the earlier one when ``replace``."""
@@ -428,7 +367,7 @@ class KgStore(GraphReads, TextIndexing):
         if deletes:
             self._write(b"", {}, deletes)
         for document in documents:
-            self.index_removed(document)
+            self.text_index.drop(document)
 
     def anchor_detached(self, document: str, quads: list[Quad]) -> None:
         """A document's detached fact subgraphs anchored again, or detached anew (``anchoring_quads``),
@@ -451,7 +390,7 @@ class KgStore(GraphReads, TextIndexing):
         commits them outside Python, the web server's reading threads go on meanwhile; remote:
         one POST); with one, a single ``DELETE ... ; INSERT DATA ...`` update (of the quads as they
         were given, when they were not serialised). ``mapped``: the quads are a mapping's own (no blank
-        nodes), which a large load may ingest through the bulk loader (``EmbeddedStore._load``).
+        nodes), which a large load may ingest through the bulk loader (``EmbeddedGraph.load``).
         """
         self._writable()
         if delete is not None:
@@ -461,10 +400,10 @@ class KgStore(GraphReads, TextIndexing):
             except SyntaxError as exc:
                 raise MalformedUpdate(f"the N-Quads do not parse: {str(exc)[:200]}") from None
             update = _one_update([query_file(name).bound(values) for name, values in deletes] + [insert_data(quads)])
-            commit = lambda: self._update(update)  # noqa: E731
+            commit = lambda: self.graph.update(update)  # noqa: E731
         else:
             data = as_nquads(nquads) if isinstance(nquads, list) else nquads
-            commit = lambda: self._load(data, mapped)  # noqa: E731
+            commit = lambda: self.graph.load(data, mapped)  # noqa: E731
         with self.library.writing():
             added = self.library.put_new(blobs)
             try:
@@ -483,7 +422,7 @@ class KgStore(GraphReads, TextIndexing):
         have committed the same bytes meanwhile). Not from a shared library, where another machine
         may be about to cite one, nor after a remote write that may have been carried out: the
         garbage collector removes what is left."""
-        if self.library.shared or not self.undo_is_safe:
+        if self.library.shared or not self.graph.undo_is_safe:
             return
         try:
             cited = self.cited_blobs() if added else set()
@@ -508,19 +447,15 @@ class KgStore(GraphReads, TextIndexing):
 
     def quads(self) -> set[Quad]:
         """Every quad in the store."""
-        return set(self._quads())
+        return set(self.graph.quads())
 
     def source_quads(self, subject: Optional[str] = None) -> list[Quad]:
         """The provenance quads (of one subject)."""
-        return [q for q in self._quads(SOURCE_GRAPH) if subject is None or q.subject == NamedNode(subject)]
+        return [q for q in self.graph.quads(SOURCE_GRAPH) if subject is None or q.subject == NamedNode(subject)]
 
     def dump_nquads(self, output: BinaryIO) -> int:
         """Write every quad as N-Quads to ``output``; how many (``kg-decoder export``)."""
-        count = 0
-        for quad in self._quads():
-            output.write(f"{quad} .\n".encode("utf-8"))
-            count += 1
-        return count
+        return self.graph.dump_nquads(output)
 
 
 def _one_update(operations: list[str]) -> str:

@@ -37,7 +37,7 @@ def open_mcp_store(location, library: Optional[str] = None, library_options: Opt
                   file=sys.stderr)
 
         store = open_for_reading(location, library, library_options, on_locked=say_locked)
-    store.text_index()  # made, or caught up with the graph, before a worker reads it
+    store.text_index.opened()  # made, or caught up with the graph, before a worker reads it
     if not store.read_only:
         store.serve_reads_first()
     return store

@@ -89,7 +89,7 @@ def run_audits(store: Union[KgStore, StorePath], timeout: Optional[float] = None
     for audit, hashes in zip(LIBRARY_AUDITS, (store.missing_blobs, store.orphan_blobs)):
         audits.append(_run(replace(audit), lambda hashes=hashes: Rows(columns=["sha256"], rows=[
             (key,) for key in hashes()]), started, ended, bounded))
-    audits.append(_run(replace(INDEX_AUDIT), lambda: store.index_audit().table, started, ended, bounded))
+    audits.append(_run(replace(INDEX_AUDIT), lambda: store.text_index.audit().table, started, ended, bounded))
     return audits
 
 

@@ -82,7 +82,7 @@ def run_update(store: KgStore, update: str, allow_service: Sequence[str] = (), a
     """Run a user's SPARQL Update, refused first when it calls or loads from an endpoint not allowed.
 
     With ``workers`` (over an embedded store on disk) this process lends its writer to their writing
-    worker for the update (:meth:`EmbeddedStore.writer_lent`), which is stopped at the time limit: an update
+    worker for the update (:meth:`KgStore.writer_lent`), which is stopped at the time limit: an update
     is one transaction, written all at once at its end, so a stopped one leaves the store as it was.
     """
     check_services(update, allow_service, allow_load, update=True)

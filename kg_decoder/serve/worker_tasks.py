@@ -5,7 +5,7 @@ Each task names where to read the store (an embedded store's latest snapshot, se
 :mod:`kg_decoder.graph.snapshots`, or a remote store). A worker keeps the store
 open between tasks and opens the new snapshot when the server has committed since: a warm worker
 whose snapshot is current adds nothing to a task. An update opens the store itself for writing,
-while the server has lent it its writer (:meth:`EmbeddedStore.writer_lent`), and closes it again
+while the server has lent it its writer (:meth:`KgStore.writer_lent`), and closes it again
 whatever happens.
 """
 
@@ -15,8 +15,7 @@ from typing import Optional, Sequence
 
 from ..cite.search import search
 from ..cite.trace import trace
-from ..graph.embedded_store import EmbeddedStore
-from ..graph.opening import open_reader
+from ..graph.opening import embedded_store, open_reader
 from ..graph.store import KgStore
 from ..model import SearchResults, TraceSource
 from .page_reads import READS
@@ -61,7 +60,7 @@ def sparql_answer(location: tuple, query: str, accept: str, default_graph: Optio
 def sparql_update(location: tuple, update: str, allow_service: Sequence[str], allow_load: Sequence[str]) -> None:
     """Run an update on the store opened for writing here; closed again whatever happens."""
     kind, path, library, library_options, _ = location
-    store = EmbeddedStore(path, library=library, library_options=library_options)
+    store = embedded_store(path, library=library, library_options=library_options)
     try:
         store.sparql_update(update, allow_service=allow_service, allow_load=allow_load)
     finally:

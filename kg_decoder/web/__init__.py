@@ -58,7 +58,7 @@ def create_app(store, write_token: Optional[str] = None, query_timeout: float = 
     """
     if not isinstance(store, KgStore):
         store = kg_decoder.open_store(store)
-    store.text_index()  # made, or caught up with the graph, before the workers read it
+    store.text_index.opened()  # made, or caught up with the graph, before the workers read it
     app = Flask(__name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"))
     app.config["MAX_CONTENT_LENGTH"] = max_upload_bytes
     app.config["TRUSTED_HOSTS"] = list(trusted_hosts) if trusted_hosts else None

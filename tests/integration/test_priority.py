@@ -16,7 +16,7 @@ QUAD = Quad(NamedNode("http://example.org/s"), NamedNode("http://example.org/p")
 
 
 class Watched:
-    """The real Oxigraph store, noting which thread commits and at what priority; it can fail on demand."""
+    """The store's real graph, noting which thread commits and at what priority; it can fail on demand."""
 
     def __init__(self, graph, fail=False):
         self._graph, self.fail, self.seen = graph, fail, []

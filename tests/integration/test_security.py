@@ -113,7 +113,7 @@ def test_the_listener_sees_what_oxigraph_sends_when_nothing_stops_it(store, list
     """The threat is real: the raw Oxigraph store calls the URL and hands on the remote body."""
     before = listener.requests
     with pytest.raises(Exception) as raised:
-        list(store.graph.query(service_queries(listener.url)["plain"]))
+        list(store.graph.oxigraph.query(service_queries(listener.url)["plain"]))
     assert listener.requests == before + 1 and Listener.SECRET in str(raised.value)
 
 
@@ -211,7 +211,7 @@ def test_a_guard_that_reads_every_way_the_parser_might(listener, store):
             continue
         evaluated += 1
         try:
-            list(store.graph.query(query))
+            list(store.graph.oxigraph.query(query))
         except Exception:
             pass
     assert listener.requests == before

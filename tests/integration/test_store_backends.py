@@ -22,7 +22,7 @@ from invariants import timeless
 from servers import handler_server, oxigraph_server
 
 import kg_decoder
-from kg_decoder.graph.remote_store import RemoteStore, StoreConfig
+from kg_decoder.graph.remote_store import RemoteGraph, StoreConfig
 from kg_decoder.model.errors import MalformedQuery, MalformedUpdate, StoreError, StoreUnsupported, TooManyRows
 
 # Formats with pages, rendered positions, a spreadsheet, markup, an e-mail with attachments.
@@ -50,10 +50,10 @@ def test_open_store_reads_a_url_and_a_config_file(server_url, tmp_path):
     config = tmp_path / "store.toml"
     config.write_text(f'[store]\nurl = "{server_url}"\ntimeout = 20\n\n[library]\nurl = "{tmp_path / "lib"}"\n')
     with kg_decoder.open_store(config) as store:
-        assert isinstance(store, RemoteStore) and store.config.timeout == 20
-        assert store.config.update == f"{server_url}/update"
+        assert isinstance(store.graph, RemoteGraph) and store.graph.config.timeout == 20
+        assert store.graph.config.update == f"{server_url}/update"
     with kg_decoder.open_store(server_url, library=str(tmp_path / "lib")) as store:
-        assert isinstance(store, RemoteStore)
+        assert isinstance(store.graph, RemoteGraph)
     with pytest.raises(StoreError, match="needs a library"):
         kg_decoder.open_store(server_url)
     config.write_text(f'[store]\nurl = "{server_url}"\ncache = false\n\n[library]\nurl = "{tmp_path / "lib"}"\n')
@@ -270,7 +270,7 @@ def test_an_unreachable_server_is_a_store_error(tmp_path):
         port = probe.getsockname()[1]
     config = StoreConfig.at(f"http://127.0.0.1:{port}").with_library(str(tmp_path / "lib"))
     with pytest.raises(StoreError, match="cannot be reached"):
-        RemoteStore(config.__class__(**{**config.__dict__, "retries": 1}))
+        RemoteGraph(config.__class__(**{**config.__dict__, "retries": 1}))
 
 
 # ---------------------------------------------------------------- all or nothing on the server

@@ -152,26 +152,26 @@ def test_removed_and_redecoded_documents_leave_the_index(tmp_path):
         assert kg_decoder.search("document reader", store=store).total == 0
         assert counted_as_the_full_text_index_does(store)  # kept in step by re-decodes and removals
         assert [h.document for h in kg_decoder.search("efficient method", store=store).hits] == [kept]
-        assert not store.index_audit().has_findings
+        assert not store.text_index.audit().has_findings
         # removed by a user's own update, behind the index's back: the audit sees it, a search drops it
         store.sparql_update(f"DELETE WHERE {{ GRAPH <urn:graph:source> {{ ?run <http://www.w3.org/ns/prov#used> <{kept}> ;"
                             f" ?p ?o }} }} ; DELETE WHERE {{ GRAPH <urn:graph:source> {{ <{kept}> ?p ?o }} }}")
-        assert [row[1] for row in store.index_audit().table.rows] == ["in the index, not in the graph"]
+        assert [row[1] for row in store.text_index.audit().table.rows] == ["in the index, not in the graph"]
         assert kg_decoder.search("efficient method", store=store).hits == []
-        assert not store.index_audit().has_findings
+        assert not store.text_index.audit().has_findings
 
 
 def test_a_crash_between_commit_and_index_is_repaired_at_open(tmp_path, monkeypatch):
     with kg_decoder.open_store(tmp_path / "store") as store:
         kg_decoder.decode(PLAIN.encode(), store=store)
-        monkeypatch.setattr(indexing.TextIndexing, "index_committed", lambda self, document: None)  # the crash
+        monkeypatch.setattr(indexing.StoreTextIndex, "add_committed", lambda self, document: None)  # the crash
         missed = kg_decoder.decode(LIGATURES.encode(), store=store).document
         assert kg_decoder.search("document reader", store=store).total == 0
-        assert [row[0] for row in store.index_audit().table.rows] == [missed]
+        assert [row[0] for row in store.text_index.audit().table.rows] == [missed]
     monkeypatch.undo()
     with kg_decoder.open_store(tmp_path / "store") as store:
         [hit] = kg_decoder.search("document reader", store=store).hits
-        assert hit.document == missed and not store.index_audit().has_findings
+        assert hit.document == missed and not store.text_index.audit().has_findings
         path = store.work_folder() / INDEX_FILE
     with sqlite3.connect(path) as db:  # as an index made before the trigram counts were kept
         db.execute("DELETE FROM trigram_counts")
@@ -185,7 +185,7 @@ def test_reindex_equals_the_incremental_index(generated_store, cli):
     store, _ = generated_store
     incremental = index_rows(store)
     assert len(incremental[0]) == len(store.document_summaries()) and incremental[1]
-    assert store.reindex() == len(incremental[0])
+    assert store.text_index.rebuild() == len(incremental[0])
     assert index_rows(store) == incremental
 
 
@@ -219,7 +219,7 @@ def test_a_remote_store_keeps_an_index_in_each_front_ends_cache(tmp_path, monkey
             one.sparql_update("CLEAR ALL")  # behind every index's back
         with kg_decoder.open_store(replace(config, cache=str(tmp_path / "two"))) as two:
             assert kg_decoder.search("efficient method", store=two).total == 0  # the index saw the graph emptied
-            assert not two.index_audit().has_findings and index_rows(two) == ([], [], [])
+            assert not two.text_index.audit().has_findings and index_rows(two) == ([], [], [])
 
 
 def test_the_server_searches_and_traces_within_its_bounds(tmp_path, cli):

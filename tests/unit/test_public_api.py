@@ -138,4 +138,4 @@ def test_no_query_row_or_vocabulary_iri_outside_the_graph_stage():
             continue
         text = path.read_text(encoding="utf-8")
         assert "store.select(" not in text and "trustgraph.ai/ns" not in text, path
-        assert ".graph.query(" not in text and "._rows(" not in text, path
+        assert ".graph.query(" not in text and ".graph.evaluate(" not in text and "._rows(" not in text, path
