@@ -16,7 +16,7 @@ from typing import Optional, Union
 from ..graph.library import sha256_hex
 from ..graph.quads import as_nquads
 from ..graph.run_mapping import Anchoring, ChunkRecord, anchoring_quads, chunk_quads, chunking_activity_iri
-from ..graph.rows import DetachedSubgraph, DocumentChunk, PageInfo, TextElement
+from ..graph.rows import ChunkRow, DetachedSubgraph, PageInfo, TextElement
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..model import (Anchor, BBox, Chunk, ChunkAnchor, ChunkOptions, ChunkResult, ChunkStatus, ChunkView,
@@ -121,7 +121,7 @@ def anchor_detached_facts(store: KgStore, document: str) -> int:
     return sum(item.detached_from is None for item in anchorings)
 
 
-def _anchoring(row: DetachedSubgraph, document: str, chunks: list[DocumentChunk], texts: dict[str, str],
+def _anchoring(row: DetachedSubgraph, document: str, chunks: list[ChunkRow], texts: dict[str, str],
                folded: dict[str, FoldedText]) -> Anchoring:
     span = None if row.char_offset is None or row.char_length is None else \
         (row.char_offset, row.char_offset + row.char_length)

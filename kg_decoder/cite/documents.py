@@ -98,7 +98,7 @@ def _version_named(store: KgStore, found: list[str], file_name: str, number: Opt
     documents ``found`` decoded from ``file_name`` are; ambiguous-document when they are not one source's."""
     if not found:
         raise UnknownEntity(f"no document {name[:200]} in the store (give its IRI, the path or the name of its file)")
-    versions_of = {document: store.document_versions(document) for document in found}
+    versions_of = {document: store.versions.document_versions(document) for document in found}
     sources = {row.source for rows in versions_of.values() for row in rows}
     if number is not None and not sources:
         raise UnknownEntity(f"{file_name[:200]} is no source's version: it has no version {number}")
@@ -106,7 +106,7 @@ def _version_named(store: KgStore, found: list[str], file_name: str, number: Opt
         raise RequestError(f"{len(found)} documents were decoded from files named {file_name[:200]} "
                            f"({len(sources)} sources): name one by its IRI ({', '.join(found[:5])})",
                            code="ambiguous-document", http_status=409)
-    versions = store.source_versions(sources.pop())
+    versions = store.versions.source_versions(sources.pop())
     if number is None:  # the latest of the versions decoded from a file of that name
         named = [row for row in versions if row.document in versions_of]
         chosen = [max(named, key=lambda row: row.number)] if named else []

@@ -12,6 +12,7 @@ from typing import Optional, Union
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..model import SearchHit, SearchResults
+from ..model.errors import RequestError
 from .places import Place, check_page, ranked_places
 from .trace import trace
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from ..decode.renders import kept_rendering
-from ..graph.rows import DocumentInfo, SegmentInfo, TextElement
+from ..graph.rows import DocumentInfo, SegmentRow, TextElement
 from ..graph.opening import with_store
 from ..graph.store import KgStore, StorePath
 from ..graph.terms import to_triple
@@ -287,7 +287,7 @@ class _Tracer:
         info = self._segment_info(segment)
         return self.store.text(info.sha256, segment)
 
-    def _segment_info(self, segment: str) -> SegmentInfo:
+    def _segment_info(self, segment: str) -> SegmentRow:
         info = self.store.segment_info(segment)
         if info is None:
             raise UnknownEntity(f"no page or section {segment} in the store")
@@ -341,7 +341,7 @@ class _Tracer:
             source.rendered_by = run.renderer if run else None
         return source
 
-    def _page_of(self, info: SegmentInfo) -> Optional[str]:
+    def _page_of(self, info: SegmentRow) -> Optional[str]:
         """The page a segment is, the page a section inside a page derives from, or the page of the
         page or section a picture whose text this is sits in."""
         if info.kind == "page":
@@ -405,7 +405,7 @@ class _Tracer:
         return DrawnDocument(about.sha256, self.store.blob(about.sha256), about.format)
 
     def _drawn_page(self, about: DocumentInfo, element: TextElement,
-                    info: SegmentInfo) -> tuple[Optional[int], Optional[DrawnDocument]]:
+                    info: SegmentRow) -> tuple[Optional[int], Optional[DrawnDocument]]:
         """The page an element's box is on, and the document whose characters are drawn there: a PDF
         itself, or the rendering of a document its elements were placed on (made when it was decoded:
         a trace never renders)."""

@@ -41,7 +41,7 @@ class VersionText:
                 texts[segment.segment] = store.text(segment.sha256, segment.segment)
                 pages[segment.segment] = segment.page_number
         sides = []
-        for row in store.version_elements(document, boxes):
+        for row in store.versions.version_elements(document, boxes):
             text = texts.get(row.segment)
             if text is None:
                 continue
@@ -97,7 +97,7 @@ def source_rows(store: KgStore, source: str, read_files: bool = True) -> list[So
     if read_files and not source.startswith("urn:") and "://" not in source:
         candidates.append(source_iri(pipeline.path_source_id(source)))
     for iri in candidates:
-        rows = store.source_versions(iri)
+        rows = store.versions.source_versions(iri)
         if rows:
             return rows
     raise UnknownEntity(f"no source {source!r:.200} in the store (a path, URL or --source-id that was decoded)")
@@ -122,8 +122,8 @@ def source_versions(source: str, *, store: Union[KgStore, StorePath], read_files
 def _document_of(store: KgStore, name: str) -> str:
     """A document by its IRI, or a version's document by the version's IRI."""
     if name.startswith("urn:version:"):
-        for source in store.all_sources():
-            for row in store.source_versions(source.source):
+        for source in store.versions.all_sources():
+            for row in store.versions.source_versions(source.source):
                 if row.version == name:
                     return row.document
         raise UnknownEntity(f"no version {name:.200} in the store")
@@ -155,7 +155,7 @@ def verdict_steps(store: KgStore, subgraph: str) -> list[VerdictStep]:
                         previous_page_number=row.previous_page_number, text=row.text,
                         previous_text=row.previous_text, segment=row.segment, start=row.char_offset,
                         end=None if row.char_offset is None else row.char_offset + row.char_length)
-            for row in store.fact_verdicts(subgraph)]
+            for row in store.versions.fact_verdicts(subgraph)]
 
 
 @with_store(read_only=False)
@@ -167,7 +167,7 @@ def prune_versions(keep: int, source: Optional[str] = None, *, store: Union[KgSt
     if not isinstance(keep, int) or isinstance(keep, bool) or keep < 1:
         raise InvalidOption("keep at least one version (--keep N, N >= 1)")
     groups = [source_rows(store, source)] if source is not None else \
-        [store.source_versions(row.source) for row in store.all_sources()]
+        [store.versions.source_versions(row.source) for row in store.versions.all_sources()]
     removed: list[SourceVersionRow] = []
     kept_documents = set()
     for rows in groups:
@@ -177,7 +177,7 @@ def prune_versions(keep: int, source: Optional[str] = None, *, store: Union[KgSt
         return []
     still_cited = set(kept_documents)
     for row in removed:  # a document another source's version is stays
-        still_cited.update(v.document for v in store.document_versions(row.document) if v.version not in
+        still_cited.update(v.document for v in store.versions.document_versions(row.document) if v.version not in
                            {r.version for r in removed})
     documents = sorted({row.document for row in removed} - still_cited)
     store.remove_versions([row.version for row in removed], documents)

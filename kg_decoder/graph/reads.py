@@ -14,12 +14,10 @@ from typing import Optional, TypeVar
 from pyoxigraph import Literal
 
 from ..model import ImageInfo, Problem, Rows
-from .rows import (AnchorRow, ChunkInfo, DecodeRun, DetachedSubgraph, DocumentChunk, DocumentFailure, DocumentInfo,
-                   DocumentState, DocumentSummary, ElementRow, EntityCount, FactRow, FactSource, ImageContent,
-                   PageInfo, RenderingRun, SectionTitle, SegmentChunk, SegmentElement, SegmentInfo, SegmentRow,
-                   TableCellRow, TextElement, TextSegment, WebFetchState)
+from .rows import (AnchorRow, ChunkRow, DecodeRun, DetachedSubgraph, DocumentFailure, DocumentInfo, DocumentState,
+                   DocumentSummary, ElementRow, EntityCount, FactRow, FactSource, ImageContent, PageInfo, RenderingRun,
+                   SectionTitle, SegmentRow, TableCellRow, TextElement, WebFetchState, typed_rows)
 from .terms import is_iri
-from .version_reads import VersionReads
 
 Row = TypeVar("Row")
 
@@ -36,18 +34,17 @@ def snake(name: str) -> str:
 _IMAGE_FIELDS = {"image": "iri", "pixel_width": "width", "pixel_height": "height"}
 
 
-class GraphReads(VersionReads):
+class GraphReads:
     """The typed reads of a store; mixed into :class:`~kg_decoder.graph.store.KgStore`.
 
-    A backend provides ``_rows(name, **bindings) -> list[dict]`` (snake_case keys, Python values).
+    The store gives ``_rows(name, **bindings) -> list[dict]`` (snake_case keys, Python values).
     """
 
-    def _rows(self, name: str, **bindings) -> list[dict]:  # pragma: no cover - the backend's
+    def _rows(self, name: str, **bindings) -> list[dict]:  # pragma: no cover - the store's
         raise NotImplementedError
 
     def _read(self, name: str, kind: type[Row], **bindings) -> list[Row]:
-        names = {f.name for f in fields(kind)}
-        return [kind(**{k: v for k, v in row.items() if k in names}) for row in self._rows(name, **bindings)]
+        return typed_rows(self._rows(name, **bindings), kind)
 
     def _one(self, name: str, kind: type[Row], **bindings) -> Optional[Row]:
         found = self._read(name, kind, **bindings)
@@ -104,9 +101,9 @@ class GraphReads(VersionReads):
     def document_segments(self, document: str) -> list[SegmentRow]:
         return self._read("document_segments", SegmentRow, document=document)
 
-    def text_segments(self, document: Optional[str] = None) -> list[TextSegment]:
+    def text_segments(self, document: Optional[str] = None) -> list[SegmentRow]:
         """The pages and sections whose text goes downstream, of one document or of all."""
-        return self._read("text_documents", TextSegment, document=document)
+        return self._read("text_documents", SegmentRow, document=document)
 
     def document_elements(self, document: str) -> list[ElementRow]:
         return self._read("document_elements", ElementRow, document=document)
@@ -130,11 +127,11 @@ class GraphReads(VersionReads):
 
     # ------------------------------------------------------------ segments and elements
 
-    def segment_info(self, segment: str) -> Optional[SegmentInfo]:
-        return self._one("segment_info", SegmentInfo, segment=segment)
+    def segment_info(self, segment: str) -> Optional[SegmentRow]:
+        return self._one("segment_info", SegmentRow, segment=segment)
 
-    def segment_elements(self, segment: str) -> list[SegmentElement]:
-        return self._read("segment_elements", SegmentElement, segment=segment)
+    def segment_elements(self, segment: str) -> list[TextElement]:
+        return self._read("segment_elements", TextElement, segment=segment)
 
     def segment_text_elements(self, segment: str) -> list[TextElement]:
         return self._read("segment_text_elements", TextElement, segment=segment)
@@ -156,21 +153,21 @@ class GraphReads(VersionReads):
 
     # ------------------------------------------------------------ chunks and facts
 
-    def chunk_info(self, chunk: str) -> Optional[ChunkInfo]:
-        return self._one("chunk_info", ChunkInfo, chunk=chunk)
+    def chunk_info(self, chunk: str) -> Optional[ChunkRow]:
+        return self._one("chunk_info", ChunkRow, chunk=chunk)
 
     def chunking_runs(self, document: str) -> list[str]:
         """The chunking activities the store holds for a document."""
         return [row["activity"] for row in self._rows("chunk_state", document=document)]
 
-    def document_chunks(self, document: str) -> list[DocumentChunk]:
-        return self._read("document_chunks", DocumentChunk, document=document)
+    def document_chunks(self, document: str) -> list[ChunkRow]:
+        return self._read("document_chunks", ChunkRow, document=document)
 
     def document_chunk_anchors(self, document: str) -> list[AnchorRow]:
         return self._read("document_chunk_anchors", AnchorRow, document=document)
 
-    def segment_chunks(self, segment: str) -> list[SegmentChunk]:
-        return self._read("segment_chunks", SegmentChunk, segment=segment)
+    def segment_chunks(self, segment: str) -> list[ChunkRow]:
+        return self._read("segment_chunks", ChunkRow, segment=segment)
 
     def extracted_chunks(self, extractor: str, version: str) -> set[str]:
         """The chunks some extraction run of this extractor and version read (``kg-decoder extract``)."""

@@ -1,12 +1,17 @@
-"""The rows typed reads return (``reads.GraphReads``): one dataclass a shipped SELECT, one field per
-variable its header ``# Returns:`` names (the camelCase names in snake_case)."""
+"""The rows typed reads return (``reads.GraphReads``): a field for every variable the headers
+``# Returns:`` of the queries that read it name (the camelCase names in snake_case); what a query
+does not return is None. One dataclass an entity (a segment, a text element, a chunk) where its reads
+differ only in what they return; a document's list row, identity and state, and an element's row
+with its box (their JSON views), stay apart."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass, field, fields
+from typing import Optional, TypeVar
 
 from ..model import BBox
+
+Row = TypeVar("Row")
 
 
 @dataclass(kw_only=True)
@@ -111,43 +116,27 @@ class PageInfo:
     sheet_name: Optional[str] = None
 
 
-@dataclass
-class TextSegment:
-    """A page, section or picture's OCR text whose text goes downstream (``text_documents``).
+@dataclass(kw_only=True)
+class SegmentRow:
+    """A page or section of a document, or a picture's OCR text (``text_documents``: those whose text
+    goes downstream; ``document_segments``: every one; ``segment_info``: one).
 
     A picture's text (kind "image") is not part of the document text: no ``char_offset``;
-    ``derived_from`` is the picture."""
+    ``derived_from`` (and ``image``) is the picture, ``image_segment`` the page or section it is in."""
 
     document: str
     segment: str
     kind: str
-    index: int
     char_length: int
     sha256: str
+    index: Optional[int] = None
     char_offset: Optional[int] = None
     page_number: Optional[int] = None
     derived_from: Optional[str] = None
-
-
-@dataclass(kw_only=True)
-class SegmentRow(TextSegment):
-    """A page or section of a document (``document_segments``), whether its text goes downstream."""
-
-    text_document: bool
-    parent: str
-
-
-@dataclass
-class SegmentInfo:
-    segment: str
-    kind: str
-    document: str
-    sha256: str
-    char_length: int
-    page_number: Optional[int] = None
+    text_document: Optional[bool] = None  # whether its text goes downstream (``document_segments``)
     parent: Optional[str] = None
-    image: Optional[str] = None  # for a picture's OCR text, the picture
-    image_segment: Optional[str] = None  # and the page or section the picture is in
+    image: Optional[str] = None
+    image_segment: Optional[str] = None
 
 
 @dataclass
@@ -168,29 +157,20 @@ class ElementRow(_Boxed):
 @dataclass
 class TextElement(_Boxed):
     """A text element with its offsets in its page or section text (``segment_text_elements``,
-    ``document_text_elements``)."""
+    ``document_text_elements``, ``segment_elements``); what a read does not return is None."""
 
     segment: str
     element: str
-    index: int
     category: str
     char_offset: int
     char_length: int
+    index: Optional[int] = None
     document: Optional[str] = None
     text: Optional[str] = None
     page_number: Optional[int] = None
     heading_depth: Optional[int] = None
     sheet_name: Optional[str] = None
     verification: Optional[str] = None
-
-
-@dataclass
-class SegmentElement:
-    segment: str
-    element: str
-    category: str
-    char_offset: int
-    char_length: int
 
 
 @dataclass
@@ -211,20 +191,19 @@ class TableCellRow(_Boxed):
 
 
 @dataclass
-class ChunkInfo:
+class ChunkRow:
+    """A chunk as a read gives it: one (``chunk_info``), a document's (``document_chunks``, with its
+    heading path) or a segment's (``segment_chunks``); what a read does not return is None."""
+
     chunk: str
     segment: str
-    document: str
     chunk_index: int
     char_offset: int
     char_length: int
-    prefix_length: int
-    token_count: int
-    sha256: str
-
-
-@dataclass
-class DocumentChunk(ChunkInfo):
+    document: Optional[str] = None
+    prefix_length: Optional[int] = None
+    token_count: Optional[int] = None
+    sha256: Optional[str] = None
     heading_path: Optional[str] = None
 
 
@@ -235,15 +214,6 @@ class AnchorRow(_Boxed):
     page_number: int
     page: Optional[str] = None
     verification: Optional[str] = None
-
-
-@dataclass
-class SegmentChunk:
-    segment: str
-    chunk: str
-    chunk_index: int
-    char_offset: int
-    char_length: int
 
 
 @dataclass
@@ -320,4 +290,12 @@ class EntityCount:
     count: int
 
 
-__all__ = ["AnchorRow", "ChunkInfo", "DecodeRun", "DetachedSubgraph", "DocumentChunk", "DocumentFailure", "DocumentInfo", "DocumentState", "DocumentSummary", "ElementRow", "EntityCount", "FactRow", "FactSource", "ImageContent", "PageInfo", "RenderingRun", "SectionTitle", "SegmentChunk", "SegmentElement", "SegmentInfo", "SegmentRow", "TableCellRow", "TextElement", "TextSegment", "WebFetchState"]
+def typed_rows(rows: list[dict], kind: type[Row]) -> list[Row]:
+    """Query rows as the dataclass ``kind`` (a key it has no field for left out)."""
+    names = {f.name for f in fields(kind)}
+    return [kind(**{k: v for k, v in row.items() if k in names}) for row in rows]
+
+
+__all__ = ["AnchorRow", "ChunkRow", "DecodeRun", "DetachedSubgraph", "DocumentFailure", "DocumentInfo", "DocumentState",
+           "DocumentSummary", "ElementRow", "EntityCount", "FactRow", "FactSource", "ImageContent", "PageInfo",
+           "RenderingRun", "SectionTitle", "SegmentRow", "TableCellRow", "TextElement", "WebFetchState", "typed_rows"]

@@ -34,6 +34,7 @@ from .reads import GraphReads, snake
 from .sparql_guard import check_services
 from .terms import insert_data, is_iri, python_value
 from .version_mapping import latest_version_quads
+from .version_reads import VersionReads
 from .vocabulary import SOURCE_GRAPH
 
 _GENERATIONS = itertools.count(1)
@@ -44,8 +45,9 @@ class KgStore(GraphReads):
     holds the graph.
 
     Composed of parts: ``graph`` (a :class:`~kg_decoder.graph.backend.GraphBackend`: evaluate a query,
-    load N-Quads, run an update, list quads), ``library`` (the bytes, by hash) and ``text_index``
-    (:class:`~kg_decoder.graph.indexing.StoreTextIndex`). :mod:`~kg_decoder.graph.opening` composes
+    load N-Quads, run an update, list quads), ``library`` (the bytes, by hash), ``text_index``
+    (:class:`~kg_decoder.graph.indexing.StoreTextIndex`) and ``versions`` (the reads of sources and
+    versions, :class:`~kg_decoder.graph.version_reads.VersionReads`). :mod:`~kg_decoder.graph.opening` composes
     them. Beside the typed reads it adds a user's queries and the ``write_*`` methods, each one
     transaction over graph and library.
 
@@ -61,6 +63,7 @@ class KgStore(GraphReads):
         self.graph = graph
         self.library = library
         self.text_index = StoreTextIndex(self)
+        self.versions = VersionReads(self._rows)
         self._committer: Optional[BackgroundCommitter] = None
         self._scratch: Optional[tempfile.TemporaryDirectory] = None
         self._scratch_lock = threading.Lock()
@@ -329,11 +332,11 @@ class KgStore(GraphReads):
         self._writable()
         if not self.has_document(document):
             raise UnknownEntity(f"no document {document:.200} in the store")
-        its_versions = self.document_versions(document)
+        its_versions = self.versions.document_versions(document)
         versions = {row.version for row in its_versions}
         deletes, latest = [("delete_version", {"version": version}) for version in sorted(versions)], []
         for source in sorted({row.source for row in its_versions}):
-            left = [row.version for row in self.source_versions(source) if row.version not in versions]
+            left = [row.version for row in self.versions.source_versions(source) if row.version not in versions]
             deletes.append(("delete_latest_version", {"source": source}) if left else
                            ("delete_source", {"source": source}))
             latest += latest_version_quads(source, left[-1]) if left else []

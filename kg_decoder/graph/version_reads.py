@@ -1,10 +1,13 @@
-"""Typed reads of sources, versions and fact verdicts (mixed into :class:`~kg_decoder.graph.reads.GraphReads`)."""
+"""Typed reads of sources, versions and fact verdicts: the part ``store.versions`` of a
+:class:`~kg_decoder.graph.store.KgStore`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Optional
+from typing import Callable, Optional
+
+from .rows import Row, typed_rows
 
 
 @dataclass
@@ -129,7 +132,14 @@ class FactVerdictRow:
 
 
 class VersionReads:
-    """Reads of sources and versions; the class it is mixed into gives ``_read``."""
+    """Reads of sources and versions, over the rows of the store's shipped queries (``rows_of(name,
+    **bindings)``: snake_case keys, Python values)."""
+
+    def __init__(self, rows_of: Callable[..., list[dict]]) -> None:
+        self._rows = rows_of
+
+    def _read(self, name: str, kind: type[Row], **bindings) -> list[Row]:
+        return typed_rows(self._rows(name, **bindings), kind)
 
     def source_versions(self, source: str) -> list[SourceVersionRow]:
         """A source's versions (by the source's IRI), oldest first."""

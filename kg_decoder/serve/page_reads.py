@@ -59,7 +59,7 @@ def documents_page(store: KgStore, wanted_format: Optional[str] = None, offset: 
     if wanted_format:
         documents = [document for document in documents if document.format == wanted_format]
     listed = _page(documents, offset, limit)
-    versions = store.version_numbers() if listed.items else {}
+    versions = store.versions.version_numbers() if listed.items else {}
     for document in listed.items:  # two decodes of one file name apart: which version is which
         document.versions = versions.get(document.document)
         # counted for the page's documents only (each count reads that document's chunks)

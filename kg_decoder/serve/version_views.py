@@ -46,7 +46,7 @@ def document_source_versions(store: KgStore, document: str) -> list[SourceVersio
     source), each with its versions and their diff counts against the version before."""
     views = []
     for source, source_id in dict.fromkeys((row.source, row.source_id)
-                                           for row in store.document_versions(document)):
+                                           for row in store.versions.document_versions(document)):
         rows, previous = [], None
         for version in source_versions(source, store=store, read_files=False):
             rows.append(VersionRowView(version, version.document == document, document_url(version.document),
@@ -161,7 +161,7 @@ def verdict_chain_views(store: KgStore, source: TraceSource) -> list[VerdictChai
     if not source.verdicts:
         return []
     stated_in = {}
-    for row in store.document_versions(source.document.iri):  # its first version of each source
+    for row in store.versions.document_versions(source.document.iri):  # its first version of each source
         stated_in.setdefault(row.source_id, row)
     chains: dict[str, VerdictChainView] = {}
     for step in source.verdicts:

@@ -38,7 +38,7 @@ def record_version(store: KgStore, source_id: str, document: str) -> VersionInfo
     with _source_locks_lock:
         lock = _source_locks.setdefault(source_id, threading.Lock())
     with lock:  # versions of one source one after the other (parallel decodes)
-        rows = store.source_versions(source_iri(source_id))
+        rows = store.versions.source_versions(source_iri(source_id))
         latest = next((row for row in rows if row.latest), None)
         if latest is not None and latest.document == document:
             return version_info(latest, rows)
@@ -83,7 +83,7 @@ def _live_facts(store: KgStore, previous: SourceVersionRow, old: VersionText) ->
     None): its text and page are the last that held it."""
     facts: dict[str, _Fact] = {}
     gave_verdict = set()
-    for row in store.version_verdicts(previous.version):
+    for row in store.versions.version_verdicts(previous.version):
         gave_verdict.add(row.subgraph)
         if row.verdict == Verdict.REMOVED and row.previous_text:
             facts[row.subgraph] = _Fact(row.subgraph, None, 0, 0, row.previous_text, row.previous_page_number,
@@ -97,7 +97,7 @@ def _live_facts(store: KgStore, previous: SourceVersionRow, old: VersionText) ->
             text = row.text
         facts[row.subgraph] = _Fact(row.subgraph, row.segment, start, end, text, row.page_number,
                                     verdict_entity=row.verdict_entity)
-    for row in store.document_fact_spans(previous.document):
+    for row in store.versions.document_fact_spans(previous.document):
         if row.subgraph in gave_verdict or row.subgraph in facts or row.segment not in old.texts:
             continue
         prefix = row.prefix_length or 0
