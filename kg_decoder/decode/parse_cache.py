@@ -31,8 +31,8 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # reading order (its columns one after the other); 11: PDF lines with Hangul words whole, a glyph drawn twice
 # read once, blanks as single spaces; SmartArt nodes and a chart's drawn texts (ChartText) on the rendering.
 # 12: an e-mail address unstructured calls a Title is an EmailAddress. 13: the boxes a slide's file states
-# (a table, a chart's data) checked by the slide's rendering.
-_FORMAT = b"kg-decoder-partition-cache-13\n"
+# (a table, a chart's data) checked by the slide's rendering. 14: ligatures stored as their letters (ﬁ: fi).
+_FORMAT = b"kg-decoder-partition-cache-14\n"
 
 
 class PartitionCache:

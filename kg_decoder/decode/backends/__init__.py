@@ -22,6 +22,7 @@ from ...model.errors import UnsupportedFormat
 from ...patches.unstructured import spacy_pipeline
 from ..embedded import EmbeddedFile
 from ..image_text import PicturesReadAhead, read_image_texts
+from ..ligatures import unligate
 from ..images import merge_by_position
 from ..offline import prepare
 from ..processes import THREADS_VARIABLE
@@ -99,6 +100,7 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
         if pending is not None:
             pending.cancel()
     read_image_texts(partitioned, options, started, ahead)
+    unligate(partitioned)  # the letters every other reader gives, before any text is assembled
     if not any(element.text.strip() for element in partitioned.elements if not element.is_image):
         partitioned.warnings.append(_no_text_warning(partitioned))
     return partitioned
