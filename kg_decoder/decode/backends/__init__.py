@@ -63,6 +63,12 @@ def format_for_mime(mime: str) -> Format:
     raise UnsupportedFormat(f"unsupported MIME type {base!r:.100}")
 
 
+def refuse_unreadable(data: bytes, format_name: str, password: Optional[str] = None) -> None:
+    """Raise a DecodeError for a file of ``format_name`` its readers certainly cannot open (a truncated
+    PDF), found at little cost before a worker is started for it (:meth:`Backend.refuse_unreadable`)."""
+    backend_for(format_name).refuse_unreadable(data, FORMATS[format_name], password)
+
+
 def partition_document(data: bytes, format_name: str, options: DecodeOptions,
                        progress: Optional[ProgressCallback] = None, rendered: Optional[bytes] = None) -> Partitioned:
     """Partition ``data`` (already known to be ``format_name``) into elements, pictures included.
@@ -180,5 +186,6 @@ def warm_up(threads: Optional[int] = None) -> None:
 
 
 __all__ = ["BACKENDS", "BY_EXTENSION", "BY_MIME", "Backend", "Element", "FORMATS", "Format", "backend_for",
-           "embedded_files", "format_for_mime", "page_text", "partition_document", "render_page", "renders_pages",
+           "embedded_files", "format_for_mime", "page_text", "partition_document", "refuse_unreadable",
+           "render_page", "renders_pages",
            "warm_up", "warm_up_decoding"]
