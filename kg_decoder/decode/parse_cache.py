@@ -32,7 +32,8 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # read once, blanks as single spaces; SmartArt nodes and a chart's drawn texts (ChartText) on the rendering.
 # 12: an e-mail address unstructured calls a Title is an EmailAddress. 13: the boxes a slide's file states
 # (a table, a chart's data) checked by the slide's rendering. 14: ligatures stored as their letters (ﬁ: fi).
-_FORMAT = b"kg-decoder-partition-cache-14\n"
+# 15: people's names in an author block a partitioner calls a Title are Authors.
+_FORMAT = b"kg-decoder-partition-cache-15\n"
 
 
 class PartitionCache:

@@ -22,6 +22,7 @@ from ...model.errors import UnsupportedFormat
 from ...patches.unstructured import spacy_pipeline
 from ..embedded import EmbeddedFile
 from ..image_text import PicturesReadAhead, read_image_texts
+from ..author_lines import retype_author_lines
 from ..ligatures import unligate
 from ..images import merge_by_position
 from ..offline import prepare
@@ -107,6 +108,7 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
             pending.cancel()
     read_image_texts(partitioned, options, started, ahead)
     unligate(partitioned)  # the letters every other reader gives, before any text is assembled
+    retype_author_lines(partitioned.elements)  # names are no headings: before sections are built
     if not any(element.text.strip() for element in partitioned.elements if not element.is_image):
         partitioned.warnings.append(_no_text_warning(partitioned))
     return partitioned
