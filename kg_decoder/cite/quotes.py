@@ -1,8 +1,8 @@
 """Finding a quote in stored text as an extractor writes it, with exact offsets into the stored text.
 
-Stored text keeps what the document holds: a PDF's ligature glyphs (``ﬁ``, ``ﬀ``, ``ﬃ``),
-full-width forms, soft hyphens, a word hyphenated at a line end, curly quotes, line breaks
-and the blank line between two elements. A quote as a person or an extractor writes it has
+Stored text keeps what the document holds (its ligatures aside, stored as their letters: see
+:mod:`kg_decoder.decode.ligatures`): full-width forms, soft hyphens, a word hyphenated at a line
+end, curly quotes, line breaks and the blank line between two elements. A quote as a person or an extractor writes it has
 plain letters, straight quotes, one space. Both sides are folded the same way before matching:
 
 - Unicode compatibility forms (NFKC: ligatures, full-width letters, no-break spaces), each

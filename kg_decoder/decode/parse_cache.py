@@ -30,8 +30,10 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # text layer's plausibility (Page.plausibility), doubted layers read again by OCR; 10: a PDF page's elements in
 # reading order (its columns one after the other); 11: PDF lines with Hangul words whole, a glyph drawn twice
 # read once, blanks as single spaces; SmartArt nodes and a chart's drawn texts (ChartText) on the rendering.
-# 12: an e-mail address unstructured calls a Title is an EmailAddress.
-_FORMAT = b"kg-decoder-partition-cache-12\n"
+# 12: an e-mail address unstructured calls a Title is an EmailAddress. 13: the boxes a slide's file states
+# (a table, a chart's data) checked by the slide's rendering. 14: ligatures stored as their letters (ﬁ: fi).
+# 15: people's names in an author block a partitioner calls a Title are Authors.
+_FORMAT = b"kg-decoder-partition-cache-15\n"
 
 
 class PartitionCache:

@@ -26,7 +26,7 @@ from ..model import (DecodeOptions, DecodeResult, DecodeStatus, ElementOffset, E
                      TextDocument, options_from, report)
 from ..model.errors import (CorruptDocument, DecodeError, DocumentTooLarge, EmptyDocument, EncryptedDocument,
                             InvalidOption, KgDecoderError, StoreError, UnreadableFile, UnsupportedFormat, error_class)
-from .backends import FORMATS, Format, embedded_files
+from .backends import FORMATS, Format, embedded_files, refuse_unreadable
 from .office.backend import RENDERED_FOR_POSITIONS
 from .build import DocumentJob
 from .embedded import over_budget
@@ -304,6 +304,7 @@ def _decode_new_bytes(data: bytes, plain: bytes, sha256: str, fmt: Format, file_
         report(progress, "done", 1, 1, "unchanged: the store already holds this decode")
         return stored_result(store, iri, file_name)
 
+    refuse_unreadable(plain, fmt.name, options.password)  # before a worker is started for it
     cache = str(store.path / "partition-cache") if use_cache and store.path is not None else None
     job = DocumentJob(sha256=sha256, byte_size=len(data), format_name=fmt.name, file_name=file_name,
                       options=options, versions=versions, cache_folder=cache, origin=origin,
@@ -323,10 +324,11 @@ def needs_worker(path: Path, store: KgStore, options: DecodeOptions, retry_parti
     """Whether decoding the file at ``path`` needs a decoding worker: not when ``store`` holds its decode
     with these settings and versions (it answers "unchanged"), nor when the file is refused before it is
     read (it cannot be read or identified) or was refused as it is now (a recorded refusal of the same
-    bytes, name, settings and versions: an encrypted PDF, a damaged file)."""
+    bytes, name, settings and versions: an encrypted PDF, a damaged file), nor when it is found unreadable
+    at little cost (a truncated PDF: :func:`~kg_decoder.decode.backends.refuse_unreadable`)."""
     try:
         data, file_name = read_source(path, options.max_bytes)
-        _detect(data, file_name, options.mime_type)
+        fmt = _detect(data, file_name, options.mime_type)
     except EncryptedDocument:
         return bool(options.password)  # an encrypted Office file is decrypted and read with the password
     except KgDecoderError:
@@ -335,9 +337,15 @@ def needs_worker(path: Path, store: KgStore, options: DecodeOptions, retry_parti
     iri = document_iri(sha256)
     versions = decode_versions()
     states = store.document_states(iri)
-    if not states:
-        return _held_refusal(store, iri, options, versions, file_name) is None
-    return not _held(store, iri, activity_iri(sha256, options, versions), file_name, states, retry_partial)
+    if not states and _held_refusal(store, iri, options, versions, file_name) is not None:
+        return False
+    if states and _held(store, iri, activity_iri(sha256, options, versions), file_name, states, retry_partial):
+        return False
+    try:  # refused before a worker is needed (a truncated PDF)
+        refuse_unreadable(data, fmt.name, options.password)
+    except KgDecoderError:
+        return False
+    return True
 
 
 def _held(store: KgStore, iri: str, activity: str, file_name: Optional[str], states: list,

@@ -10,7 +10,7 @@ from typing import Optional
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad, Triple
 
-from ..model import HEADING_SEPARATOR, TOKENIZER, Anchor, Chunk, ChunkOptions, DecodeOptions
+from ..model import HEADING_SEPARATOR, RENDERED_PDF_POINTS, TOKENIZER, Anchor, Chunk, ChunkOptions, DecodeOptions
 from .identifiers import derived_iri
 from .quads import (QuadWriter, activity_iri, bool_literal, describe_agent, describe_box, double_literal, int_literal,
                     text_literal, time_literal)
@@ -93,7 +93,10 @@ def chunk_quads(record: ChunkRecord) -> list[Quad]:
 
 
 def _describe_anchor(out: QuadWriter, chunk_iri: str, anchor: Anchor, activity: NamedNode) -> None:
-    node = NamedNode(derived_iri("anchor", chunk_iri, anchor.page_number))
+    # A chunk can have two anchors on one page number: its elements' own boxes there and the boxes a
+    # rendering gave others (a slide's chart data and its drawn labels): two nodes, never one with two boxes.
+    rendered = [RENDERED_PDF_POINTS] if anchor.coordinate_system == RENDERED_PDF_POINTS else []
+    node = NamedNode(derived_iri("anchor", chunk_iri, anchor.page_number, *rendered))
     out.add(node, RDF_TYPE, tg("CitationAnchor"))
     out.add(node, prov("wasDerivedFrom"), NamedNode(chunk_iri))
     out.add(node, prov("wasGeneratedBy"), activity)

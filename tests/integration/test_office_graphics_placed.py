@@ -99,3 +99,19 @@ def test_smartart_nodes_are_placed_on_their_shapes_and_quotes_trace_to_their_wor
     [box] = source.boxes
     assert box.source == "characters" and box.verification == "verified"
     assert box.left >= frame_left + 72 * 2.1 - 1 and box.right <= frame_left + 72 * 3.8 + 1, box
+
+
+def test_a_chart_slides_chunk_has_one_anchor_per_kind_of_box_and_the_audit_lists_it_once(chart_slide):
+    """The chunk holds the chart's data (a table on the frame the file states) and its drawn labels
+    (boxes on the rendering): two anchors on page 1, not one node with both boxes (which the audit
+    listed twice), and the frame's box is checked by the rendering's characters, not "unverified"."""
+    store, decoded = chart_slide
+    kg_decoder.chunk_document(decoded.document, store=store)
+    [chunk] = kg_decoder.document_chunks(decoded.document, store=store)
+    kinds = sorted((a.coordinate_system, a.verification) for a in chunk.anchors)
+    assert kinds == [("pdf-points-top-left", "element"), ("rendered-pdf-points-top-left", "verified")]
+    frame = next(a for a in chunk.anchors if not a.coordinate_system.startswith("rendered"))
+    assert frame.bbox == FRAME
+    audits = {a.name: a for a in kg_decoder.run_audits(store)}
+    rows = audits["audit-chunk-anchors-not-verified"].table.records()
+    assert [(r["chunk"], r["pageNumber"], r["verification"]) for r in rows] == [(chunk.iri, 1, "element")]

@@ -89,11 +89,16 @@ def ink(drawing, box, scale) -> float:
     return sum(histogram[:128]) / max(1, sum(histogram))
 
 
-def test_ligature_glyphs_match_plain_letters_and_the_offsets_cover_the_glyphs(fidelity_store, tmp_path):
+def test_ligature_glyphs_are_stored_as_their_letters_and_the_boxes_stay_on_the_glyphs(fidelity_store, tmp_path):
+    """The text layer holds U+FB03, U+FB00, U+FB01 (issue 54, item 9): the stored text holds the letters
+    every other reader gives, every offset counted in them, and the boxes are still on the glyphs."""
     drawn = drawn_pdfs.ligatures(tmp_path)
     source, decoded = traced(drawn, fidelity_store)
     text = fidelity_store.text(fidelity_store.segment_info(source.segment).sha256, source.segment)
-    assert text[source.start:source.end] == source.quote == "e\ufb03cient sta\ufb00 \ufb01nished the o\ufb03ce"
+    assert text[source.start:source.end] == source.quote == "efficient staff finished the office"
+    assert not any("\ufb00" <= char <= "\ufb06" for char in text)
+    elements = fidelity_store.document_elements(decoded.document)
+    assert not any("\ufb00" <= char <= "\ufb06" for element in elements for char in element.text or "")
     assert_on_the_words(source, drawn, "ligatures")
     # A fact's quote is found the same way in its chunk.
     chunk_document(decoded.document, store=fidelity_store)
@@ -101,7 +106,7 @@ def test_ligature_glyphs_match_plain_letters_and_the_offsets_cover_the_glyphs(fi
     fact = (EX + "staff", EX + "finished", EX + "report")
     assert add_facts(chunk.iri, [fact], [{"quote": "staff finished"}], store=fidelity_store).status == "added"
     [from_fact] = kg_decoder.trace(fact=fact, store=fidelity_store)
-    assert from_fact.quote == "sta\ufb00 \ufb01nished"
+    assert from_fact.quote == "staff finished"
 
 
 def test_a_word_hyphenated_across_lines_is_found_whole_with_a_box_per_line(fidelity_store, tmp_path):

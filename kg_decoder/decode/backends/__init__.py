@@ -22,6 +22,8 @@ from ...model.errors import UnsupportedFormat
 from ...patches.unstructured import spacy_pipeline
 from ..embedded import EmbeddedFile
 from ..image_text import PicturesReadAhead, read_image_texts
+from ..author_lines import retype_author_lines
+from ..ligatures import unligate
 from ..images import merge_by_position
 from ..offline import prepare
 from ..processes import THREADS_VARIABLE
@@ -62,6 +64,12 @@ def format_for_mime(mime: str) -> Format:
     raise UnsupportedFormat(f"unsupported MIME type {base!r:.100}")
 
 
+def refuse_unreadable(data: bytes, format_name: str, password: Optional[str] = None) -> None:
+    """Raise a DecodeError for a file of ``format_name`` its readers certainly cannot open (a truncated
+    PDF), found at little cost before a worker is started for it (:meth:`Backend.refuse_unreadable`)."""
+    backend_for(format_name).refuse_unreadable(data, FORMATS[format_name], password)
+
+
 def partition_document(data: bytes, format_name: str, options: DecodeOptions,
                        progress: Optional[ProgressCallback] = None, rendered: Optional[bytes] = None) -> Partitioned:
     """Partition ``data`` (already known to be ``format_name``) into elements, pictures included.
@@ -99,6 +107,8 @@ def partition_document(data: bytes, format_name: str, options: DecodeOptions,
         if pending is not None:
             pending.cancel()
     read_image_texts(partitioned, options, started, ahead)
+    unligate(partitioned)  # the letters every other reader gives, before any text is assembled
+    retype_author_lines(partitioned.elements)  # names are no headings: before sections are built
     if not any(element.text.strip() for element in partitioned.elements if not element.is_image):
         partitioned.warnings.append(_no_text_warning(partitioned))
     return partitioned
@@ -178,5 +188,6 @@ def warm_up(threads: Optional[int] = None) -> None:
 
 
 __all__ = ["BACKENDS", "BY_EXTENSION", "BY_MIME", "Backend", "Element", "FORMATS", "Format", "backend_for",
-           "embedded_files", "format_for_mime", "page_text", "partition_document", "render_page", "renders_pages",
+           "embedded_files", "format_for_mime", "page_text", "partition_document", "refuse_unreadable",
+           "render_page", "renders_pages",
            "warm_up", "warm_up_decoding"]

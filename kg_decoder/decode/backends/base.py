@@ -87,6 +87,10 @@ class Backend:
         return partition_file(fmt.name, *self.partitioners[fmt.name], data, [],
                               **self.partition_arguments(fmt, options))
 
+    def refuse_unreadable(self, data: bytes, fmt: Format, password: Optional[str] = None) -> None:
+        """Raise a DecodeError for a file its readers certainly cannot open, found at little cost in the
+        caller's process, before a worker is started for it; by default nothing is refused here."""
+
     def partition_arguments(self, fmt: Format, options: DecodeOptions) -> dict:
         """Keyword arguments for unstructured's partitioner beyond the file."""
         return {}

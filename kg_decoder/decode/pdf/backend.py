@@ -29,6 +29,7 @@ from ..rendering.box_checks import check_pdf_boxes
 from .geometry import PageGeometry
 from .page_ocr import can_ocr, doubted_elements, ocr_pages, read_doubted_layers
 from .decryption import readable_pdf
+from .readable import refuse_unreadable_pdf
 from .forms import with_forms
 from .unread import with_unread_lines
 from ..tables.pdf_pages import TableReadings, find_tables
@@ -46,6 +47,10 @@ PDF = Format("pdf", "application/pdf", ("pdf",), page_based=True)
 class PdfBackend(Backend):
     family = "pdf"
     formats = (PDF,)
+
+    def refuse_unreadable(self, data: bytes, fmt: Format, password: Optional[str] = None) -> None:
+        """A PDF that does not end as one and that PDFium cannot open (a truncated file)."""
+        refuse_unreadable_pdf(data, password)
 
     def partition(self, data: bytes, fmt: Format, options: DecodeOptions,
                   progress: Optional[ProgressCallback] = None) -> Partitioned:

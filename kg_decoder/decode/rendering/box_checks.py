@@ -70,18 +70,21 @@ def check_pdf_boxes(pdf, elements: list[Element], numbers: set[int]) -> None:
             element.verification = Verification.VERIFIED if holds(inside, element.text) else Verification.ELEMENT
 
 
-def check_rendered_boxes(elements: list[Element], pages: list[RenderedPage]) -> None:
-    """Check the boxes of the elements placed on a rendering with the rendering's characters."""
+def check_rendered_boxes(elements: list[Element], pages: list[RenderedPage], slides: bool = False) -> None:
+    """Check the boxes of the elements placed on a rendering with the rendering's characters; ``slides``:
+    also the boxes a slide's file states (a table, a chart's data), on the rendered page of their slide,
+    which has the slide's own coordinates."""
     heights: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # page index -> its characters by the height of their middle
     for element in elements:
-        if not _unchecked(element) or element.rendered_page is None or element.rendered_page > len(pages):
+        number = element.rendered_page if element.rendered_page is not None or not slides else element.page_number
+        if not _unchecked(element) or number is None or not 0 < number <= len(pages):
             continue
-        page = pages[element.rendered_page - 1]
-        if element.rendered_page not in heights:
+        page = pages[number - 1]
+        if number not in heights:
             middles = page.middle_heights()
             order = np.argsort(middles, kind="stable")
-            heights[element.rendered_page] = (middles[order], order)
-        middles, order = heights[element.rendered_page]
+            heights[number] = (middles[order], order)
+        middles, order = heights[number]
         # Only the characters whose middle is as high as the box grown by the slack can be inside it (in page order).
         rows = order[np.searchsorted(middles, 2 * (element.bbox[1] - _SLACK) - 1e-6, side="left"):
                      np.searchsorted(middles, 2 * (element.bbox[3] + _SLACK) + 1e-6, side="right")]

@@ -61,7 +61,7 @@ def place_by_rendering(data: bytes, format_name: str, partitioned: Partitioned,
             partitioned.problems.append(Problem.of("not-rendered", "the rendering of the document could not be read"))
             return
     placed = _place(partitioned.elements, pages, by_page=format_name in _SLIDES)
-    check_rendered_boxes(partitioned.elements, pages)
+    check_rendered_boxes(partitioned.elements, pages, slides=format_name in _SLIDES)
     if format_name not in _SLIDES:  # a slide's tables state their cells' geometry
         place_rendered_table_cells(partitioned.elements, pages)
     placed += _place_pictures(partitioned.elements, [(number, box) for number, page in enumerate(pages, 1)
