@@ -11,6 +11,7 @@ import sys
 import textwrap
 
 import anyio
+import pytest
 
 from conftest import REPO
 from kg_decoder.mcp.stdio import PipeLines, PipeWriter, pollable
@@ -88,3 +89,53 @@ def test_a_file_is_left_to_the_sdks_transport(tmp_path):
     path.write_text("{}\n")
     with open(path) as file:
         assert not pollable(file.fileno())
+
+
+def test_messages_are_read_parsed_and_written_whole_by_the_tasks_that_take_them():
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCRequest, JSONRPCResponse
+
+    from kg_decoder.patches.mcp import MessagesRead, MessagesWritten
+
+    class Lines:
+        def __init__(self, lines):
+            self.lines = iter(lines)
+
+        def __aiter__(self):
+            return self
+
+        async def __anext__(self):
+            for line in self.lines:
+                return line
+            raise StopAsyncIteration
+
+    class Written:
+        def __init__(self, broken=False):
+            self.text, self.broken = "", broken
+
+        async def write(self, text):
+            self.text += text
+
+        async def flush(self):
+            if self.broken:
+                raise BrokenPipeError
+
+    async def main():
+        read = MessagesRead(Lines(['{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n', "not json\n"]))
+        first, second = [item async for item in read]
+        await read.aclose()
+        with pytest.raises(anyio.ClosedResourceError):
+            await read.receive()
+        written, broken = Written(), MessagesWritten(Written(broken=True))
+        async with MessagesWritten(written) as out:
+            await out.send(SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=1, result={"a": "é"})))
+        with pytest.raises(anyio.ClosedResourceError):
+            await out.send(SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=2, result={})))
+        with pytest.raises(anyio.BrokenResourceError):  # the client went away: the dispatcher drops the answer
+            await broken.send(SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=3, result={})))
+        return first, second, written.text
+
+    first, second, text = anyio.run(main)
+    assert isinstance(first.message, JSONRPCRequest) and first.message.method == "ping"
+    assert isinstance(second, Exception)  # a line that is no message: its error, as stdio_server gives it
+    assert text == '{"jsonrpc":"2.0","id":1,"result":{"a":"é"}}\n'
