@@ -75,26 +75,41 @@ class MessagesRead:
         await self.aclose()
 
 
+WRITE_SECONDS = 30.0  # a message not taken whole by the reader by then: the connection is given up
+
+
 class MessagesWritten:
     """The write stream ``stdio_server`` gives, over ``writer``: each message written by the task that
     sends it, whole (one at a time), as a line of JSON. A reader gone is ``BrokenResourceError``, which
-    the server's dispatcher expects of a stream whose other end closed."""
+    the server's dispatcher expects of a stream whose other end closed.
+
+    A request cancelled while its answer is written (a client's cancellation, the server stopping) has
+    it written to the end all the same, as ``stdio_server``'s own writing task would: half a message
+    would spoil every message after it. A reader that takes none of it for :data:`WRITE_SECONDS` is
+    taken for gone."""
 
     def __init__(self, writer: Any) -> None:
         self._writer = writer
         self._lock = anyio.Lock(fast_acquire=True)  # no turn of the loop when free (anyio >= 4.5; the SDK: 4.9)
-        self._closed = False
+        self._closed = self._broken = False
 
     async def send(self, session_message: Any) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
         line = session_message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
         async with self._lock:
-            try:
-                await self._writer.write(line)
-                await self._writer.flush()
-            except (BrokenPipeError, ConnectionError):
-                raise anyio.BrokenResourceError from None
+            if self._broken:
+                raise anyio.BrokenResourceError
+            with anyio.move_on_after(WRITE_SECONDS, shield=True) as writing:
+                try:
+                    await self._writer.write(line)
+                    await self._writer.flush()
+                except (BrokenPipeError, ConnectionError):
+                    self._broken = True
+            if writing.cancelled_caught:
+                self._broken = True
+            if self._broken:
+                raise anyio.BrokenResourceError
 
     async def aclose(self) -> None:
         self._closed = True
@@ -115,4 +130,4 @@ UPSTREAM = (
              "9b12b189ab100f8274eca577176714aee6a2f73f661dcae5981c3443e6e1434c"),
 )
 
-__all__ = ["UPSTREAM", "MessagesRead", "MessagesWritten", "serve_stdio_files"]
+__all__ = ["UPSTREAM", "WRITE_SECONDS", "MessagesRead", "MessagesWritten", "serve_stdio_files"]

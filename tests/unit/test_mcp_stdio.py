@@ -139,3 +139,42 @@ def test_messages_are_read_parsed_and_written_whole_by_the_tasks_that_take_them(
     assert isinstance(first.message, JSONRPCRequest) and first.message.method == "ping"
     assert isinstance(second, Exception)  # a line that is no message: its error, as stdio_server gives it
     assert text == '{"jsonrpc":"2.0","id":1,"result":{"a":"é"}}\n'
+
+
+def test_an_answer_is_written_whole_though_its_request_is_cancelled_and_a_stuck_reader_is_given_up(monkeypatch):
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCResponse
+
+    from kg_decoder.patches import mcp as patched
+
+    class Slow:  # a pipe the reader drains slowly: half a message goes, the flush waits, then the rest
+        def __init__(self, seconds):
+            self.text, self.pending, self.seconds = "", "", seconds
+
+        async def write(self, text):
+            self.pending += text
+
+        async def flush(self):  # as PipeWriter: what is left to write is the flush's own
+            half = len(self.pending) // 2
+            self.text, rest, self.pending = self.text + self.pending[:half], self.pending[half:], ""
+            await anyio.sleep(self.seconds)
+            self.text += rest
+
+    def answer(number):
+        return SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=number, result={"n": number}))
+
+    async def main():
+        slow = Slow(0.2)
+        out = patched.MessagesWritten(slow)
+        with anyio.move_on_after(0.05):  # the request is cancelled while its answer is being written
+            await out.send(answer(1))
+        await out.send(answer(2))
+        monkeypatch.setattr(patched, "WRITE_SECONDS", 0.05)
+        stuck = patched.MessagesWritten(Slow(10))
+        with pytest.raises(anyio.BrokenResourceError):
+            await stuck.send(answer(3))
+        with pytest.raises(anyio.BrokenResourceError):  # given up: nothing goes after half a message
+            await stuck.send(answer(4))
+        return slow.text
+
+    assert anyio.run(main) == '{"jsonrpc":"2.0","id":1,"result":{"n":1}}\n{"jsonrpc":"2.0","id":2,"result":{"n":2}}\n'
