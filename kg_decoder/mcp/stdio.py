@@ -1,12 +1,11 @@
-"""The server's stdio transport: the process's pipes read and written by the event loop itself, their
-messages parsed and written as the SDK's ``stdio_server`` does (:mod:`kg_decoder.patches.mcp`).
+"""The server's stdio transport: the SDK's ``stdio_server`` over the process's pipes, read and written
+by the event loop itself.
 
 The SDK reads its standard input and writes its standard output through ``anyio.wrap_file``: a line
 read, a message written and its flush are three trips to a worker thread and back for every call, a
 third of a millisecond of a trace's answer on two busy cores (``bench/mcp_cost.py``). Where both are
 pipes or sockets (as every MCP client starts a server), the loop waits on them itself and reads and
-writes them without blocking, in the server's own tasks. Anything else (a file, a terminal) is left
-to the SDK's own transport.
+writes them without blocking. Anything else (a file, a terminal) is left to the SDK's own transport.
 
 As the SDK does while it serves, the protocol gets private duplicates of descriptors 0 and 1, and
 those two are pointed at the null device and at stderr: a worker's, a library's or a ``print``'s

@@ -11,7 +11,6 @@ import sys
 import textwrap
 
 import anyio
-import pytest
 
 from conftest import REPO
 from kg_decoder.mcp.stdio import PipeLines, PipeWriter, pollable
@@ -89,92 +88,3 @@ def test_a_file_is_left_to_the_sdks_transport(tmp_path):
     path.write_text("{}\n")
     with open(path) as file:
         assert not pollable(file.fileno())
-
-
-def test_messages_are_read_parsed_and_written_whole_by_the_tasks_that_take_them():
-    from mcp.shared.message import SessionMessage
-    from mcp_types import JSONRPCRequest, JSONRPCResponse
-
-    from kg_decoder.patches.mcp import MessagesRead, MessagesWritten
-
-    class Lines:
-        def __init__(self, lines):
-            self.lines = iter(lines)
-
-        def __aiter__(self):
-            return self
-
-        async def __anext__(self):
-            for line in self.lines:
-                return line
-            raise StopAsyncIteration
-
-    class Written:
-        def __init__(self, broken=False):
-            self.text, self.broken = "", broken
-
-        async def write(self, text):
-            self.text += text
-
-        async def flush(self):
-            if self.broken:
-                raise BrokenPipeError
-
-    async def main():
-        read = MessagesRead(Lines(['{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n', "not json\n"]))
-        first, second = [item async for item in read]
-        await read.aclose()
-        with pytest.raises(anyio.ClosedResourceError):
-            await read.receive()
-        written, broken = Written(), MessagesWritten(Written(broken=True))
-        async with MessagesWritten(written) as out:
-            await out.send(SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=1, result={"a": "é"})))
-        with pytest.raises(anyio.ClosedResourceError):
-            await out.send(SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=2, result={})))
-        with pytest.raises(anyio.BrokenResourceError):  # the client went away: the dispatcher drops the answer
-            await broken.send(SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=3, result={})))
-        return first, second, written.text
-
-    first, second, text = anyio.run(main)
-    assert isinstance(first.message, JSONRPCRequest) and first.message.method == "ping"
-    assert isinstance(second, Exception)  # a line that is no message: its error, as stdio_server gives it
-    assert text == '{"jsonrpc":"2.0","id":1,"result":{"a":"é"}}\n'
-
-
-def test_an_answer_is_written_whole_though_its_request_is_cancelled_and_a_stuck_reader_is_given_up(monkeypatch):
-    from mcp.shared.message import SessionMessage
-    from mcp_types import JSONRPCResponse
-
-    from kg_decoder.patches import mcp as patched
-
-    class Slow:  # a pipe the reader drains slowly: half a message goes, the flush waits, then the rest
-        def __init__(self, seconds):
-            self.text, self.pending, self.seconds = "", "", seconds
-
-        async def write(self, text):
-            self.pending += text
-
-        async def flush(self):  # as PipeWriter: what is left to write is the flush's own
-            half = len(self.pending) // 2
-            self.text, rest, self.pending = self.text + self.pending[:half], self.pending[half:], ""
-            await anyio.sleep(self.seconds)
-            self.text += rest
-
-    def answer(number):
-        return SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=number, result={"n": number}))
-
-    async def main():
-        slow = Slow(0.2)
-        out = patched.MessagesWritten(slow)
-        with anyio.move_on_after(0.05):  # the request is cancelled while its answer is being written
-            await out.send(answer(1))
-        await out.send(answer(2))
-        monkeypatch.setattr(patched, "WRITE_SECONDS", 0.05)
-        stuck = patched.MessagesWritten(Slow(10))
-        with pytest.raises(anyio.BrokenResourceError):
-            await stuck.send(answer(3))
-        with pytest.raises(anyio.BrokenResourceError):  # given up: nothing goes after half a message
-            await stuck.send(answer(4))
-        return slow.text
-
-    assert anyio.run(main) == '{"jsonrpc":"2.0","id":1,"result":{"n":1}}\n{"jsonrpc":"2.0","id":2,"result":{"n":2}}\n'
