@@ -1,5 +1,6 @@
-"""What the MCP tools answer, as pydantic models: the SDK publishes each as the tool's output schema
-and checks every structured result against it before it is sent.
+"""What the MCP tools answer, as pydantic models: each is published as its tool's output schema
+(:func:`published`), and each structured result is such a model, built (and so checked) by the tool
+and dumped to JSON once (:mod:`kg_decoder.mcp.server`).
 
 Field names are those of the Python API's results (``kg_decoder.model``), so an agent reading the
 JSON and a program calling :func:`kg_decoder.trace` see the same words.

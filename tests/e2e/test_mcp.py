@@ -142,6 +142,8 @@ def test_every_tool_answers_and_its_structured_result_fits_its_schema(over_stdio
             continue
         assert not result.is_error, (name, arguments, result.content[0].text)
         jsonschema.validate(result.structured_content, schemas[name])
+        # the same answer as text, last (after page_image's picture), for a client that reads no structure
+        assert json.loads(result.content[-1].text) == result.structured_content, name
     assert called == set(schemas)
 
 
