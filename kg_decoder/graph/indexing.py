@@ -24,7 +24,7 @@ import time
 import warnings
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from pyoxigraph import Literal
 
@@ -45,10 +45,12 @@ INDEX_AUDIT = Audit(name="text-index", title="Text index against the graph", kin
 
 class StoreTextIndex:
     """The text index's part of a :class:`~kg_decoder.graph.store.KgStore`: opened on first use, kept in
-    step with the store's graph (it reads the store's typed reads, ``work_folder`` and ``text``)."""
+    step with the store's graph (it reads the store's typed reads, ``work_folder`` and ``text``, and
+    the rows of its shipped queries, ``rows_of(name, **bindings)``)."""
 
-    def __init__(self, store) -> None:
+    def __init__(self, store, rows_of: Callable[..., list[dict]]) -> None:
         self._store = store
+        self._rows = rows_of
         self._index: Optional[TextIndex] = None
         self._caught_up = 0.0
         self._lock = threading.RLock()
@@ -94,7 +96,7 @@ class StoreTextIndex:
             return held is None or held.activity != decode.activity
 
         indexed = self._index_documents(decode for decode in self._decodes_since(since) if lacks(decode))
-        [counted] = self._store._rows("decoded_document_count")
+        [counted] = self._rows("decoded_document_count")
         if counted["count"] != index.document_count():  # removed behind its back: compare every document
             indexed += self._reconcile_index()
         self._caught_up = time.monotonic()
@@ -113,7 +115,7 @@ class StoreTextIndex:
     def _decodes_since(self, since: str) -> list[HeldDecode]:
         """The graph's decodes that ended after ``since`` (an xsd:dateTime), oldest first."""
         return [HeldDecode(row["document"], row["activity"], row["ended"], row.get("file_name"))
-                for row in self._store._rows("decodes_since", since=Literal(since, datatype=XSD_DATETIME))]
+                for row in self._rows("decodes_since", since=Literal(since, datatype=XSD_DATETIME))]
 
     def _index_documents(self, decodes: Iterable[HeldDecode], batch: int = 200) -> int:
         """The documents' texts as the graph holds them into the index, ``batch`` documents a transaction."""

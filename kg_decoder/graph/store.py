@@ -62,7 +62,7 @@ class KgStore(GraphReads):
     def __init__(self, graph: GraphBackend, library: Union[Library, MemoryLibrary]) -> None:
         self.graph = graph
         self.library = library
-        self.text_index = StoreTextIndex(self)
+        self.text_index = StoreTextIndex(self, self._rows)
         self.versions = VersionReads(self._rows)
         self._committer: Optional[BackgroundCommitter] = None
         self._scratch: Optional[tempfile.TemporaryDirectory] = None
