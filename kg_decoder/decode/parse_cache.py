@@ -57,7 +57,7 @@ class PartitionCache:
         """The cache key of partitioning these bytes this way with these versions."""
         parts = [sha256, format_name, options.strategy, options.ocr_languages, str(bool(options.password)),
                  f"rendered-positions={options.rendered_positions}", f"image-ocr={options.image_ocr}",
-                 f"pdf-tables={options.pdf_tables}", f"max-image-pixels={options.max_image_pixels}",
+                 f"pdf-tables={options.pdf_tables}", f"pdf-reader={options.pdf_reader}", f"max-image-pixels={options.max_image_pixels}",
                  *(f"{name}={version}" for name, version in sorted(versions.items()))]
         if format_name in ("json", "jsonl"):  # JSON is split by its structure up to the section size
             parts.append(f"size={options.section_max_size}")

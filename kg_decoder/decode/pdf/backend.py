@@ -34,6 +34,7 @@ from .unread import with_unread_lines
 from ..tables.pdf_pages import TableReadings, find_tables
 from .reading_order import reading_order
 from .regions import replacing
+from .blocks import pdfium_elements
 from .characters import read_page
 from .text_layer import PdfLines, has_turned_text, lines_outside, text_layer_elements, turned_text_elements
 from .text_plausibility import doubted, plausibility
@@ -191,7 +192,7 @@ def _read_text_layers(data: bytes, pdf: "LoadedPages", layer: PdfLines, pages: T
     looked_at = sorted(pages.with_text) if options.pdf_tables else []
     with TableReadings(data, pdf, looked_at, options.password) as readings:
         readings.look_ahead()
-        if pages.with_text:
+        if pages.with_text and options.pdf_reader == "unstructured":
             with _pages_watched(progress, len(pages.by_number), readings, typed_fast=True):
                 raw = read_fast_pages()
             found = _on_displayed_page(convert_all(raw, _displayed_media_pages(pages.geometries), page_based=True),
@@ -200,8 +201,8 @@ def _read_text_layers(data: bytes, pdf: "LoadedPages", layer: PdfLines, pages: T
         read = {e.page_number for e in found}
         with_layer = [number for number in pages.text_numbers if number in pages.with_text]
         unread = [number for number in with_layer if number not in read]
-        if unread:  # fast read nothing there although the page has a text layer
-            found += text_layer_elements(layer, unread)
+        if unread:  # read by PDFium alone, or fast read nothing there although the page has a text layer
+            found += (pdfium_elements if options.pdf_reader == "pdfium" else text_layer_elements)(layer, unread)
         for number in pages.text_numbers:
             pages.by_number[number].strategy = "text_layer" if number in unread else "fast"
         read_fast = [number for number in with_layer if number not in unread]
