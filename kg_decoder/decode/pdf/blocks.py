@@ -50,7 +50,7 @@ def _page_elements(layer: PdfLines, number: int) -> list[Element]:
     from unstructured.partition.text import element_from_text
 
     lines = layer.lines(number)
-    upright = _rows([line for line in lines if line.turn in (0, None)])  # None: glyphs turned several ways
+    upright = _rows(_pieces([line for line in lines if line.turn in (0, None)]))  # None: turned several ways
     turned = sorted((line for line in lines if line.turn not in (0, None)), key=reading_key)
     geometry = PageGeometry.of(layer.page(number))
     found = _block_elements(number, _grouped(upright), geometry)
@@ -102,7 +102,32 @@ def _unmapped_read(data: bytes, number: int, placed: list) -> list:
 
 
 _ROW_OVERLAP = 0.5  # of the smaller line's height: lines overlapping this much down the page share a row
-_ROW_GAP = 1.0  # of the larger line's height: a piece this close after a line's end goes on its row
+_ROW_GAP = 0.5  # of the larger line's height: a piece this close after a line's end goes on its row
+_COLUMN_GAP = 1.0  # of a line's type size: white this wide between two of its words parts columns
+
+
+def _pieces(lines: list) -> list:
+    """The lines, each cut where white wider than a letter's width or so parts two of its words: PDFium
+    reads the lines of two columns (or a table's cells) on one baseline as one line, pdfminer parts
+    them (its ``char_margin``)."""
+    cut: list = []
+    for line in lines:
+        size = line.size or (line.box[3] - line.box[1])
+        start = 0
+        for k in range(1, len(line.words) + 1):
+            if k == len(line.words) or line.words[k][1][0] - line.words[k - 1][1][2] > _COLUMN_GAP * size:
+                if start == 0 and k == len(line.words):
+                    cut.append(line)
+                    break
+                words = line.words[start:k]
+                box = (min(b[0] for _, b in words), min(b[1] for _, b in words), max(b[2] for _, b in words),
+                       max(b[3] for _, b in words))
+                cut.append(replace(line, text=" ".join(" ".join(text for text, _ in words).split()), box=box,
+                                   words=words))
+                start = k
+        if not line.words:
+            cut.append(line)
+    return cut
 _WORD_GAP = 0.12  # of the larger line's height: a gap wider than this between the two is a space
 
 

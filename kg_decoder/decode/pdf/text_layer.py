@@ -163,6 +163,7 @@ class _Line:
     box: BBox
     turn: Optional[int] = 0  # of its glyphs (None: they are turned in different ways)
     size: float = 0.0  # the largest type size of its glyphs
+    words: tuple = ()  # its words with their boxes, where read at once (:func:`_lines`)
 
 
 def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
@@ -215,16 +216,18 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
             joined = _joined(letters[start:end], gaps.tolist(), sizes[start:end], written.tolist())
             new_word[start + 1:end] &= ~np.array(joined, bool)
     word_starts = np.flatnonzero(new_word | new_line).tolist() + [len(indices)]
+    word_lows = np.minimum.reduceat(around[:, :2], word_starts[:-1], axis=0).tolist()  # each word's box
+    word_highs = np.maximum.reduceat(around[:, 2:], word_starts[:-1], axis=0).tolist()
     lines: list[_Line] = []
     word = 0
     for start, end in zip(starts, starts[1:]):
         words = []
         while word_starts[word] < end:
-            words.append(letters[word_starts[word]:word_starts[word + 1]])
+            words.append((letters[word_starts[word]:word_starts[word + 1]], tuple(word_lows[word] + word_highs[word])))
             word += 1
         low, high = around[start:end, :2].min(axis=0).tolist(), around[start:end, 2:].max(axis=0).tolist()
-        lines.append(_Line(" ".join(" ".join(words).split()), (low[0], low[1], high[0], high[1]), int(turns[start]),
-                           max(sizes[start:end])))
+        lines.append(_Line(" ".join(" ".join(text for text, _ in words).split()), (low[0], low[1], high[0], high[1]),
+                           int(turns[start]), max(sizes[start:end]), tuple(words)))
     return _joined_along(lines)
 
 
