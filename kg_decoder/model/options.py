@@ -99,7 +99,7 @@ class DecodeOptions:
     pdf_tables: bool = True
     # Who reads a PDF page's text layer into elements: PDFium's characters in typed blocks
     # ("pdfium", decode/pdf/blocks.py) or unstructured's ``fast`` (pdfminer's layout).
-    pdf_reader: str = "unstructured"
+    pdf_reader: str = "pdfium"
     # A picture's OCR text whose words' mean confidence is below this is stored and audited but is no
     # text document: not chunked, not handed to extractors (page OCR is not affected).
     min_image_text_confidence: float = 0.6

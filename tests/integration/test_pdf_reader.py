@@ -1,4 +1,4 @@
-"""A PDF page's text layer read by PDFium alone (``--pdf-reader pdfium``), beside
+"""A PDF page's text layer read by PDFium alone (``--pdf-reader pdfium``, the default), beside
 unstructured's ``fast`` (``--pdf-reader unstructured``)."""
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ def test_pdfium_types_the_blocks_both_readings_find_as_fast_types_them(corpus_di
 
 def test_fast_stays_selectable_and_each_page_says_who_read_it(corpus_dir, store):
     path = corpus_dir / "layout-parser-paper-fast.pdf"
-    ours = kg_decoder.decode(path, store=store, image_ocr="off", pdf_reader="pdfium")
+    ours = kg_decoder.decode(path, store=store, image_ocr="off")
     theirs = kg_decoder.decode(path, store=store, image_ocr="off", pdf_reader="unstructured")
-    assert (ours.strategy, theirs.strategy) == ("text_layer", "fast")  # another setting: decoded again
-    assert "pdf-reader=pdfium" in DecodeOptions(pdf_reader="pdfium").settings_key()
+    assert ours.status.value != "unchanged" != theirs.status.value  # another setting: decoded again
+    assert ours.strategy == theirs.strategy == "fast"  # the text layer's strategy; tg:pdfReader says who read it
+    assert DecodeOptions().pdf_reader == "pdfium"
+    assert "pdf-reader=pdfium" in DecodeOptions().settings_key()
     assert "pdf-reader" not in DecodeOptions(pdf_reader="unstructured").settings_key()  # old decodes' keys kept
     text = " ".join(" ".join(page.text for page in ours.text_documents).split())
     assert "off-the-shelf" in text and "Zejiang Shen1" in text  # a ligature's letters, a raised index
@@ -58,8 +60,7 @@ def test_running_heads_and_feet_are_found_by_their_place_and_repetition(tmp_path
     offline.prepare()
     path = tmp_path / "running.pdf"
     _running_pages(path)
-    partitioned = PdfBackend().partition(path.read_bytes(), PDF, DecodeOptions(image_ocr="off", pdf_tables=False,
-                                                                               pdf_reader="pdfium"))
+    partitioned = PdfBackend().partition(path.read_bytes(), PDF, DecodeOptions(image_ocr="off", pdf_tables=False))
     by_text = {}
     for element in partitioned.elements:
         by_text.setdefault(element.category, []).append(element.text)
@@ -67,10 +68,10 @@ def test_running_heads_and_feet_are_found_by_their_place_and_repetition(tmp_path
     assert by_text["Footer"] == [f"Page {number} of 3" for number in range(1, 4)]
     body = [e for e in partitioned.elements if e.category not in ("Header", "Footer")]
     assert len(body) == 3 and all(e.category == "NarrativeText" for e in body)
-    assert {page.strategy for page in partitioned.pages} == {"text_layer"}
+    assert {page.strategy for page in partitioned.pages} == {"fast"}
 
 
-def test_fast_reads_the_same_page_when_asked(corpus_dir):
+def test_fast_reads_the_same_pages_when_asked(corpus_dir):
     offline.prepare()
     data = (corpus_dir / "embedded-images-tables.pdf").read_bytes()
     partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off", pdf_reader="unstructured"))

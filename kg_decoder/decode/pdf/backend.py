@@ -204,7 +204,8 @@ def _read_text_layers(data: bytes, pdf: "LoadedPages", layer: PdfLines, pages: T
         if unread:  # read by PDFium alone, or fast read nothing there although the page has a text layer
             found += (pdfium_elements if options.pdf_reader == "pdfium" else text_layer_elements)(layer, unread)
         for number in pages.text_numbers:
-            pages.by_number[number].strategy = "text_layer" if number in unread else "fast"
+            fell_back = number in unread and options.pdf_reader == "unstructured"  # PDFium where fast read nothing
+            pages.by_number[number].strategy = "text_layer" if fell_back else "fast"
         read_fast = [number for number in with_layer if number not in unread]
         found = _closer_look(data, pdf, layer, found, read_fast, with_layer, pages.turned, pages.geometries, options,
                              problems, progress, readings)
