@@ -71,14 +71,16 @@ def _page_elements(layer: PdfLines, number: int) -> list[Element]:
 
 
 _UNMAPPED = "\ufffd"
+_IN_WORD = re.compile(r"[^\W\d_]\ufffd|\ufffd[^\W\d_]")  # a letter beside the glyph
 
 
 def _unmapped_read(data: bytes, number: int, placed: list) -> list:
     """The blocks of a page, a word with a glyph PDFium maps to no character (U+FFFD: a ligature of a
     Type 1 font without a ``/ToUnicode``) read as pdfminer reads that page's word (through the font's own
     encoding, ``patches/pdfminer.py``) where one word of the page matches it around the glyph; else
-    kept as it is. Only pages with such a glyph are read again."""
-    if not any(_UNMAPPED in element.text for element, _ in placed):
+    kept as it is. Only pages with such a glyph inside a word are read again (an icon alone, such as an
+    envelope before an e-mail address, is never mapped: pdfminer reads it as ``(cid:0)``)."""
+    if not any(_IN_WORD.search(element.text) for element, _ in placed):
         return placed
     try:
         import pdfplumber
