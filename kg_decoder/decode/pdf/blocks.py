@@ -188,8 +188,22 @@ def _grouped(lines: list) -> list[list]:
     groups: dict[int, list[int]] = {}
     for k in range(len(lines)):
         groups.setdefault(root(k), []).append(k)
-    return [[lines[k] for k in sorted(members, key=lambda k: (lines[k].box[1], lines[k].box[0]))]
-            for members in sorted(groups.values(), key=min)]
+    return [_in_rows([lines[k] for k in members]) for members in sorted(groups.values(), key=min)]
+
+
+def _in_rows(lines: list) -> list:
+    """A block's lines top to bottom, those of one row (overlapping down the page by half the smaller's
+    height: the pieces of a line cut at wide white) left to right."""
+    rows: list[list] = []
+    for line in sorted(lines, key=lambda line: line.box[1]):
+        if rows:
+            first = rows[-1][0]
+            overlap = min(first.box[3], line.box[3]) - max(first.box[1], line.box[1])
+            if overlap >= _ROW_OVERLAP * min(first.box[3] - first.box[1], line.box[3] - line.box[1]):
+                rows[-1].append(line)
+                continue
+        rows.append([line])
+    return [line for row in rows for line in sorted(row, key=lambda line: line.box[0])]
 
 
 _ITEM = re.compile(r"\s*(?:[•·◦▪‣∙○■□➢►–—*-]|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)])\s")
