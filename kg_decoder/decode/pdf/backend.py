@@ -201,8 +201,12 @@ def _read_text_layers(data: bytes, pdf: "LoadedPages", layer: PdfLines, pages: T
         read = {e.page_number for e in found}
         with_layer = [number for number in pages.text_numbers if number in pages.with_text]
         unread = [number for number in with_layer if number not in read]
-        if unread:  # read by PDFium alone, or fast read nothing there although the page has a text layer
-            found += (pdfium_elements if options.pdf_reader == "pdfium" else text_layer_elements)(layer, unread)
+        total = len(pages.by_number)
+        if unread and options.pdf_reader == "pdfium":  # each page reported as the reading passes it
+            found += pdfium_elements(layer, unread, lambda number: report(
+                progress, "partition", number - 1, total, f"partition {number}/{total} pages"), list(pages.by_number))
+        elif unread:  # fast read nothing there although the page has a text layer
+            found += text_layer_elements(layer, unread)
         for number in pages.text_numbers:
             fell_back = number in unread and options.pdf_reader == "unstructured"  # PDFium where fast read nothing
             pages.by_number[number].strategy = "text_layer" if fell_back else "fast"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import replace
+from typing import Callable, Optional, Sequence
 
 from ...model import Element
 from ..backends.unstructured_glue import unstructured_category
@@ -32,13 +33,19 @@ _RUNNING_PAGES = 3  # a text back on this many pages (all of them, in a shorter 
 _NUMBER = re.compile(r"\d+")
 
 
-def pdfium_elements(layer: PdfLines, numbers: list[int]) -> list[Element]:
+def pdfium_elements(layer: PdfLines, numbers: list[int], reached: Optional[Callable[[int], None]] = None,
+                    every: Sequence[int] = ()) -> list[Element]:
     """The text of the given pages (numbers from 1) read by PDFium, one typed element per block of
-    lines, with boxes on the displayed page; running heads and feet marked."""
+    lines, with boxes on the displayed page; running heads and feet marked. ``reached`` is told each
+    page of ``every`` (the document's, in order; by default ``numbers``) as the reading passes it."""
     elements: list[Element] = []
+    wanted = set(numbers)
     with text_types.batches():
-        for number in numbers:
-            elements += _page_elements(layer, number)
+        for number in sorted(set(every) | wanted):
+            if number in wanted:
+                elements += _page_elements(layer, number)
+            if reached is not None:
+                reached(number)
     elements = _running(elements, layer, numbers)
     return [replace(element, index=index) for index, element in enumerate(elements)]
 

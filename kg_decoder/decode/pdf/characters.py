@@ -81,8 +81,9 @@ def drawn_boxes(page, heights: dict[str, tuple[float, float]]) -> tuple[str, "np
 
 
 def letters_of(codes: "np.ndarray") -> str:
-    """A letter a code (PDFium's line-ending hyphen as ``-``, a glyph without one as U+FFFD), decoded at once: the same letters as
-    ``chr`` code by code (lone surrogates too; checked on every code point) in a twelfth of the time."""
+    """A letter a code (PDFium's line-ending hyphen as ``-``, a glyph without one as U+FFFD), decoded at
+    once: the same letters as ``chr`` code by code (lone surrogates too; checked on every code point)
+    in a twelfth of the time."""
     import numpy as np
 
     wide = np.where(codes == 0x02, 0x2D, np.where(codes == 0, 0xFFFD, codes)).astype("<u4")

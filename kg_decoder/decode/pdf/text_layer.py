@@ -399,5 +399,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["PdfLines", "has_turned_text", "largest_text", "lines_beside", "lines_outside", "reading_key", "text_layer_elements",
-           "turned_text_elements"]
+__all__ = ["PdfLines", "has_turned_text", "largest_text", "lines_beside", "lines_outside", "reading_key",
+           "text_layer_elements", "turned_text_elements"]
