@@ -23,6 +23,7 @@ from typing import Callable, Optional, Sequence
 
 from ...model import Element
 from ..backends.unstructured_glue import unstructured_category
+from ..offline import install_offline_spacy_model
 from . import text_types
 from .geometry import PageGeometry
 from .text_layer import PdfLines, reading_key
@@ -40,6 +41,7 @@ def pdfium_elements(layer: PdfLines, numbers: list[int], reached: Optional[Calla
     page of ``every`` (the document's, in order; by default ``numbers``) as the reading passes it."""
     elements: list[Element] = []
     wanted = set(numbers)
+    install_offline_spacy_model()  # unstructured's typing reads with the bundled spaCy model, never a download
     with text_types.batches():
         for number in sorted(set(every) | wanted):
             if number in wanted:

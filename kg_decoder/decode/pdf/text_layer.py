@@ -5,7 +5,7 @@ table, the largest type for a title. Its characters, each with its boxes: ``char
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 from ...model import Element, PageChar, middle_within
@@ -163,7 +163,7 @@ class _Line:
     box: BBox
     turn: Optional[int] = 0  # of its glyphs (None: they are turned in different ways)
     size: float = 0.0  # the largest type size of its glyphs
-    words: tuple = ()  # its words with their boxes, where read at once (:func:`_lines`)
+    words: tuple = field(default=(), compare=False)  # its words with their boxes, where read at once (_lines)
 
 
 def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
