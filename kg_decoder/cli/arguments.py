@@ -6,8 +6,8 @@ import argparse
 import os
 
 from .versions import add_version_commands
-from ..model import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, ChunkOptions, CrawlOptions, DecodeOptions,
-                     software_versions)
+from ..model import (IMAGE_OCR_MODES, PDF_READERS, SECTION_STRATEGIES, STRATEGIES, ChunkOptions, CrawlOptions,
+                     DecodeOptions, software_versions)
 
 AUDIT_TIMEOUT_SECONDS = 60.0
 DESCRIPTION = "Decode documents into a knowledge graph of provenance; chunk, trace, audit and serve it."
@@ -45,6 +45,9 @@ def _decode_command(commands) -> None:
                           "(faster; their elements then have no page box)")
     run.add_argument("--no-pdf-tables", dest="pdf_tables", action="store_false",
                      help="do not look for tables on PDF pages (faster; their cells are then loose lines of text)")
+    run.add_argument("--pdf-reader", choices=PDF_READERS, default=DecodeOptions.pdf_reader,
+                     help="who reads a PDF page's text layer: pdfium (its characters in blocks typed by "
+                          "unstructured's rules) or unstructured (its fast strategy, pdfminer's layout)")
     run.add_argument("--image-ocr", choices=IMAGE_OCR_MODES, default=DecodeOptions.image_ocr,
                      help="read the words in pictures with OCR (auto: not tiny or plain pictures; off: faster)")
     run.add_argument("--min-image-text-confidence", type=float, default=DecodeOptions.min_image_text_confidence,
@@ -388,5 +391,5 @@ def decode_options(args: argparse.Namespace) -> DecodeOptions:
                          password=args.password, mime_type=args.mime_type, encoding=args.encoding,
                          max_bytes=args.max_bytes, timeout_seconds=args.timeout, embedded_depth=args.embedded_depth,
                          max_embedded_bytes=args.max_embedded_bytes, rendered_positions=args.rendered_positions,
-                         image_ocr=args.image_ocr, pdf_tables=args.pdf_tables,
+                         image_ocr=args.image_ocr, pdf_tables=args.pdf_tables, pdf_reader=args.pdf_reader,
                          min_image_text_confidence=args.min_image_text_confidence)

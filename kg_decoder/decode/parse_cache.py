@@ -33,7 +33,7 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 # 12: an e-mail address unstructured calls a Title is an EmailAddress. 13: the boxes a slide's file states
 # (a table, a chart's data) checked by the slide's rendering. 14: ligatures stored as their letters (ﬁ: fi).
 # 15: people's names in an author block a partitioner calls a Title are Authors.
-_FORMAT = b"kg-decoder-partition-cache-15\n"
+_FORMAT = b"kg-decoder-partition-cache-16\n"
 
 
 class PartitionCache:
@@ -59,7 +59,7 @@ class PartitionCache:
         """The cache key of partitioning these bytes this way with these versions."""
         parts = [sha256, format_name, options.strategy, options.ocr_languages, str(bool(options.password)),
                  f"rendered-positions={options.rendered_positions}", f"image-ocr={options.image_ocr}",
-                 f"pdf-tables={options.pdf_tables}", f"max-image-pixels={options.max_image_pixels}",
+                 f"pdf-tables={options.pdf_tables}", f"pdf-reader={options.pdf_reader}", f"max-image-pixels={options.max_image_pixels}",
                  *(f"{name}={version}" for name, version in sorted(versions.items()))]
         if format_name in ("json", "jsonl"):  # JSON is split by its structure up to the section size
             parts.append(f"size={options.section_max_size}")

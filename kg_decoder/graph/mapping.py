@@ -189,6 +189,7 @@ def _describe_activity(out: QuadWriter, record: DocumentRecord, activity: NamedN
     out.add(activity, tg("renderedPositions"), bool_literal(options.rendered_positions))
     out.add(activity, tg("imageOcr"), text_literal(options.image_ocr))
     out.add(activity, tg("pdfTables"), bool_literal(options.pdf_tables))
+    out.add(activity, tg("pdfReader"), text_literal(options.pdf_reader))
     out.add(activity, tg("minImageTextConfidence"), double_literal(options.min_image_text_confidence))
     out.add_optional(activity, tg("encoding"), options.encoding, text_literal)
     out.add(activity, tg("settingsKey"), text_literal(options.settings_key()))

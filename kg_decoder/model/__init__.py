@@ -13,8 +13,8 @@ from .errors import (CorruptDocument, CpuLimit, DecodeError, DecodeTimeout, Docu
                      NotAcceptable, NotFound, ProvenanceError, QueryError, QueryTimeout, QueryTooComplex, RequestError,
                      ServerBusy, ServiceNotAllowed, StoreError, StoreLocked, TimeLimit, TooManyRows, UnknownEntity,
                      UnknownStore, UnreadableFile, UnsafeDocument, UnsupportedFormat, WorkCrashed, WorkerUnavailable)
-from .options import (IMAGE_OCR_MODES, SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions, CrawlOptions,
-                      DecodeOptions, options_from)
+from .options import (IMAGE_OCR_MODES, PDF_READERS, SECTION_STRATEGIES, STRATEGIES, TOKENIZER, ChunkOptions,
+                      CrawlOptions, DecodeOptions, options_from)
 from .page_text import PageChar, PageText, Reading, folded_letters, middle_within
 from .progress import Progress, ProgressCallback, report
 from .results import (Audit, ChunkAnchor, ChunkResult, ChunkStatus, ChunkView, CrawledPage, CrawlResult, CrawlStatus,

@@ -14,6 +14,7 @@ from .versions import software_versions
 
 STRATEGIES = ("auto", "fast", "ocr_only", "hi_res")
 IMAGE_OCR_MODES = ("auto", "on", "off")
+PDF_READERS = ("pdfium", "unstructured")  # who reads a PDF page's text layer into elements
 SECTION_STRATEGIES = ("whole-document", "heading", "element-type", "count", "size", "structure")
 TOKENIZER = "cl100k_base"
 
@@ -96,6 +97,9 @@ class DecodeOptions:
     image_ocr: str = "auto"
     # Find tables on PDF pages with a text layer (a layout model and the text layer's rows and columns).
     pdf_tables: bool = True
+    # Who reads a PDF page's text layer into elements: PDFium's characters in typed blocks
+    # ("pdfium", decode/pdf/blocks.py) or unstructured's ``fast`` (pdfminer's layout).
+    pdf_reader: str = "pdfium"
     # A picture's OCR text whose words' mean confidence is below this is stored and audited but is no
     # text document: not chunked, not handed to extractors (page OCR is not affected).
     min_image_text_confidence: float = 0.6
@@ -113,6 +117,8 @@ class DecodeOptions:
         _require(isinstance(self.pdf_tables, bool), "PDF tables must be true or false")
         _require(_is_number(self.min_image_text_confidence) and 0 <= self.min_image_text_confidence <= 1,
                  "minimum image text confidence must be a number from 0 to 1")
+        _require(self.pdf_reader in PDF_READERS,
+                 f"PDF reader must be one of {', '.join(PDF_READERS)}, not {self.pdf_reader!r}")
         _require(self.image_ocr in IMAGE_OCR_MODES,
                  f"image OCR must be one of {', '.join(IMAGE_OCR_MODES)}, not {self.image_ocr!r}")
         for name in ("password", "mime_type", "encoding"):
@@ -154,6 +160,7 @@ class DecodeOptions:
             + ([] if self.rendered_positions else ["rendered-positions=off"])
             + ([] if self.image_ocr == "auto" else [f"image-ocr={self.image_ocr}"])
             + ([] if self.pdf_tables else ["pdf-tables=off"])
+            + ([] if self.pdf_reader == "unstructured" else [f"pdf-reader={self.pdf_reader}"])
             + ([] if self.min_image_text_confidence == 0.6 else
                [f"min-image-text-confidence={self.min_image_text_confidence:g}"])
         )

@@ -111,6 +111,24 @@ def texts_to_type(layout: Any) -> list[str]:
     return list(texts)
 
 
+def texts_reaching_spacy(placed: list, system: Any) -> list[str]:
+    """Of texts with their corner points on a page (``system``: its ``PixelSpace``), those that reach
+    spaCy in unstructured's ``element_from_text``, as :func:`texts_to_type` finds them in pdfminer's."""
+    import unstructured.nlp.tokenize as tokenize
+    import unstructured.partition.text as text_module
+
+    nlp = tokenize._get_nlp()
+    longest = min(tokenize.MAX_CACHEABLE_CHARS, nlp.max_length)
+    texts: dict[str, None] = {}
+    for text, points in placed:
+        if points is not None and (text_module._is_in_header_position(points, system)
+                                   or text_module._is_in_footer_position(points, system)):
+            continue
+        if text.strip() and len(text) <= longest and _reaches_spacy(text, text_module):
+            texts[text] = None
+    return list(texts)
+
+
 def _reaches_spacy(text: str, text_module: Any) -> bool:
     return not (text_module.is_bulleted_text(text) or text_module.is_email_address(text)
                 or text_module.is_us_city_state_zip(text) or text_module.is_possible_numbered_list(text)
@@ -223,4 +241,4 @@ UPSTREAM = (
 )
 
 __all__ = ["UPSTREAM", "install_offline_spacy_model", "install_text_lookup", "pdfminer_pages_generator",
-           "pdfminer_pages_replaced", "sheet_core_tables", "spacy_pipeline", "texts_to_type"]
+           "pdfminer_pages_replaced", "sheet_core_tables", "spacy_pipeline", "texts_reaching_spacy", "texts_to_type"]

@@ -19,7 +19,7 @@ api = Blueprint("api", __name__, url_prefix="/api")
 _TRUE = ("1", "true", "yes")
 DECODE_FIELDS = ("strategy", "ocr_languages", "section_strategy", "section_element_count", "section_max_size",
                  "section_within_pages", "password", "mime_type", "encoding", "embedded_depth",
-                 "rendered_positions", "image_ocr", "pdf_tables", "min_image_text_confidence")
+                 "rendered_positions", "image_ocr", "pdf_tables", "pdf_reader", "min_image_text_confidence")
 CHUNK_FIELDS = ("chunk_size", "overlap", "min_chunk_tokens", "boundary_window", "heading_prefix")
 
 

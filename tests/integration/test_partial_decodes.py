@@ -92,7 +92,7 @@ def test_the_decode_records_every_setting_and_the_engines_it_ran_on(damaged):
     store, _, result = damaged
     query = PREFIXES + f"""SELECT ?key ?tables ?version WHERE {{ GRAPH ?g {{
         ?run a tg:Decoding ; prov:used <{result.document}> ; tg:settingsKey ?key ; tg:pdfTables ?tables ;
-             tg:renderedPositions ?placed ; tg:imageOcr ?ocr ; tg:minImageTextConfidence ?least ;
+             tg:pdfReader "pdfium" ; tg:renderedPositions ?placed ; tg:imageOcr ?ocr ; tg:minImageTextConfidence ?least ;
              prov:wasAssociatedWith ?agent . ?agent tg:softwareVersion ?version }} }}"""
     rows = store.select_rows(query).rows
     assert {str(key) for key, _, _ in rows} == {kg_decoder.DecodeOptions().settings_key()}

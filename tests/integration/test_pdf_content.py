@@ -143,7 +143,7 @@ def test_a_decode_reads_pdf_pages_at_less_cost_to_the_same_elements(corpus_dir, 
     from kg_decoder.model import DecodeOptions
 
     data = (corpus_dir / name).read_bytes()
-    options = DecodeOptions(image_ocr="off")
+    options = DecodeOptions(image_ocr="off", pdf_reader="unstructured")  # pdfminer's reading, patched and not
     at_less_cost = PdfBackend().partition(data, PDF, options)
     with _pdfminer_own():
         own = PdfBackend().partition(data, PDF, options)

@@ -17,11 +17,12 @@ def _forget_readings(tokenize) -> None:
 
 
 def _typed(data: bytes) -> list[tuple]:
-    """The PDF's elements as the worker partitions it (pictures not read), each text typed anew."""
+    """The PDF's elements as the worker partitions it with unstructured's ``fast`` (pictures not read), each
+    text typed anew."""
     import unstructured.nlp.tokenize as tokenize
 
     _forget_readings(tokenize)
-    partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off"))
+    partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off", pdf_reader="unstructured"))
     return [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements]
 
 
@@ -64,13 +65,13 @@ def test_texts_read_before_are_not_read_again_and_are_typed_as_before(corpus_dir
     before = text_types.texts_found_kept()
     for cached in (tokenize._process_cached, tokenize.word_tokenize, tokenize.pos_tag, tokenize._tokenize_for_cache):
         cached.cache_clear()  # unstructured's own readings forgotten: each text is asked for
-    partitioned = PdfBackend().partition(first, PDF, DecodeOptions(image_ocr="off"))
+    partitioned = PdfBackend().partition(first, PDF, DecodeOptions(image_ocr="off", pdf_reader="unstructured"))
     assert [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements] == typed_first
     assert read == [] and text_types.texts_found_kept() - before >= len(kept)
     assert tokenize._process_cached.cache_info().misses == 0  # every text typed found its kept reading
     # the same paper with two empty pages: only its texts not read before are read
     PdfBackend().partition((corpus_dir / "layout-parser-paper-with-empty-pages.pdf").read_bytes(), PDF,
-                           DecodeOptions(image_ocr="off"))
+                           DecodeOptions(image_ocr="off", pdf_reader="unstructured"))
     assert read and not set(read) & set(kept)
 
 

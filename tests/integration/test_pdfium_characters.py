@@ -142,10 +142,12 @@ def test_the_pictures_found_ahead_and_the_partition_load_each_page_once(corpus_d
 
 
 def test_a_pages_letters_are_decoded_at_once_as_chr_decodes_each():
-    """Every code point (lone surrogates too), PDFium's line-ending hyphen read as "-"."""
+    """Every code point (lone surrogates too), PDFium's line-ending hyphen read as "-", a glyph without a
+    character (code 0) as U+FFFD."""
     import numpy as np
 
     from kg_decoder.decode.pdf.characters import letters_of as _letters
 
     codes = np.arange(0, 0x110000, dtype=np.uint32)
-    assert _letters(codes) == "".join("-" if code == 0x02 else chr(code) for code in range(0x110000))
+    assert _letters(codes) == "".join("-" if code == 0x02 else "\ufffd" if code == 0 else chr(code)
+                                      for code in range(0x110000))

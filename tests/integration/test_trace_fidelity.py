@@ -197,7 +197,7 @@ def test_a_pdf_fast_reads_nothing_of_is_read_from_its_text_layer(tmp_path):
     """unstructured's fast refuses eu-011 as too complex (a chart of 18,000 drawing operations);
     its text layer is read through PDFium instead, and the decode says so."""
     with kg_decoder.open_store(tmp_path / "store") as store:
-        decoded = kg_decoder.decode(TABLES / "eu-011.pdf", store=store)
+        decoded = kg_decoder.decode(TABLES / "eu-011.pdf", store=store, pdf_reader="unstructured")
         assert decoded.strategy == "text_layer" and decoded.pages == 4
         assert decoded.elements > 100
         check_document(store, decoded.document)

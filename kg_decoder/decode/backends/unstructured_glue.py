@@ -82,7 +82,7 @@ def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_pag
         html = None  # markup that lost the table's words (a table python-docx cannot walk): its text instead
     return Element(
         index=index,
-        category=_category(item.category, item.text or ""),
+        category=unstructured_category(item.category, item.text or ""),
         text=item.text or "",
         html=html,
         element_id=item.id,
@@ -101,7 +101,7 @@ def convert(item, index: int, pages: dict[int, Page], page_based: bool, keep_pag
 _EMAIL = re.compile(r"\{?[\w.+-]+(?:\s*,\s*[\w.+-]+)*\}?@[\w-]+(?:\.[\w-]+)+")
 
 
-def _category(category: str, text: str) -> str:
+def unstructured_category(category: str, text: str) -> str:
     """unstructured's category, but an e-mail address it calls a ``Title`` (a short line without a full
     stop) an ``EmailAddress``, unstructured's own element for one: no heading, no section starts there."""
     if category == "Title" and _EMAIL.fullmatch(text.strip()):

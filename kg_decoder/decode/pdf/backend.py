@@ -35,6 +35,7 @@ from .unread import with_unread_lines
 from ..tables.pdf_pages import TableReadings, find_tables
 from .reading_order import reading_order
 from .regions import replacing
+from .blocks import pdfium_elements
 from .characters import read_page
 from .text_layer import PdfLines, has_turned_text, lines_outside, text_layer_elements, turned_text_elements
 from .text_plausibility import doubted, plausibility
@@ -196,7 +197,7 @@ def _read_text_layers(data: bytes, pdf: "LoadedPages", layer: PdfLines, pages: T
     looked_at = sorted(pages.with_text) if options.pdf_tables else []
     with TableReadings(data, pdf, looked_at, options.password) as readings:
         readings.look_ahead()
-        if pages.with_text:
+        if pages.with_text and options.pdf_reader == "unstructured":
             with _pages_watched(progress, len(pages.by_number), readings, typed_fast=True):
                 raw = read_fast_pages()
             found = _on_displayed_page(convert_all(raw, _displayed_media_pages(pages.geometries), page_based=True),
@@ -205,10 +206,15 @@ def _read_text_layers(data: bytes, pdf: "LoadedPages", layer: PdfLines, pages: T
         read = {e.page_number for e in found}
         with_layer = [number for number in pages.text_numbers if number in pages.with_text]
         unread = [number for number in with_layer if number not in read]
-        if unread:  # fast read nothing there although the page has a text layer
+        total = len(pages.by_number)
+        if unread and options.pdf_reader == "pdfium":  # each page reported as the reading passes it
+            found += pdfium_elements(layer, unread, lambda number: report(
+                progress, "partition", number - 1, total, f"partition {number}/{total} pages"), list(pages.by_number))
+        elif unread:  # fast read nothing there although the page has a text layer
             found += text_layer_elements(layer, unread)
         for number in pages.text_numbers:
-            pages.by_number[number].strategy = "text_layer" if number in unread else "fast"
+            fell_back = number in unread and options.pdf_reader == "unstructured"  # PDFium where fast read nothing
+            pages.by_number[number].strategy = "text_layer" if fell_back else "fast"
         read_fast = [number for number in with_layer if number not in unread]
         found = _closer_look(data, pdf, layer, found, read_fast, with_layer, pages.turned, pages.geometries, options,
                              problems, progress, readings)

@@ -81,29 +81,31 @@ def drawn_boxes(page, heights: dict[str, tuple[float, float]]) -> tuple[str, "np
 
 
 def letters_of(codes: "np.ndarray") -> str:
-    """A letter a code (PDFium's line-ending hyphen as ``-``), decoded at once: the same letters as
-    ``chr`` code by code (lone surrogates too; checked on every code point) in a twelfth of the time."""
+    """A letter a code (PDFium's line-ending hyphen as ``-``, a glyph without one as U+FFFD), decoded at
+    once: the same letters as ``chr`` code by code (lone surrogates too; checked on every code point)
+    in a twelfth of the time."""
     import numpy as np
 
-    wide = np.where(codes == 0x02, 0x2D, codes).astype("<u4")
+    wide = np.where(codes == 0x02, 0x2D, np.where(codes == 0, 0xFFFD, codes)).astype("<u4")
     try:
         return wide.tobytes().decode("utf-32-le", "surrogatepass")
     except UnicodeDecodeError:  # past Unicode's last code point: chr() says so
         return "".join(map(chr, wide.tolist()))
 
 
-def drawn_upright(page, heights: dict[str, tuple[float, float]]):
+def drawn_upright(page, heights: dict[str, tuple[float, float]], unmapped: bool = False):
     """The drawn characters of an upright page, as :func:`page_characters` reads them, all at once: the
     fonts' frames (``FontHeights``), PDFium's characters, the indices of the drawn ones and their
     rows of eight numbers (glyph box, line box). None on a turned page or one without a drawn
-    character (read one by one)."""
+    character (read one by one). ``unmapped``: glyphs drawn without a character are kept (code 0,
+    U+FFFD to ``letters_of``)."""
     import numpy as np
 
     geometry = PageGeometry.of(page)
     textpage = page.get_textpage()
     read = read_characters(textpage)
     codes, flags, numbers = read.codes, read.flags, read.numbers
-    drawn = ((flags & GENERATED) == 0) & ((flags & BOX) != 0) & ((flags & LOOSE) != 0) & (codes != 0)
+    drawn = ((flags & GENERATED) == 0) & ((flags & BOX) != 0) & ((flags & LOOSE) != 0) & ((codes != 0) | unmapped)
     drawn &= (numbers[:, 1] > numbers[:, 0]) & (numbers[:, 3] > numbers[:, 2])  # blanks draw nothing
     for code in np.unique(codes[drawn]).tolist():  # line breaks, PDFium's noncharacters, spaces
         if code in (0x0A, 0x0D, 0xFFFE, 0xFFFF) or chr(code).isspace():

@@ -5,7 +5,7 @@ table, the largest type for a title. Its characters, each with its boxes: ``char
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 from ...model import Element, PageChar, middle_within
@@ -48,6 +48,11 @@ class PdfLines:
         self._data, self._pdf = data, pdf
         self._lines: dict[int, list[_Line]] = {}
 
+    @property
+    def data(self) -> bytes:
+        """The PDF's bytes."""
+        return self._data
+
     def page(self, number: int):
         """The pypdfium2 page (numbers from 1)."""
         return self._pdf[number - 1]
@@ -58,12 +63,12 @@ class PdfLines:
         return self._lines[number]
 
     def elements(self, number: int, lines: list["_Line"], category: str = "NarrativeText", turned: bool = False,
-                 boxed_only: bool = False) -> list[Element]:
-        """Elements of one page, one per block of ``lines`` (some of its lines), with boxes on the
-        displayed page; ``boxed_only``: a block outside the visible page is left out."""
+                 boxed_only: bool = False, joined: str = "\n") -> list[Element]:
+        """Elements of one page, one per block of ``lines`` (some of its lines, ``joined`` by this), with
+        boxes on the displayed page; ``boxed_only``: a block outside the visible page is left out."""
         geometry = PageGeometry.of(self.page(number))
         elements = []
-        for text, box in _blocks(lines, turned=turned):
+        for text, box in _blocks(lines, turned=turned, joined=joined):
             shown = geometry.clip(box)
             if shown is not None or not boxed_only:
                 elements.append(Element(0, category, text, page_number=number,
@@ -78,7 +83,7 @@ def turned_text_elements(layer: PdfLines, numbers: list[int]) -> list[Element]:
     elements: list[Element] = []
     for number in numbers:
         lines = [line for line in layer.lines(number) if line.turn not in (0, None)]
-        elements += layer.elements(number, sorted(lines, key=_reading_key), turned=True)
+        elements += layer.elements(number, sorted(lines, key=reading_key), turned=True)
     return _numbered(elements)
 
 
@@ -134,7 +139,7 @@ def largest_text(layer: PdfLines, number: int) -> Optional[str]:
     return text if len(text.split()) <= _TITLE_WORDS else None
 
 
-def _reading_key(line: "_Line") -> tuple:
+def reading_key(line: "_Line") -> tuple:
     """Lines of one turn in reading order: the first line is where the text's own top is."""
     left, top, right, bottom = line.box
     return (line.turn,) + {90: (-right, top), 180: (-bottom, -right), 270: (left, -bottom)}.get(line.turn, (top, left))
@@ -158,6 +163,7 @@ class _Line:
     box: BBox
     turn: Optional[int] = 0  # of its glyphs (None: they are turned in different ways)
     size: float = 0.0  # the largest type size of its glyphs
+    words: tuple = field(default=(), compare=False)  # its words with their boxes, where read at once (_lines)
 
 
 def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
@@ -166,13 +172,19 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
     one by one: :func:`_lines_one_by_one`)."""
     import numpy as np
 
-    drawn = drawn_upright(page, heights)
+    drawn = drawn_upright(page, heights, unmapped=True)
     if drawn is None:
         return _lines_one_by_one(page, heights)
     fonts, read, indices, rows = drawn
     codes = read.codes
     once = _Once()
-    keep = [once.first(letter, box) for letter, box in zip(letters_of(codes[indices]), rows[:, 4:8].tolist())]
+    # a ligature's letters (ff, ffi) are characters one after another with the very same box: all kept
+    objects = read.objects[indices]
+    expanded = np.zeros(len(indices), bool)
+    expanded[1:] = ((indices[1:] == indices[:-1] + 1) & (rows[1:, :4] == rows[:-1, :4]).all(axis=1)
+                    & (objects[1:] == objects[:-1]))
+    keep = [shared or once.first(letter, box) for letter, box, shared
+            in zip(letters_of(codes[indices]), rows[:, 4:8].tolist(), expanded.tolist())]
     indices, rows = indices[keep], rows[keep]
     letters = letters_of(codes[indices])
     # What parts the drawn characters: a line break PDFium reads (or a hyphen ending a line, after
@@ -204,16 +216,18 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
             joined = _joined(letters[start:end], gaps.tolist(), sizes[start:end], written.tolist())
             new_word[start + 1:end] &= ~np.array(joined, bool)
     word_starts = np.flatnonzero(new_word | new_line).tolist() + [len(indices)]
+    word_lows = np.minimum.reduceat(around[:, :2], word_starts[:-1], axis=0).tolist()  # each word's box
+    word_highs = np.maximum.reduceat(around[:, 2:], word_starts[:-1], axis=0).tolist()
     lines: list[_Line] = []
     word = 0
     for start, end in zip(starts, starts[1:]):
         words = []
         while word_starts[word] < end:
-            words.append(letters[word_starts[word]:word_starts[word + 1]])
+            words.append((letters[word_starts[word]:word_starts[word + 1]], tuple(word_lows[word] + word_highs[word])))
             word += 1
         low, high = around[start:end, :2].min(axis=0).tolist(), around[start:end, 2:].max(axis=0).tolist()
-        lines.append(_Line(" ".join(" ".join(words).split()), (low[0], low[1], high[0], high[1]), int(turns[start]),
-                           max(sizes[start:end])))
+        lines.append(_Line(" ".join(" ".join(text for text, _ in words).split()), (low[0], low[1], high[0], high[1]),
+                           int(turns[start]), max(sizes[start:end]), tuple(words)))
     return _joined_along(lines)
 
 
@@ -303,13 +317,16 @@ def _lines_one_by_one(page, heights: dict[str, tuple[float, float]]) -> list[_Li
 
     drawn_space = False
     once = _Once()
-    for char in page_characters(page, heights, spaces_told=True):
+    last = None  # the character just before, if nothing came between (a ligature's letters share a box)
+    for char in page_characters(page, heights, unmapped=True, spaces_told=True):
+        ligature = last is not None and not isinstance(char, str) and char.box == last.box
+        last = None if isinstance(char, str) else char
         if char == "\n":
             close()
         elif isinstance(char, str):
             text.append(char)
             drawn_space = drawn_space or not isinstance(char, GeneratedSpace)
-        elif not once.first(char.char, char.line_box):
+        elif not ligature and not once.first(char.char, char.line_box):
             continue
         else:
             if chars and char.turn != chars[-1].turn:
@@ -348,14 +365,14 @@ def _joined_along(lines: list[_Line]) -> list[_Line]:
     return joined
 
 
-def _blocks(lines: list[_Line], turned: bool = False) -> list[tuple[str, BBox]]:
+def _blocks(lines: list[_Line], turned: bool = False, joined: str = "\n") -> list[tuple[str, BBox]]:
     blocks: list[list[_Line]] = []
     for line in lines:
         if blocks and _continues(blocks[-1][-1], line, turned):
             blocks[-1].append(line)
         else:
             blocks.append([line])
-    return [("\n".join(line.text for line in block), _union([line.box for line in block])) for block in blocks]
+    return [(joined.join(line.text for line in block), _union([line.box for line in block])) for block in blocks]
 
 
 def _continues(previous: _Line, line: _Line, turned: bool = False) -> bool:
@@ -382,5 +399,5 @@ def _union(boxes: list[BBox]) -> BBox:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-__all__ = ["PdfLines", "has_turned_text", "largest_text", "lines_beside", "lines_outside", "text_layer_elements",
-           "turned_text_elements"]
+__all__ = ["PdfLines", "has_turned_text", "largest_text", "lines_beside", "lines_outside", "reading_key",
+           "text_layer_elements", "turned_text_elements"]

@@ -28,7 +28,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Iterator, NamedTuple
 
-from ...patches.unstructured import install_text_lookup, spacy_pipeline, texts_to_type
+from ...patches.unstructured import install_text_lookup, spacy_pipeline, texts_reaching_spacy, texts_to_type
 
 BATCH = 64  # spaCy's batch: little faster beyond (2 517 texts: 16 → 6.9 s, 64 → 5.9 s, 256 → 6.1 s)
 # Readings kept for texts read again (a running title, boilerplate, a document decoded again): about 40
@@ -96,6 +96,15 @@ def read_ahead(layout: Any) -> Pending:
     except Exception:  # noqa: BLE001 — foreseeing is a saving only: every text is then read alone
         texts = []
     return read_texts_ahead(texts)
+
+
+def reaching_spacy(placed: list, system: Any) -> list[str]:
+    """Of a page's texts with their corner points (``system``: the page's ``PixelSpace``), those
+    unstructured's ``element_from_text`` will read with spaCy (see ``read_texts_ahead``)."""
+    try:
+        return texts_reaching_spacy(placed, system)
+    except Exception:  # noqa: BLE001 — foreseeing is a saving only: every text is then read alone
+        return []
 
 
 def read_texts_ahead(texts: list[str]) -> Pending:

@@ -1,0 +1,78 @@
+"""A PDF page's text layer read by PDFium alone (``--pdf-reader pdfium``, the default), beside
+unstructured's ``fast`` (``--pdf-reader unstructured``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import kg_decoder
+from kg_decoder.decode import offline
+from kg_decoder.decode.pdf.backend import PDF, PdfBackend
+from kg_decoder.model import DecodeOptions
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import pdf_reader  # noqa: E402  (the bench's pairing of blocks both readings find)
+
+
+def test_pdfium_types_the_blocks_both_readings_find_as_fast_types_them(corpus_dir):
+    offline.prepare()
+    found = []
+    for name in ("layout-parser-paper-fast.pdf", "embedded-images-tables.pdf"):
+        data = (corpus_dir / name).read_bytes()
+        found += pdf_reader.pairs(pdf_reader.fast_elements(data), pdf_reader.pdfium_read(data))
+    agreed = sum(fast[1] == ours[1] for fast, ours in found)
+    assert len(found) >= 25 and agreed >= 0.95 * len(found)
+
+
+def test_fast_stays_selectable_and_each_page_says_who_read_it(corpus_dir, store):
+    path = corpus_dir / "layout-parser-paper-fast.pdf"
+    ours = kg_decoder.decode(path, store=store, image_ocr="off")
+    theirs = kg_decoder.decode(path, store=store, image_ocr="off", pdf_reader="unstructured")
+    assert ours.status.value != "unchanged" != theirs.status.value  # another setting: decoded again
+    assert ours.strategy == theirs.strategy == "fast"  # the text layer's strategy; tg:pdfReader says who read it
+    assert DecodeOptions().pdf_reader == "pdfium"
+    assert "pdf-reader=pdfium" in DecodeOptions().settings_key()
+    assert "pdf-reader" not in DecodeOptions(pdf_reader="unstructured").settings_key()  # old decodes' keys kept
+    text = " ".join(" ".join(page.text for page in ours.text_documents).split())
+    assert "off-the-shelf" in text and "Zejiang Shen1" in text  # a ligature's letters, a raised index
+
+
+def _running_pages(path: Path) -> None:
+    """Three pages, each with a running head and foot inside the page (not where unstructured's position
+    rule alone finds them) and two paragraphs of body text."""
+    from reportlab.pdfgen import canvas
+
+    drawn = canvas.Canvas(str(path), pagesize=(612, 792))
+    for number in range(1, 4):
+        drawn.setFont("Helvetica", 9)
+        drawn.drawString(72, 792 - 66, "Quarterly Review of Alpine Sports")
+        drawn.drawString(290, 792 - 730, f"Page {number} of 3")
+        drawn.setFont("Helvetica", 11)
+        for line in range(12):
+            drawn.drawString(72, 792 - 200 - 14 * line, f"The ski season went on through the month, line {line} "
+                                                          f"of page {number}, and the teams trained daily.")
+        drawn.showPage()
+    drawn.save()
+
+
+def test_running_heads_and_feet_are_found_by_their_place_and_repetition(tmp_path):
+    offline.prepare()
+    path = tmp_path / "running.pdf"
+    _running_pages(path)
+    partitioned = PdfBackend().partition(path.read_bytes(), PDF, DecodeOptions(image_ocr="off", pdf_tables=False))
+    by_text = {}
+    for element in partitioned.elements:
+        by_text.setdefault(element.category, []).append(element.text)
+    assert by_text["Header"] == ["Quarterly Review of Alpine Sports"] * 3
+    assert by_text["Footer"] == [f"Page {number} of 3" for number in range(1, 4)]
+    body = [e for e in partitioned.elements if e.category not in ("Header", "Footer")]
+    assert len(body) == 3 and all(e.category == "NarrativeText" for e in body)
+    assert {page.strategy for page in partitioned.pages} == {"fast"}
+
+
+def test_fast_reads_the_same_pages_when_asked(corpus_dir):
+    offline.prepare()
+    data = (corpus_dir / "embedded-images-tables.pdf").read_bytes()
+    partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off", pdf_reader="unstructured"))
+    assert {page.strategy for page in partitioned.pages} == {"fast"}
