@@ -151,3 +151,18 @@ def test_a_pages_letters_are_decoded_at_once_as_chr_decodes_each():
     codes = np.arange(0, 0x110000, dtype=np.uint32)
     assert _letters(codes) == "".join("-" if code == 0x02 else "\ufffd" if code == 0 else chr(code)
                                       for code in range(0x110000))
+
+
+def test_a_character_past_the_basic_plane_is_one_character_and_a_lone_half_none(wild_dir):
+    """PDFium reads a Bhaiksuki letter (U+11C00...) as two UTF-16 halves at two indices: the PDF (a
+    pdf.js test file nobody here wrote) was refused as corrupt, its lone surrogates not writable."""
+    import kg_decoder
+
+    codes = np.array([0x41, 0xD807, 0xDC00, 0xD807, 0x42, 0xDC01], np.uint32)
+    pdfium_chars._join_surrogates(codes)
+    assert codes.tolist() == [0x41, 0x11C00, 0xFFFE, 0, 0x42, 0]
+    with kg_decoder.open_store(None) as store:
+        result = kg_decoder.decode(wild_dir / "pdfjs-issue7426.pdf", store=store)
+        text = "".join(document.text for document in result.text_documents)
+        assert result.status == "decoded" and "\U00011c00" in text
+        assert not any("\ud800" <= char <= "\udfff" for char in text)

@@ -65,7 +65,25 @@ def _read(textpage) -> Characters:
                                                  characters.objects)))
     else:
         _read_one_by_one(textpage, characters)
+    _join_surrogates(characters.codes)
     return characters
+
+
+def _join_surrogates(codes: np.ndarray) -> None:
+    """PDFium gives a character past the Basic Multilingual Plane (Bhaiksuki, emoji, a maths alphabet)
+    as its two UTF-16 halves at two indices: the first becomes the whole character, the second
+    PDFium's noncharacter U+FFFE, which every reader passes over. A half alone is a glyph without a
+    character (0): as a lone surrogate it is no text (UTF-8 cannot write it)."""
+    high = (codes >= 0xD800) & (codes <= 0xDBFF)
+    low = (codes >= 0xDC00) & (codes <= 0xDFFF)
+    if not (high.any() or low.any()):
+        return
+    first = np.flatnonzero(high[:-1] & low[1:])
+    lone = high | low
+    lone[first] = lone[first + 1] = False
+    codes[first] = 0x10000 + ((codes[first] - 0xD800) << 10) + (codes[first + 1] - 0xDC00)
+    codes[first + 1] = 0xFFFE
+    codes[lone] = 0
 
 
 def native() -> bool:
