@@ -114,4 +114,5 @@ def test_a_chart_slides_chunk_has_one_anchor_per_kind_of_box_and_the_audit_lists
     assert frame.bbox == FRAME
     audits = {a.name: a for a in kg_decoder.run_audits(store)}
     rows = audits["audit-chunk-anchors-not-verified"].table.records()
-    assert [(r["chunk"], r["pageNumber"], r["verification"]) for r in rows] == [(chunk.iri, 1, "element")]
+    assert [(r["chunk"], r["pageNumber"], r["boxes"], r["verification"]) for r in rows] == [
+        (chunk.iri, 1, "pdf-points-top-left", "element")]
