@@ -65,5 +65,8 @@ class GraphBackend(Protocol):
 
     def close(self) -> None: ...
 
+    # A graph another process may write while this one lends it its writer (the embedded one) also has
+    # ``lend_writer()``, a context manager (see KgStore.writer_lent).
+
 
 __all__ = ["GraphBackend", "StorePath"]

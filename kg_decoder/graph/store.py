@@ -97,7 +97,7 @@ class KgStore(GraphReads):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<{type(self.graph).__name__} {self.location}{' read-only' if self.read_only else ''}>"
+        return f"<KgStore {self.location} ({type(self.graph).__name__}){' read-only' if self.read_only else ''}>"
 
     def __len__(self) -> int:
         return len(self.graph)
