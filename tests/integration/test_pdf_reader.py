@@ -76,3 +76,14 @@ def test_fast_reads_the_same_pages_when_asked(corpus_dir):
     data = (corpus_dir / "embedded-images-tables.pdf").read_bytes()
     partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off", pdf_reader="unstructured"))
     assert {page.strategy for page in partitioned.pages} == {"fast"}
+
+
+def test_a_ligature_pdfium_cannot_map_is_read_through_its_font(corpus_dir, store):
+    """Page 4 of this LaTeX paper draws "ffi" with a Type 1 font that has no /ToUnicode: PDFium maps the
+    glyph to nothing (U+FFFD). The word is read again as pdfminer decodes it through the font's own
+    encoding, alone ("difficulties") and inside a line with no space glyphs ("for efficient")."""
+    decoded = kg_decoder.decode(corpus_dir / "layout-parser-paper-with-empty-pages.pdf", store=store,
+                                image_ocr="off", pdf_tables=False)
+    page = " ".join(" ".join(page.text for page in decoded.text_documents if page.page_number == 4).split())
+    assert "\ufffd" not in page
+    assert "practical difficulties for taking" in page and "tools for efficient document" in page

@@ -16,7 +16,6 @@ reads them. The page's reading order is the backend's (``reading_order``: column
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import replace
 from typing import Callable, Optional, Sequence
@@ -26,6 +25,7 @@ from ..backends.unstructured_glue import unstructured_category
 from ..offline import install_offline_spacy_model
 from . import text_types
 from .geometry import PageGeometry
+from .pdfminer_words import page_words
 from .text_layer import PdfLines, reading_key
 
 _BAND = 0.1  # of the page's height: a running head lies within this much of its top, a foot of its foot
@@ -91,25 +91,38 @@ def _unmapped_read(data: bytes, number: int, placed: list) -> list:
     envelope before an e-mail address, is never mapped: pdfminer reads it as ``(cid:0)``)."""
     if not any(_IN_WORD.search(element.text) for element, _ in placed):
         return placed
-    try:
-        import pdfplumber
-
-        with pdfplumber.open(io.BytesIO(data)) as plumbed:
-            words = {word["text"] for word in plumbed.pages[number - 1].extract_words()}
-    except Exception:  # pdfminer refuses what PDFium read: the glyphs stay unmapped
+    words = page_words(data, number)
+    if words is None:  # pdfminer refuses what PDFium read: the glyphs stay unmapped
         return placed
     read: dict[str, str] = {}
 
     def reread(match: "re.Match") -> str:
         token = match.group(0)
         if token not in read:
-            pattern = re.compile("(?:.{1,3}?)".join(re.escape(part) for part in token.split(_UNMAPPED)))
-            found = sorted(word for word in words if pattern.fullmatch(word) and "(cid:" not in word)
-            read[token] = found[0] if len(found) == 1 else token
+            read[token] = _read_again(token, words)
         return read[token]
 
     return [(replace(element, text=re.sub(r"\S*\ufffd\S*", reread, element.text)) if _UNMAPPED in element.text
              else element, points) for element, points in placed]
+
+
+def _read_again(token: str, words: set[str]) -> str:
+    """``token`` with its unmapped glyphs as pdfminer reads them: the one word of the page it matches
+    whole; else, where it matches only inside words (a line without space glyphs, which PDFium spaces
+    by its gaps and pdfminer reads as one run), the one reading its glyphs have in every such match;
+    else ``token`` as it is."""
+    parts = token.split(_UNMAPPED)
+    pattern = re.compile("(.{1,3}?)".join(re.escape(part) for part in parts))
+    whole = {word for word in words if pattern.fullmatch(word) and "(cid:" not in word}
+    if whole:
+        return whole.pop() if len(whole) == 1 else token
+    readings = {match.groups() for word in words for match in pattern.finditer(word)}
+    if len(readings) != 1:
+        return token
+    glyphs = readings.pop()
+    if any("(cid:" in glyph or not glyph.strip() or glyph != glyph.strip() for glyph in glyphs):
+        return token
+    return parts[0] + "".join(glyph + part for glyph, part in zip(glyphs, parts[1:]))
 
 
 _ROW_OVERLAP = 0.5  # of the smaller line's height: lines overlapping this much down the page share a row
