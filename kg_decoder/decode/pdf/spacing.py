@@ -18,7 +18,10 @@ text objects) is one glyph to a reader: the same character within :data:`SAME_PL
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
 
 WORD_GAP = 0.2  # ems wider than the line's gaps between letters: a word break
 COLUMN_GAP = 0.5  # the same where the line writes its word breaks as space glyphs
@@ -40,6 +43,16 @@ def spaceless(char: str) -> bool:
         return False
     code = ord(char)
     return any(low <= code <= high for low, high in _SPACELESS)
+
+
+def spaceless_codes(codes: "np.ndarray") -> "np.ndarray":
+    """:func:`spaceless` of each character code of an array, at once."""
+    import numpy as np
+
+    found = np.zeros(len(codes), bool)
+    for low, high in _SPACELESS:
+        found |= (codes >= low) & (codes <= high)
+    return found
 
 
 def word_breaks(gaps: Sequence[float], ems: Sequence[float], written_spaces: bool) -> Optional[list[bool]]:
@@ -74,4 +87,5 @@ def drawn_twice(text: str, other: str, size: float, dx: float, dy: float) -> boo
         abs(dx) <= SAME_PLACE * size and abs(dy) <= SAME_PLACE * size
 
 
-__all__ = ["COLUMN_GAP", "LEAST_GAPS", "SAME_PLACE", "WORD_GAP", "drawn_twice", "spaceless", "word_breaks"]
+__all__ = ["COLUMN_GAP", "LEAST_GAPS", "SAME_PLACE", "WORD_GAP", "drawn_twice", "spaceless", "spaceless_codes",
+           "word_breaks"]
