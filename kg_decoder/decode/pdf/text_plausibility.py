@@ -69,6 +69,7 @@ def _is_private(char: str) -> bool:
     return "\ue000" <= char <= "\uf8ff" or char == "\ufffd"
 
 
+@lru_cache(maxsize=8192)
 def _is_part(char: str) -> bool:
     """Whether a character belongs to a word (a letter, digit, combining mark, joiner or colon)."""
     return char.isalnum() or char in _JOINERS or char == ":" or unicodedata.category(char) in ("Mn", "Mc")
@@ -117,6 +118,7 @@ def word_plausibility(word: str) -> Optional[float]:
     return None if verdict is None else float(verdict)
 
 
+@lru_cache(maxsize=65536)  # a page's words come back (the, of, and): each judged once a process
 def _verdict(word: str) -> Optional[float]:
     if any(_is_private(c) for c in word):
         return False
