@@ -112,6 +112,8 @@ def _read_again(token: str, words: set[str]) -> str:
     by its gaps and pdfminer reads as one run), the one reading its glyphs have in every such match;
     else ``token`` as it is."""
     parts = token.split(_UNMAPPED)
+    if not any(letter.isalpha() for letter in "".join(parts)):  # glyphs alone (an icon): nothing to match them by
+        return token
     pattern = re.compile("(.{1,3}?)".join(re.escape(part) for part in parts))
     whole = {word for word in words if pattern.fullmatch(word) and "(cid:" not in word}
     if whole:
