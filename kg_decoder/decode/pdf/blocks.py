@@ -149,7 +149,7 @@ def _pieces(lines: list) -> list:
                 box = (min(b[0] for _, b in words), min(b[1] for _, b in words), max(b[2] for _, b in words),
                        max(b[3] for _, b in words))
                 cut.append(replace(line, text=" ".join(" ".join(text for text, _ in words).split()), box=box,
-                                   words=words))
+                                   words=words, word_sizes=line.word_sizes[start:k]))
                 start = k
         if not line.words:
             cut.append(line)

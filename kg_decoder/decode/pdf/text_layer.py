@@ -164,6 +164,7 @@ class _Line:
     turn: Optional[int] = 0  # of its glyphs (None: they are turned in different ways)
     size: float = 0.0  # the largest type size of its glyphs
     words: tuple = field(default=(), compare=False)  # its words with their boxes, where read at once (_lines)
+    word_sizes: tuple = field(default=(), compare=False)  # each word's type size (its glyphs' largest)
 
 
 def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
@@ -221,16 +222,18 @@ def _lines(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
     word_starts = np.flatnonzero(new_word | new_line).tolist() + [len(indices)]
     word_lows = np.minimum.reduceat(around[:, :2], word_starts[:-1], axis=0).tolist()  # each word's box
     word_highs = np.maximum.reduceat(around[:, 2:], word_starts[:-1], axis=0).tolist()
+    word_sizes = np.maximum.reduceat(np.array(sizes, np.float64), word_starts[:-1]).tolist() if sizes else []
     lines: list[_Line] = []
     word = 0
     for start, end in zip(starts, starts[1:]):
+        first = word
         words = []
         while word_starts[word] < end:
             words.append((letters[word_starts[word]:word_starts[word + 1]], tuple(word_lows[word] + word_highs[word])))
             word += 1
         low, high = around[start:end, :2].min(axis=0).tolist(), around[start:end, 2:].max(axis=0).tolist()
         lines.append(_Line(" ".join(" ".join(text for text, _ in words).split()), (low[0], low[1], high[0], high[1]),
-                           int(turns[start]), max(sizes[start:end]), tuple(words)))
+                           int(turns[start]), max(sizes[start:end]), tuple(words), tuple(word_sizes[first:word])))
     return _joined_along(lines)
 
 
