@@ -7,6 +7,7 @@ ICDAR 2013 files decode with their tables; the layout model never reaches for th
 from __future__ import annotations
 
 import importlib
+import io
 import socket
 from pathlib import Path
 
@@ -279,6 +280,105 @@ def test_table_marks_come_from_the_page_fast_laid_out_the_same_as_pdfplumbers_ow
     read = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off"))
     assert [e for e in read.elements if e.category == "Table"]
     assert interpreted and len({page.page_number for page in interpreted}) == len(interpreted)
+
+
+@pytest.mark.parametrize("name, number", [("us-021.pdf", 2), ("eu-015.pdf", 1), ("eu-001.pdf", 1),
+                                          ("us-015.pdf", 2), ("eu-011.pdf", 2)])
+def test_table_marks_are_pdfiums_reading_of_what_pdfplumber_read(name, number):
+    """The finder's marks of a page from PDFium (the decode's words of it, every rule its paths draw)
+    hold what pdfplumber's reading of it gave: the same rules and strokes, the same words with their
+    text, as high as their type (a symbol font's bullet no taller than the words beside it), on
+    upright pages and on one turned by /Rotate (eu-015)."""
+    from collections import Counter
+
+    import pdfplumber
+    import pypdfium2 as pdfium
+
+    from kg_decoder.decode.pdf.text_layer import PdfLines
+    from kg_decoder.decode.tables.page_marks import marks_from_pdfplumber, marks_of_page
+
+    data = (Path(__file__).resolve().parents[2].parent / "shared" / "tables-icdar2013" / name).read_bytes()
+    with pdfplumber.open(io.BytesIO(data)) as plumbed:
+        reference = marks_from_pdfplumber(plumbed.pages[number - 1])
+    pdf = pdfium.PdfDocument(data)
+    try:
+        marks = marks_of_page(pdf[number - 1], PdfLines(data, pdf).lines(number))
+    finally:
+        pdf.close()
+    assert (marks.width, marks.height) == pytest.approx((reference.width, reference.height))
+    for ours, theirs in ((marks.horizontal_rules, reference.horizontal_rules),
+                         (marks.vertical_rules, reference.vertical_rules)):
+        assert len(ours) == len(theirs) > 0
+        assert all(a == pytest.approx(b, abs=0.2) for a, b in zip(sorted(ours), sorted(theirs)))
+    drawn = lambda boxes: sorted(box for box in boxes if (box[2] - box[0]) * (box[3] - box[1]) > 0)  # noqa: E731
+    assert all(a == pytest.approx(b, abs=0.2) for a, b in zip(drawn(marks.slanted), drawn(reference.slanted)))
+    assert len(drawn(marks.slanted)) == len(drawn(reference.slanted))
+    assert all(w.text.strip() for w in marks.words)
+    letters = Counter("".join(w.text for w in marks.words))  # words may part otherwise: "1.000", "1 . 000"
+    wanted = Counter("".join(w.text for w in reference.words))
+    assert sum((letters & wanted).values()) >= 0.97 * max(sum(wanted.values()), sum(letters.values()))
+    by_text = {}
+    for word in reference.words:
+        by_text.setdefault(word.text, []).append(word)
+    matched = [(word, other) for word in marks.words for other in by_text.get(word.text, [])
+               if abs(word.x0 - other.x0) < 1 and abs(word.bottom - other.bottom) < 1]
+    assert len(matched) >= 0.9 * len(marks.words)
+    assert sum(abs(word.height - other.height) < 0.1 * other.height for word, other in matched) >= 0.98 * len(matched)
+
+
+def test_a_grid_drawn_as_one_path_gives_every_rule_of_it(tmp_path):
+    """A table's grid drawn as one path (every line a move and a line of it), the same grid in a form
+    object scaled to half, a filled rectangle 0.8 points thin and a slanted line: each rule of the grid
+    is a rule (not only its outer box, as a path's bounds give), where pdfplumber puts it."""
+    import pdfplumber
+    import pypdfium2 as pdfium
+    from reportlab.pdfgen import canvas
+
+    from kg_decoder.decode.tables.page_marks import marks_from_pdfium, marks_from_pdfplumber, marks_of_page
+
+    path = tmp_path / "grid.pdf"
+    page = canvas.Canvas(str(path), pagesize=(612, 792))
+    xs, ys = [100, 200, 300, 400], [700, 680, 660, 640, 620]  # user space, y up
+
+    def grid() -> None:
+        lines = page.beginPath()
+        for y in ys:
+            lines.moveTo(xs[0], y)
+            lines.lineTo(xs[-1], y)
+        for x in xs:
+            lines.moveTo(x, ys[0])
+            lines.lineTo(x, ys[-1])
+        page.drawPath(lines, stroke=1, fill=0)
+
+    grid()
+    page.beginForm("grid")
+    grid()
+    page.endForm()
+    page.saveState()
+    page.translate(100, -100)
+    page.scale(0.5, 0.5)
+    page.doForm("grid")
+    page.restoreState()
+    page.rect(100, 400, 300, 0.8, stroke=0, fill=1)
+    page.line(100, 300, 300, 200)
+    page.save()
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        marks = marks_of_page(pdf[0])
+        bounds = marks_from_pdfium(pdf[0])
+    finally:
+        pdf.close()
+    across = sorted(rule.position for rule in marks.horizontal_rules)
+    # the thin rectangle: its sides and its middle, 0.4 apart, merged where its top side is
+    assert across == pytest.approx(sorted([792 - y for y in ys] + [792 - (0.5 * y - 100) for y in ys] + [391.2]))
+    down = sorted(rule.position for rule in marks.vertical_rules)
+    assert down == pytest.approx(sorted(xs + [0.5 * x + 100 for x in xs]))
+    assert marks.slanted == [pytest.approx((100, 492, 300, 592))]
+    assert len(bounds.horizontal_rules) < len(marks.horizontal_rules)  # a path's bounds: the grid's outer box
+    with pdfplumber.open(path) as plumbed:
+        reference = marks_from_pdfplumber(plumbed.pages[0])
+    assert marks.horizontal_rules == [pytest.approx(rule) for rule in reference.horizontal_rules]
+    assert marks.vertical_rules == [pytest.approx(rule) for rule in reference.vertical_rules]
 
 
 def test_a_margin_stamp_turned_across_the_page_is_no_sign_of_a_table(corpus_dir):

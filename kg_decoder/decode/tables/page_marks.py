@@ -2,9 +2,12 @@
 displayed page's coordinates (PDF points, origin at the top-left corner, ``/Rotate`` applied); words
 gathered into text lines, and lines cut into pieces at wide gaps.
 
-Two readings: :func:`marks_from_pdfplumber` (words with their text, every ruling line; what cells are
-built from) and :func:`marks_from_pdfium` (about 4 ms a page of prose: words without their text, rules
-from path objects; enough for the pre-signal that decides whether a page is worth a closer look).
+Three readings: :func:`marks_from_pdfplumber` (words with their text, every ruling line; what cells are
+built from), :func:`marks_from_pdfium` (about 4 ms a page of prose: words without their text, rules
+from path objects; enough for the pre-signal that decides whether a page is worth a closer look) and
+:func:`marks_of_page`, pdfplumber's marks read by PDFium (the words of the decode's own lines of the
+page, each as high as its type; every rule and stroke its paths draw, segment by segment), without
+interpreting the page again.
 :func:`marks_from_layout` gives pdfplumber's marks from the page pdfminer already read for
 unstructured's ``fast`` (the characters in the order the page draws them, as pdfplumber's own
 reading has them), so a page is not interpreted twice.
@@ -12,16 +15,17 @@ reading has them), so a page is not interpreted twice.
 
 from __future__ import annotations
 
+import ctypes
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
 from ...model import BBox
 from ...patches.pdfplumber import set_objects_from_layout
 from ..pdf.geometry import PageGeometry
-from ..pdf.characters import glyph_turn
+from ..pdf.characters import FontHeights, glyph_turn, letters_of
 from ..pdf.pdfium_chars import LOOSE, read_characters
 
 PIECE_GAP = 0.5  # words closer than this many times their height belong to one piece of a line
@@ -119,12 +123,32 @@ def marks_from_layout(plumber_page, layout) -> PageMarks:
 
 def marks_from_pdfium(page) -> PageMarks:
     """Words without their text (runs of character boxes split at spaces) and rules from thin path
-    objects and rectangles' sides of a pypdfium2 page."""
+    objects and rectangles' sides of a pypdfium2 page: about 4 ms a page of prose, enough for the
+    pre-signal that decides whether a page is worth a closer look (:func:`marks_of_page` for cells)."""
     import pypdfium2.raw as pdfium_c
-    from pypdfium2 import PdfiumError
 
     geometry = PageGeometry.of(page)
     width, height = geometry.size
+    words = _character_words(page, geometry)
+    horizontal, vertical = [], []
+    for path in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_PATH,), max_depth=3):
+        x0, top, x1, bottom = geometry.box(path.get_bounds())
+        path_width, path_height = x1 - x0, bottom - top
+        if path_height <= 2.5 and path_width > 2:
+            horizontal.append(Rule((top + bottom) / 2, x0, x1))
+        elif path_width <= 2.5 and path_height > 2:
+            vertical.append(Rule((x0 + x1) / 2, top, bottom))
+        elif path_width * path_height < 0.5 * width * height:  # a rectangle: its sides
+            horizontal += [Rule(top, x0, x1), Rule(bottom, x0, x1)]
+            vertical += [Rule(x0, top, bottom), Rule(x1, top, bottom)]
+    return PageMarks(width, height, words, merge_collinear(horizontal), merge_collinear(vertical))
+
+
+def _character_words(page, geometry: PageGeometry, with_text: bool = False) -> list[Word]:
+    """Runs of a page's character boxes (PDFium's loose ones), split at spaces and where a character
+    does not follow the one before on its line; their letters where ``with_text`` (else "")."""
+    from pypdfium2 import PdfiumError
+
     # Every box at once (a foreign call a box cost 4 µs), each with its own code: the page's text
     # (get_text_range) leaves out a character PDFium reads as U+0000, and its indices then drift from
     # PDFium's (a word's last letter taken for the space after it, its gap widened).
@@ -152,19 +176,202 @@ def marks_from_pdfium(page) -> PageMarks:
     runs = np.stack([x0[starts], np.minimum.reduceat(top, starts),
                      np.maximum.reduceat(x1, starts), np.maximum.reduceat(bottom, starts)], axis=1).tolist() \
         if len(starts) else []
-    words = [Word("", x0, top, x1, bottom, bottom - top) for x0, top, x1, bottom in runs]
-    horizontal, vertical = [], []
-    for path in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_PATH,), max_depth=3):
-        x0, top, x1, bottom = geometry.box(path.get_bounds())
-        path_width, path_height = x1 - x0, bottom - top
-        if path_height <= 2.5 and path_width > 2:
+    if not with_text:
+        return [Word("", x0, top, x1, bottom, bottom - top) for x0, top, x1, bottom in runs]
+    letters = letters_of(codes[indices])
+    ends = starts.tolist()[1:] + [len(indices)]
+    # As high as the type is large, up from the box's bottom (its descent), as pdfminer's: the loose box
+    # spans the font's own ascent and descent (a symbol font's bullet, 2.5 times its size, would reach
+    # into the lines above it).
+    sizes = FontHeights(page.get_textpage(), {})
+    upright = _main_turn(characters, spaces, geometry.rotation) == 0
+    words = []
+    for start, end, (x0, top, x1, bottom) in zip(starts.tolist(), ends, runs):
+        text = letters[start:end]
+        if text.strip():
+            index = int(indices[start])
+            size = sizes.size(index, int(characters.objects[index]) or None)
+            words.append(Word(text, x0, bottom - size if upright and size > 0 else top, x1, bottom,
+                              size or bottom - top, upright))
+    # The characters across the page (a chart's turned axis labels: a sign it is no table), runs of them
+    # as PDFium reads them one after the other, as words not upright.
+    across = np.flatnonzero(~spaces & ~counted & ((characters.flags & LOOSE) != 0) & (boxes[:, 2] > boxes[:, 0])
+                            & (boxes[:, 3] > boxes[:, 1]))
+    if len(across):
+        starts = np.flatnonzero(np.concatenate([[True], across[1:] != across[:-1] + 1]))
+        letters = letters_of(codes[across])
+        ends = starts.tolist()[1:] + [len(across)]
+        low = np.minimum.reduceat(boxes[across, :2], starts, axis=0).tolist()
+        high = np.maximum.reduceat(boxes[across, 2:], starts, axis=0).tolist()
+        for start, end, (x0, top), (x1, bottom) in zip(starts.tolist(), ends, low, high):
+            if letters[start:end].strip():
+                words.append(Word(letters[start:end], x0, top, x1, bottom, bottom - top, not upright))
+    return words
+
+
+def marks_of_page(page, lines: Optional[Sequence] = None) -> PageMarks:
+    """The marks of a pypdfium2 page the table finder builds cells from: its words with their text and
+    every ruling line and slanted stroke its paths draw (:func:`drawn_marks`). The words are
+    ``lines``' own (``text_layer.PdfLines.lines`` of the page, the decode's reading: a page is read
+    once), or, where those lines carry none (a page turned by /Rotate, read glyph by glyph), runs of
+    characters as :func:`marks_from_pdfium` finds them, with their letters."""
+    geometry = PageGeometry.of(page)
+    width, height = geometry.size
+    words = _line_words(lines) if lines is not None else None
+    if words is None:
+        words = _character_words(page, geometry, with_text=True)
+    horizontal, vertical, slanted = drawn_marks(page, geometry)
+    return PageMarks(width, height, words, merge_collinear(horizontal), merge_collinear(vertical), slanted)
+
+
+def _line_words(lines: Sequence) -> Optional[list[Word]]:
+    """The words of a page's lines (each with its box on the displayed page), None when a line with
+    text carries no words (read one glyph at a time)."""
+    words = []
+    for line in lines:
+        if not line.words:
+            if line.text.strip():
+                return None
+            continue
+        upright = line.turn == 0
+        sizes = line.word_sizes or (line.size,) * len(line.words)
+        for (text, (x0, top, x1, bottom)), size in zip(line.words, sizes):
+            if text.strip():
+                if upright and size > 0:  # as high as its type, up from its descent: pdfminer's height
+                    top = bottom - size
+                words.append(Word(text, x0, top, x1, bottom, size or bottom - top, upright))
+    return words
+
+
+_IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+FORM_DEPTH = 8  # form objects inside form objects looked into
+
+
+def drawn_marks(page, geometry: PageGeometry) -> tuple[list[Rule], list[Rule], list[BBox]]:
+    """The ruling lines (horizontal, vertical) and slanted strokes a pypdfium2 page's paths draw, on
+    the displayed page, read segment by segment as pdfminer splits a path (at each move) and
+    pdfplumber reads the pieces: a straight segment is a line, four sides closing on an axis-aligned
+    box a rectangle, anything else a curve. Lines and every side of a rectangle or a curve 1 point
+    thin or less (and over 2 long) are rules, and so is a filled rectangle 2.5 points thin or less;
+    slanted lines and curves are strokes (a chart's). A grid drawn as one path gives every rule of it,
+    not just its outer box."""
+    import pypdfium2.raw as pdfium_c
+
+    # pdfplumber's order, which decides where rules a hair apart are merged (merge_collinear keeps the
+    # first): lines' edges, rectangles' sides (top, bottom, left, right), curves' pieces, thin rectangles
+    edges: dict[str, list[tuple[float, float, float, float]]] = {"line": [], "rect": [], "curve": []}
+    thin: list[tuple[float, float, float, float]] = []
+    slanted: list[BBox] = []
+    for shape, user_points in _subpaths(page, pdfium_c):
+        points = [geometry.point(x, y) for x, y in user_points]
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
+        box = (min(xs), min(ys), max(xs), max(ys))
+        if shape in ("mlh", "ml"):  # a line
+            line_box = (min(xs[:2]), min(ys[:2]), max(xs[:2]), max(ys[:2]))
+            edges["line"].append(line_box)
+            if line_box[2] - line_box[0] > 1 and line_box[3] - line_box[1] > 1:
+                slanted.append(line_box)
+        elif shape in ("mlllh", "mllll") and _rectangle(user_points):
+            x0, top, x1, bottom = box
+            edges["rect"] += [(x0, top, x1, top), (x0, bottom, x1, bottom), (x0, top, x0, bottom),
+                              (x1, top, x1, bottom)]
+            thin.append(box)
+        else:  # a curve: its box a stroke, its straight pieces (end point to end point) edges
+            edges["curve"] += [(min(p0[0], p1[0]), min(p0[1], p1[1]), max(p0[0], p1[0]), max(p0[1], p1[1]))
+                               for p0, p1 in zip(points, points[1:])]
+            slanted.append(box)
+    horizontal: list[Rule] = []
+    vertical: list[Rule] = []
+    for x0, top, x1, bottom in edges["line"] + edges["rect"] + edges["curve"]:
+        if bottom - top <= 1 and x1 - x0 > 2:
             horizontal.append(Rule((top + bottom) / 2, x0, x1))
-        elif path_width <= 2.5 and path_height > 2:
+        elif x1 - x0 <= 1 and bottom - top > 2:
             vertical.append(Rule((x0 + x1) / 2, top, bottom))
-        elif path_width * path_height < 0.5 * width * height:  # a rectangle: its sides
-            horizontal += [Rule(top, x0, x1), Rule(bottom, x0, x1)]
-            vertical += [Rule(x0, top, bottom), Rule(x1, top, bottom)]
-    return PageMarks(width, height, words, merge_collinear(horizontal), merge_collinear(vertical))
+    for x0, top, x1, bottom in thin:  # a filled rectangle drawn as a rule
+        if bottom - top <= 2.5 and x1 - x0 > 2:
+            horizontal.append(Rule((top + bottom) / 2, x0, x1))
+        elif x1 - x0 <= 2.5 and bottom - top > 2:
+            vertical.append(Rule((x0 + x1) / 2, top, bottom))
+    return horizontal, vertical, slanted
+
+
+def _rectangle(points: Sequence[tuple[float, float]]) -> bool:
+    """Whether five points close an axis-aligned box, side by side (pdfminer's test for a rectangle)."""
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3), last = points
+    return last == points[0] and ((x0 == x1 and y1 == y2 and x2 == x3 and y3 == y0)
+                                  or (y0 == y1 and x1 == x2 and y2 == y3 and x3 == x0))
+
+
+def _subpaths(page, pdfium_c):
+    """Each painted subpath of a page's path objects (form objects' too) as pdfminer reads it: its
+    shape (m, l, c for a curve's end, h for a close) and each operation's end point in user space
+    (a close's: the subpath's start)."""
+    x, y = ctypes.c_float(), ctypes.c_float()
+    filled, stroked = ctypes.c_int(), ctypes.c_int()
+    get_segment, get_kind, get_point, get_close = (pdfium_c.FPDFPath_GetPathSegment, pdfium_c.FPDFPathSegment_GetType,
+                                                   pdfium_c.FPDFPathSegment_GetPoint, pdfium_c.FPDFPathSegment_GetClose)
+    move, curve = pdfium_c.FPDF_SEGMENT_MOVETO, pdfium_c.FPDF_SEGMENT_BEZIERTO
+    for path, (a, b, c, d, e, f) in _path_objects(page, pdfium_c):
+        if pdfium_c.FPDFPath_GetDrawMode(path, filled, stroked) and not filled.value and not stroked.value:
+            continue  # paints nothing (pdfminer sees no path then)
+        shape: list[str] = []
+        points: list[tuple[float, float]] = []
+        curve_part = 0  # PDFium gives a curve as three points, its two control points and its end
+        for index in range(pdfium_c.FPDFPath_CountSegments(path)):
+            segment = get_segment(path, index)
+            kind = get_kind(segment)
+            if kind == curve:
+                curve_part = (curve_part + 1) % 3
+                if curve_part:  # a control point
+                    continue
+            if not get_point(segment, x, y):
+                continue
+            point = (a * x.value + c * y.value + e, b * x.value + d * y.value + f)
+            if kind == move:
+                if len(shape) > 1:
+                    yield "".join(shape), points
+                shape, points, curve_part = ["m"], [point], 0
+                continue
+            if not shape:  # a path must begin with a move: pdfminer drops one that does not
+                continue
+            shape.append("c" if kind == curve else "l")
+            closes = get_close(segment)
+            if closes and shape[-1] == "l" and point == points[0]:
+                shape[-1] = "h"  # the side back to the start PDFium adds for a close: pdfminer's h
+                points.append(points[0])
+            else:
+                points.append(point)
+                if closes:
+                    shape.append("h")
+                    points.append(points[0])
+        if len(shape) > 1:
+            yield "".join(shape), points
+
+
+def _path_objects(page, pdfium_c):
+    """A page's path objects, those inside form objects too, each with its matrix to user space."""
+    raw = page.raw
+    matrix = pdfium_c.FS_MATRIX()
+
+    def matrix_of(obj, outer):
+        if not pdfium_c.FPDFPageObj_GetMatrix(obj, matrix):
+            return outer
+        a, b, c, d, e, f = matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f
+        A, B, C, D, E, F = outer
+        return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E, e * B + f * D + F)
+
+    def objects(count, get, outer, depth):
+        for index in range(count):
+            obj = get(index)
+            kind = pdfium_c.FPDFPageObj_GetType(obj)
+            if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+                yield obj, matrix_of(obj, outer)
+            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < FORM_DEPTH:
+                yield from objects(pdfium_c.FPDFFormObj_CountObjects(obj),
+                                   lambda i, form=obj: pdfium_c.FPDFFormObj_GetObject(form, i),
+                                   matrix_of(obj, outer), depth + 1)
+
+    yield from objects(pdfium_c.FPDFPage_CountObjects(raw), lambda i: pdfium_c.FPDFPage_GetObject(raw, i), _IDENTITY, 0)
 
 
 def _displayed_boxes(geometry: PageGeometry, rects: "np.ndarray") -> "np.ndarray":
@@ -183,12 +390,22 @@ def _across_the_page(characters, spaces: "np.ndarray", rotation: int) -> "np.nda
     """Which characters run the way most of the page's text runs on the displayed page: a margin stamp
     turned across it (arXiv's, a journal's) sits beside every line of the body, and its letters are
     no column of a table."""
+    turns = _turns(characters, rotation)
+    return turns == _main_turn(characters, spaces, rotation, turns)
+
+
+def _turns(characters, rotation: int) -> "np.ndarray":
+    """Each character's turn on the displayed page (``glyph_turn``)."""
     angles = characters.numbers[:, 10]
     distinct, which = np.unique(angles, return_inverse=True)  # a page's glyphs share few angles
-    turns = np.array([glyph_turn(angle, rotation) for angle in distinct.tolist()], dtype=np.int64)[which]
+    return np.array([glyph_turn(angle, rotation) for angle in distinct.tolist()], dtype=np.int64)[which]
+
+
+def _main_turn(characters, spaces: "np.ndarray", rotation: int, turns: Optional["np.ndarray"] = None) -> int:
+    """The turn most of the page's characters (spaces aside) show on the displayed page."""
+    turns = _turns(characters, rotation) if turns is None else turns
     counted = Counter(turns[~spaces].tolist())
-    main = counted.most_common(1)[0][0] if counted else 0
-    return turns == main
+    return counted.most_common(1)[0][0] if counted else 0
 
 
 def merge_collinear(rules: Sequence[Rule], position_tolerance: float = 1.0, gap_tolerance: float = 2.0) -> list[Rule]:
@@ -331,5 +548,5 @@ def cell_text(words: Sequence[Word]) -> str:
 
 
 __all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "line_pieces",
-           "marks_from_layout", "marks_from_pdfium", "marks_from_pdfplumber", "reads_as_number", "text_lines",
-           "words_in"]
+           "drawn_marks", "marks_from_layout", "marks_from_pdfium", "marks_from_pdfplumber", "marks_of_page",
+           "reads_as_number", "text_lines", "words_in"]
