@@ -14,9 +14,10 @@ text layer, turned text); unstructured's ``partition_pdf`` (``fast``): pdfminer'
 page, its texts read by spaCy in one batch a page, unstructured's elements of each page (text
 types), the rest of partition_pdf; elements converted; PDFium's text layer where ``fast`` read
 nothing; turned text; fonts (declared heights; pdfminer's glyph patch); tables (the pre-signal on
-PDFium's reading, pdfplumber's words and rules, the page drawn for the layout model, the layout
-model, structure building, the tables put in place of the lines read there and the text beside
-them); OCR of pages without a text layer; the document's title; pictures (found by PDFium, then read
+PDFium's reading, the words and rules cells are built from: the words of PDFium's lines of the page,
+read once for the whole decode and timed there, and the rules of its paths; the page drawn for the
+layout model, the layout model, structure building, the tables put in place of the lines read there
+and the text beside them); OCR of pages without a text layer; the document's title; pictures (found by PDFium, then read
 by OCR); table matrices; grouping into pages; assembly of the page texts; mapping to quads; N-Quads;
 library blobs; the store's write (one transaction).
 
@@ -70,9 +71,8 @@ STEPS = [
     ("fonts: declared heights, pdfminer glyph patch", "kg_decoder.patches.pdfminer", "install_type1_fallbacks"),
     ("tables: pre-signal (PDFium words and rules)", "kg_decoder.decode.tables.pdf_pages", "marks_from_pdfium"),
     ("tables: pre-signal (PDFium words and rules)", "kg_decoder.decode.tables.pdf_pages", "table_signal"),
-    ("tables: pdfplumber words and rules", "pdfplumber", "open"),
-    ("tables: pdfplumber words and rules", "kg_decoder.decode.tables.pdf_pages", "marks_from_pdfplumber"),
-    ("tables: pdfplumber words and rules", "kg_decoder.decode.tables.pdf_pages", "marks_from_layout"),
+    ("tables: words and rules (the lines' words, PDFium's path segments)", "kg_decoder.decode.tables.pdf_pages",
+     "marks_of_page"),
     ("tables: page drawn for the layout model", "kg_decoder.decode.tables.pdf_pages", "page_pixels"),
     ("tables: layout model (its own thread)", "kg_decoder.decode.tables.regions", "LayoutDetector.detect_resized"),
     ("tables: structure (regions, rows, columns, cells)", "kg_decoder.decode.tables.pdf_pages", "tables_on_page"),

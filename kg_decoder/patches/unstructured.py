@@ -138,9 +138,10 @@ def _reaches_spacy(text: str, text_module: Any) -> bool:
 # -- Each pdfminer page as the PDF partitioner reads it ------------------------------------------------
 # Wraps ``unstructured.partition.pdf.open_pdfminer_pages_generator`` (the name ``pdf.py`` imported from
 # ``pdf_image.pdfminer_utils``, which ``_process_pdfminer_pages`` and ``_pdfminer_pages_have_text``
-# call) while a PDF is partitioned: unstructured has no hook to report pages, hand each page's
-# layout to the table finder or read its texts ahead. The worker partitions one document at a time.
-# A release without the name leaves pages unreported, tables read by pdfplumber, texts typed alone.
+# call) while a PDF is partitioned: unstructured has no hook to report pages, start the table
+# finder's layout model on each page or read its texts ahead. The worker partitions one document at a
+# time. A release without the name leaves pages unreported, the model run as the finder reaches each
+# table page, texts typed alone.
 
 def pdfminer_pages_generator() -> Optional[Callable]:
     """unstructured's PDF partitioner's pdfminer page generator, or None where a release moved it."""

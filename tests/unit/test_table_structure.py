@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kg_decoder.decode.tables.finder import tables_on_page
-from kg_decoder.decode.tables.page_marks import PageMarks, Rule, Word, marks_from_pdfium, marks_from_pdfplumber
+from kg_decoder.decode.tables.page_marks import PageMarks, Rule, Word, marks_from_pdfium
 from kg_decoder.decode.tables.regions import Detection, table_signal
 from kg_decoder.decode.tables.structure import build_table, grid_cells, mark_header
 from kg_decoder.model import Cell
@@ -207,6 +207,7 @@ def test_pdfium_words_of_a_turned_page_lie_where_pdfplumber_reads_them(tmp_path,
     import pdfplumber
     import pypdf
     import pypdfium2 as pdfium
+    from plumbed_marks import marks_from_pdfplumber
 
     path, _ = drawn_tables.tables_pdf(tmp_path / "tables.pdf")
     writer = pypdf.PdfWriter()

@@ -190,12 +190,12 @@ class TextLayerPages:
 def _read_text_layers(data: bytes, pdf: "LoadedPages", layer: PdfLines, pages: TextLayerPages, options: DecodeOptions,
                       problems: list[Problem], progress: Optional[ProgressCallback],
                       read_fast_pages: Callable[[], list]) -> list[Element]:
-    """``fast``'s reading of the pages with a text layer (the table finder's look at each page taken as
-    fast reads it: pdfminer lays a page out once), PDFium's lines where fast read nothing, a closer look
+    """``fast``'s reading of the pages with a text layer (the layout model started on each page as fast
+    reaches it), PDFium's lines where fast read nothing, a closer look
     at turned text and tables, and the lines fast dropped; each page's strategy set."""
     found: list[Element] = []
     looked_at = sorted(pages.with_text) if options.pdf_tables else []
-    with TableReadings(data, pdf, looked_at, options.password) as readings:
+    with TableReadings(pdf, looked_at, layer) as readings:
         readings.look_ahead()
         if pages.with_text and options.pdf_reader == "unstructured":
             with _pages_watched(progress, len(pages.by_number), readings, typed_fast=True):
@@ -314,7 +314,7 @@ def _closer_look(data: bytes, pdf, layer: PdfLines, found: list[Element], read_f
     if not options.pdf_tables or not with_layer:
         return found
     report(progress, "tables", 0, 1, "find tables")
-    tables = find_tables(data, pdf, with_layer, geometries, options.password, problems, readings)
+    tables = find_tables(data, pdf, with_layer, geometries, problems, readings)
 
     def beside_table(element: Element, table: Element) -> list[Element]:
         return lines_outside(layer, element.page_number, element.bbox, table.bbox)
@@ -467,14 +467,15 @@ def _strategy_used(pages: list[Page]) -> str:
 @contextmanager
 def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: Optional[TableReadings] = None,
                    typed_fast: bool = False):
-    """Report each page as unstructured's PDF reader (pdfminer) reaches it, hand its layout to the
-    table finder's ``readings``, and (``typed_fast``: the ``fast`` strategy types the texts) read the
-    texts unstructured will type on it in one spaCy batch (``text_types``) before it is handed on.
+    """Report each page as unstructured's PDF reader (pdfminer) reaches it, tell the table finder's
+    ``readings`` (the layout model starts on the page), and (``typed_fast``: the ``fast`` strategy
+    types the texts) read the texts unstructured will type on it in one spaCy batch (``text_types``)
+    before it is handed on.
 
     unstructured has no hook for any; its PDF module walks pages through the generator it
     imported by name, so that name is wrapped while the partitioner runs (the worker runs one
-    document at a time). If a later unstructured moves it, pages simply go unreported, the table
-    finder reads its pages with pdfplumber, and each text is typed alone.
+    document at a time). If a later unstructured moves it, pages simply go unreported, the layout
+    model runs on each table page when the finder reaches it, and each text is typed alone.
     """
     original = pdfminer_pages_generator()
     if original is None:
@@ -485,7 +486,7 @@ def _pages_watched(progress: Optional[ProgressCallback], total: int, readings: O
         for number, (page, layout) in enumerate(original(*args, **kwargs), start=1):
             report(progress, "partition", number - 1, total, f"partition {number}/{total} pages")
             if readings is not None:
-                readings.read(number, layout)
+                readings.reached(number)
             if typed_fast:
                 text_types.take(text_types.read_ahead(layout))
             yield page, layout

@@ -6,11 +6,11 @@ Per page:
      find) — :func:`.regions.table_signal` on :func:`.page_marks.marks_from_pdfium`;
   2. regions: the bundled layout model on the page drawn by PDFium, completed from the page's vector
      graphics (:mod:`.regions`);
-  3. structure from the text layer (pdfplumber's words and ruling lines): rows, columns, spans and
-     header rows (:mod:`.structure`).
+  3. structure from the text layer (the decode's words of the page and the ruling lines its paths
+     draw: :func:`.page_marks.marks_of_page`): rows, columns, spans and header rows (:mod:`.structure`).
 
-Coordinates everywhere: PDF points, top-left origin of the displayed page (pdfplumber's view, which
-applies /Rotate). The rules and their thresholds were chosen by measurement on the ICDAR 2013 table
+Coordinates everywhere: PDF points, top-left origin of the displayed page (the visible area, /Rotate
+applied: where the layout model sees the page drawn). The rules and their thresholds were chosen by measurement on the ICDAR 2013 table
 competition's odd half (``../shared/tables-icdar2013``; ``bench/tables.py`` prints the scores beside
 pdfplumber's and camelot's, and says which half is in-sample): every threshold sits on a plateau of
 the score, and no rule names a file. :mod:`.pdf_pages` ties it to the decode.

@@ -2,15 +2,13 @@
 displayed page's coordinates (PDF points, origin at the top-left corner, ``/Rotate`` applied); words
 gathered into text lines, and lines cut into pieces at wide gaps.
 
-Three readings: :func:`marks_from_pdfplumber` (words with their text, every ruling line; what cells are
-built from), :func:`marks_from_pdfium` (about 4 ms a page of prose: words without their text, rules
-from path objects; enough for the pre-signal that decides whether a page is worth a closer look) and
-:func:`marks_of_page`, pdfplumber's marks read by PDFium (the words of the decode's own lines of the
-page, each as high as its type; every rule and stroke its paths draw, segment by segment), without
-interpreting the page again.
-:func:`marks_from_layout` gives pdfplumber's marks from the page pdfminer already read for
-unstructured's ``fast`` (the characters in the order the page draws them, as pdfplumber's own
-reading has them), so a page is not interpreted twice.
+Two readings, both PDFium's: :func:`marks_of_page` (words with their text, the decode's own words of
+the page; every ruling line and stroke its paths draw, segment by segment; what cells are built from)
+and :func:`marks_from_pdfium` (about 4 ms a page of prose: words without their text, rules from path
+objects' bounds; enough for the pre-signal that decides whether a page is worth a closer look).
+:func:`marks_of_page` reads what pdfplumber's words and edges gave the finder before (its rules and
+strokes the same, its words pdfminer's height: ``tests/integration/test_pdf_tables.py``) without
+interpreting the page again, at about a tenth of the cost.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 
 from ...model import BBox
-from ...patches.pdfplumber import set_objects_from_layout
 from ..pdf.geometry import PageGeometry
 from ..pdf.characters import FontHeights, glyph_turn, letters_of
 from ..pdf.pdfium_chars import LOOSE, read_characters
@@ -74,51 +71,6 @@ class PageMarks:
     horizontal_rules: list[Rule]
     vertical_rules: list[Rule]
     slanted: list[BBox] = field(default_factory=list)  # boxes of slanted lines and curves (a chart's)
-
-
-def marks_from_pdfplumber(plumber_page) -> PageMarks:
-    """Words and ruling lines of a pdfplumber page."""
-    words = [Word(w["text"], float(w["x0"]), float(w["top"]), float(w["x1"]), float(w["bottom"]),
-                  float(w.get("size") or (w["bottom"] - w["top"])), bool(w.get("upright", True)))
-             for w in plumber_page.extract_words(x_tolerance=1.5, y_tolerance=2, keep_blank_chars=False,
-                                                 extra_attrs=["size"])
-             if w["text"].strip()]
-    horizontal, vertical = [], []
-    for edge in plumber_page.edges:  # lines, rectangles' sides and curves' segments
-        x0, x1, top, bottom = float(edge["x0"]), float(edge["x1"]), float(edge["top"]), float(edge["bottom"])
-        # By their extent, not pdfplumber's orientation: it calls a line "v" unless its ends are exactly level,
-        # and a page turned by /Rotate leaves them 1e-13 apart.
-        if bottom - top <= 1 and x1 - x0 > 2:
-            horizontal.append(Rule((top + bottom) / 2, x0, x1))
-        elif x1 - x0 <= 1 and bottom - top > 2:
-            vertical.append(Rule((x0 + x1) / 2, top, bottom))
-    for rect in plumber_page.rects:  # thin filled rectangles drawn as rules
-        x0, x1, top, bottom = float(rect["x0"]), float(rect["x1"]), float(rect["top"]), float(rect["bottom"])
-        if bottom - top <= 2.5 and x1 - x0 > 2:
-            horizontal.append(Rule((top + bottom) / 2, x0, x1))
-        elif x1 - x0 <= 2.5 and bottom - top > 2:
-            vertical.append(Rule((x0 + x1) / 2, top, bottom))
-    slanted = []
-    for line in plumber_page.lines:
-        if abs(float(line["x1"]) - float(line["x0"])) > 1 and abs(float(line["bottom"]) - float(line["top"])) > 1:
-            slanted.append((float(line["x0"]), float(line["top"]), float(line["x1"]), float(line["bottom"])))
-    for curve in plumber_page.curves:
-        slanted.append((float(curve["x0"]), float(curve["top"]), float(curve["x1"]), float(curve["bottom"])))
-    return PageMarks(float(plumber_page.width), float(plumber_page.height), words,
-                     merge_collinear(horizontal), merge_collinear(vertical), slanted)
-
-
-def marks_from_layout(plumber_page, layout) -> PageMarks:
-    """:func:`marks_from_pdfplumber` of a page pdfminer has already read (``layout``, an LTPage laid
-    out after ``patches.pdfminer.install_drawing_order``), the same marks without interpreting the
-    page again: the page's objects are made from the layout as pdfplumber makes them
-    (``patches.pdfplumber.set_objects_from_layout``). The pdfplumber page's caches are emptied
-    afterwards."""
-    set_objects_from_layout(plumber_page, layout)
-    try:
-        return marks_from_pdfplumber(plumber_page)
-    finally:
-        plumber_page.close()
 
 
 def marks_from_pdfium(page) -> PageMarks:
@@ -548,5 +500,4 @@ def cell_text(words: Sequence[Word]) -> str:
 
 
 __all__ = ["LinePiece", "PageMarks", "Rule", "Word", "cell_text", "distinct", "line_pieces",
-           "drawn_marks", "marks_from_layout", "marks_from_pdfium", "marks_from_pdfplumber", "marks_of_page",
-           "reads_as_number", "text_lines", "words_in"]
+           "drawn_marks", "marks_from_pdfium", "marks_of_page", "reads_as_number", "text_lines", "words_in"]

@@ -11,14 +11,14 @@ This module ties it to the decode: which pages, the page geometry, the elements.
 from __future__ import annotations
 
 import html
-import io
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable, Optional
 
 from ...model import BBox, Element, Problem
 from ..pdf.geometry import PageGeometry
+from ..pdf.text_layer import PdfLines
 from .finder import FoundTable, tables_on_page
-from .page_marks import PageMarks, marks_from_layout, marks_from_pdfium, marks_from_pdfplumber
+from .page_marks import PageMarks, marks_from_pdfium, marks_of_page
 from .regions import RENDER_SCALE, LayoutDetector, page_pixels, table_signal
 
 MAX_RENDER_PIXELS = 20_000_000
@@ -49,26 +49,23 @@ def detector() -> LayoutDetector:
 
 
 class TableReadings:
-    """What the table finder takes from the document's first reading, page by page as unstructured's
-    ``fast`` reads it (see :meth:`read`): each page's pre-signal and, on the pages showing a sign of a
-    table, pdfplumber's marks made from the page pdfminer has just laid out, instead of pdfplumber
-    interpreting the page a second time (the same words and rules: ``marks_from_layout``), and the
-    layout model's boxes on the page, found in a thread of their own while pdfminer reads on (the first
-    pages' before it starts: :meth:`look_ahead`).
+    """What the table finder takes from the document's reading, page by page: each page's pre-signal
+    (PDFium's words and rules, once per page), its marks (:func:`.page_marks.marks_of_page`: the words
+    of ``layer``, the decode's own lines of the page, and the rules its paths draw: a page is read
+    once), and the layout model's boxes on the pages showing a sign of a table, found in a thread of
+    their own while the reading goes on (the first pages' before it starts: :meth:`look_ahead`; the
+    others' as the reading reaches them: :meth:`reached`).
 
     The model (ONNX Runtime, which lets go of the interpreter while it runs) then costs a decode little
-    wall time beside pdfminer's reading, which keeps one CPU busy in Python; PDFium, which is not
+    wall time beside the reading, which keeps one CPU busy in Python; PDFium, which is not
     thread-safe, draws the page in the reading's thread."""
 
-    def __init__(self, data: bytes, pdf, numbers: list[int], password: Optional[str] = None) -> None:
-        self._data, self._pdf, self._password = data, pdf, password
+    def __init__(self, pdf, numbers: list[int], layer: PdfLines) -> None:
+        self._pdf, self._layer = pdf, layer
         self._numbers = set(numbers)
         self.signals: dict[int, bool] = {}
-        self.marks: dict[int, PageMarks] = {}
         self.detections: dict[int, Future] = {}
         self._model_thread: Optional[ThreadPoolExecutor] = None
-        self._plumbed = None
-        self._unplumbed = False  # pdfplumber refused the document: its pages are left to find_tables
 
     def signal(self, number: int) -> bool:
         """Whether a page (from 1) shows a sign of a table, on PDFium's reading (once per page)."""
@@ -76,31 +73,25 @@ class TableReadings:
             self.signals[number] = bool(table_signal(marks_from_pdfium(self._pdf[number - 1])))
         return self.signals[number]
 
-    def read(self, number: int, layout) -> None:
-        """Keep the marks of page ``number`` from pdfminer's ``layout`` of it, if the page may hold a
+    def marks(self, number: int) -> PageMarks:
+        """The words and rules of page ``number`` the finder builds cells from."""
+        return marks_of_page(self._pdf[number - 1], self._layer.lines(number))
+
+    def reached(self, number: int) -> None:
+        """The reading reached page ``number``: the layout model starts on it, if the page may hold a
         table. Never fails: what goes wrong here is met again (and reported) by find_tables."""
-        if number not in self._numbers or number in self.marks or self._unplumbed:
+        if number not in self._numbers:
             return
         try:
-            if not self.signal(number):
-                return
-            if self._plumbed is None:
-                import pdfplumber
-
-                try:
-                    self._plumbed = pdfplumber.open(io.BytesIO(self._data), password=self._password or "")
-                except Exception:
-                    self._unplumbed = True
-                    return
-            self.marks[number] = marks_from_layout(self._plumbed.pages[number - 1], layout)
-            self._detect_aside(number)
-        except Exception:  # PDFium or pdfminer on an odd page
+            if self.signal(number):
+                self._detect_aside(number)
+        except Exception:  # PDFium on an odd page
             return
 
     def look_ahead(self) -> None:
         """Start the layout model on the first pages showing a sign of a table (at most PAGES_AHEAD),
-        before pdfminer reads any: a short document's model then runs beside its whole reading. A page
-        PDFium fails on is left to :meth:`read`, and its failure to :func:`find_tables`."""
+        before the reading begins: a short document's model then runs beside its whole reading. A page
+        PDFium fails on is left to :func:`find_tables`, which reports it."""
         for number in sorted(self._numbers):
             if len(self.detections) >= PAGES_AHEAD:
                 return
@@ -129,9 +120,6 @@ class TableReadings:
         if self._model_thread is not None:
             self._model_thread.shutdown(wait=True, cancel_futures=True)
             self._model_thread = None
-        if self._plumbed is not None:
-            self._plumbed.close()
-            self._plumbed = None
 
     def __enter__(self) -> "TableReadings":
         return self
@@ -141,16 +129,15 @@ class TableReadings:
 
 
 def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, PageGeometry],
-                password: Optional[str] = None, problems: Optional[list[Problem]] = None,
-                readings: Optional[TableReadings] = None) -> list[Element]:
+                problems: Optional[list[Problem]] = None, readings: Optional[TableReadings] = None) -> list[Element]:
     """The tables on the given pages (numbers from 1) of a PDF (its bytes, and open in pypdfium2), as
     Table elements with boxes on the displayed page. Pages showing no sign of a table (no ruled grid,
-    no lines split into columns) cost a look at their text layer only. ``readings``: what the first
-    reading of the pages kept (pages it has no marks of are read by pdfplumber here). A page the finder
-    fails on keeps its text as it was read (a problem says so): tables are a closer look, never a reason
-    to lose a document."""
+    no lines split into columns) cost a look at their text layer only. ``readings``: the decode's
+    (its lines of the pages, the layout model's boxes found while it read); without them the pages
+    are read here. A page the finder fails on keeps its text as it was read (a problem says so):
+    tables are a closer look, never a reason to lose a document."""
     problems = problems if problems is not None else []
-    readings = readings or TableReadings(data, pdf, numbers, password)
+    readings = readings or TableReadings(pdf, numbers, PdfLines(data, pdf))
     candidates = []
     for number in numbers:
         try:
@@ -158,37 +145,20 @@ def find_tables(data: bytes, pdf, numbers: list[int], geometries: dict[int, Page
                 candidates.append(number)
         except Exception as exc:  # PDFium on a damaged page
             problems.append(Problem.of("tables-not-read", "tables not looked for", exc, number))
-    if not candidates:
-        return []
     elements: list[Element] = []
-    plumbed = None
-    try:
-        for number in candidates:
-            try:
-                marks = readings.marks.get(number)
-                if marks is None:
-                    if plumbed is None:
-                        import pdfplumber
-
-                        try:
-                            plumbed = pdfplumber.open(io.BytesIO(data), password=password or "")
-                        except Exception as exc:  # pdfminer refuses what PDFium read
-                            problems.append(Problem.of("tables-not-read", "tables not looked for", exc))
-                            return elements
-                    marks = marks_from_pdfplumber(plumbed.pages[number - 1])
-                aside = readings.detections.get(number)
-                found = aside.result() if aside is not None else detector().detect(*model_pixels(pdf[number - 1]))
-                tables = tables_on_page(marks, found, number)
-            except Exception as exc:  # pdfminer, the model or the finder on an odd page
-                problems.append(Problem.of("tables-not-read", "tables not looked for", exc, number))
-                continue
-            for table in tables:
-                element = _table_element(table, geometries[number])
-                if element is not None:
-                    elements.append(element)
-    finally:
-        if plumbed is not None:
-            plumbed.close()
+    for number in candidates:
+        try:
+            marks = readings.marks(number)
+            aside = readings.detections.get(number)
+            found = aside.result() if aside is not None else detector().detect(*model_pixels(pdf[number - 1]))
+            tables = tables_on_page(marks, found, number)
+        except Exception as exc:  # PDFium, the model or the finder on an odd page
+            problems.append(Problem.of("tables-not-read", "tables not looked for", exc, number))
+            continue
+        for table in tables:
+            element = _table_element(table, geometries[number])
+            if element is not None:
+                elements.append(element)
     return elements
 
 
@@ -201,12 +171,12 @@ def model_pixels(page) -> tuple:
 
 
 def _table_element(table: FoundTable, geometry: PageGeometry) -> Optional[Element]:
-    """A table found through pdfplumber: its boxes moved from the displayed MediaBox onto the displayed
-    page."""
+    """A table found on a page: its boxes (on the displayed page already) clipped to what a viewer
+    shows of it."""
     def placed(box: Optional[BBox]) -> Optional[BBox]:
         if box is None:
             return None
-        shown = geometry.clip(geometry.from_displayed_media(box))
+        shown = geometry.clip(box)
         return tuple(round(v, 3) for v in shown) if shown is not None else None
 
     return table_element(table, placed)
