@@ -7,7 +7,6 @@
 - :mod:`.pdfminer`: content streams tokenized by qpdf and characters laid out in one loop; Type 1
   fonts' glyphs a font maps to nothing; ``LTPage.analyze`` keeping the drawing order; text lines with
   each glyph once and Hangul words whole.
-- :mod:`.pdfplumber`: a page's objects made from the layout pdfminer already read.
 - :mod:`.oxml`: python-docx's and python-pptx's XPath look-ups through compiled expressions.
 - :mod:`.pypdfium2`: a page handing every step the same text page.
 - :mod:`.waitress`: the server's own error answers (413, 400, 431, 501) written as the app's JSON; its
@@ -30,7 +29,7 @@ import importlib
 import inspect
 from typing import Any, NamedTuple
 
-LIBRARIES = ("unstructured", "pdfminer", "pdfplumber", "oxml", "pypdfium2", "waitress", "mcp")  # the patch modules, one a library
+LIBRARIES = ("unstructured", "pdfminer", "oxml", "pypdfium2", "waitress", "mcp")  # the patch modules, one a library
 ORIGINALS: dict[str, Any] = {}  # "module:Qualified.name" -> the upstream object a patch replaced
 
 

@@ -119,27 +119,6 @@ def test_a_sheets_tables_are_found_as_unstructured_finds_them():
     assert [(core.index[0], core.columns[0]) for core in cores] == [(0, 0), (3, 2)]
 
 
-def test_a_pdfplumber_page_takes_its_objects_from_pdfminers_layout(tmp_path):
-    import io
-
-    import pdfplumber
-    from fixtures import make_pdf
-    from pdfminer.high_level import extract_pages
-    from pdfminer.layout import LAParams
-
-    from kg_decoder.patches import pdfminer as pdfminer_patches
-    from kg_decoder.patches.pdfplumber import set_objects_from_layout
-
-    pdfminer_patches.install_drawing_order()
-    make_pdf(tmp_path / "a.pdf")
-    data = (tmp_path / "a.pdf").read_bytes()
-    [layout] = list(extract_pages(io.BytesIO(data), page_numbers=[0], laparams=LAParams()))
-    with pdfplumber.open(io.BytesIO(data)) as own, pdfplumber.open(io.BytesIO(data)) as reused:
-        set_objects_from_layout(reused.pages[0], layout)
-        assert reused.pages[0].extract_words() == own.pages[0].extract_words() != []
-        assert "_layout" not in vars(reused.pages[0]) and "_layout" in vars(own.pages[0])  # not read again
-
-
 def test_oxml_patches_are_in_effect_once_installed():
     import docx
     from docx.oxml.document import CT_Body
