@@ -5,8 +5,7 @@
   generator wrapped while a PDF is partitioned; the private helpers kg-decoder reads as unstructured
   does (its spaCy pipeline, the texts a pdfminer page hands spaCy, a sheet's tables).
 - :mod:`.pdfminer`: content streams tokenized by qpdf and characters laid out in one loop; Type 1
-  fonts' glyphs a font maps to nothing; ``LTPage.analyze`` keeping the drawing order; text lines with
-  each glyph once and Hangul words whole.
+  fonts' glyphs a font maps to nothing; text lines with each glyph once and Hangul words whole.
 - :mod:`.oxml`: python-docx's and python-pptx's XPath look-ups through compiled expressions.
 - :mod:`.pypdfium2`: a page handing every step the same text page.
 - :mod:`.waitress`: the server's own error answers (413, 400, 431, 501) written as the app's JSON; its

@@ -1,11 +1,11 @@
 """pdfminer's internals kg-decoder replaces or wraps: its reading of a page at less cost to the same
-objects, the glyphs simple fonts map to nothing, the drawing order kept on each laid-out page, and
-its text lines (each glyph once, Hangul words not split).
+objects, the glyphs simple fonts map to nothing, and its text lines (each glyph once, Hangul words
+not split).
 
 Pinned: ``pdfminer.six>=20231228`` (pyproject.toml; unstructured 0.27 needs the same), no upper
 bound: ``UPSTREAM`` records what each patch was written against (20260107), and
-``tests/unit/test_patches.py`` says which one a new release changed. :func:`install_all` puts all
-three in place (once per process), before unstructured's ``partition_pdf`` runs pdfminer.
+``tests/unit/test_patches.py`` says which one a new release changed. :func:`install_all` puts the
+first two in place (once per process), before unstructured's ``partition_pdf`` runs pdfminer.
 
 **Content streams through qpdf** (:func:`install_content_reading`). pdfminer (unstructured's ``fast``,
 pdfplumber) tokenizes a page's content streams in Python, one character class at a time: about a
@@ -36,10 +36,6 @@ read the ligature:
   the embedded Type 1 font program (``dup 14 /ffi put``) fills the gap. The declared encoding
   still wins for every code it defines.
 
-**The drawing order** (:func:`install_drawing_order`): each page pdfminer lays out keeps, in
-``LTPage.stream_order``, its objects in the order the page draws them, so the table finder makes
-pdfplumber's words from the page unstructured's ``fast`` already read (``patches.pdfplumber``).
-
 **Text lines** (:func:`install_line_reading`, installed by the PDF backend with the rules of
 ``decode.pdf.spacing``): a character drawn twice a hair apart (fake bold, a margin code written twice)
 is laid out once, and a justified Korean line set glyph by glyph is not read ``커 피전문점``: between
@@ -67,11 +63,9 @@ _NUMBER_START = frozenset("0123456789.+-")
 
 
 def install_all() -> None:
-    """Every pdfminer patch in place (once per process): fonts' fallbacks, content through qpdf, the
-    drawing order kept."""
+    """Every pdfminer patch in place (once per process): fonts' fallbacks, content through qpdf."""
     install_type1_fallbacks()
     install_content_reading()
-    install_drawing_order()
 
 
 # -- Content streams through qpdf, characters in one loop -------------------------------------------------
@@ -332,31 +326,6 @@ def _builtin_encoding(descriptor) -> dict[int, str]:
         return {}
 
 
-# -- The drawing order kept -------------------------------------------------------------------------------
-# Wraps ``pdfminer.layout.LTPage.analyze``, which groups a page's objects into text boxes and so loses
-# the order the page draws them in; pdfplumber's words depend on that order (a character drawn twice
-# for fake bold, turned lines, digits set out of order).
-
-def install_drawing_order() -> None:
-    """Make pdfminer keep, on each page it lays out (``LTPage.stream_order``), the objects in the order
-    the page draws them, as they were before its layout analysis grouped them into text boxes (once per
-    process). pdfplumber's words depend on that order: a character drawn twice (fake bold), turned
-    lines, and digits set out of order read otherwise."""
-    if "drawing_order" in _INSTALLED:
-        return
-    from pdfminer.layout import LTPage
-
-    original = LTPage.analyze
-
-    def analyze_keeping_order(self, laparams) -> None:
-        self.stream_order = list(self._objs)
-        original(self, laparams)
-
-    remember("pdfminer.layout:LTPage.analyze", original)
-    LTPage.analyze = analyze_keeping_order
-    _INSTALLED.append("drawing_order")
-
-
 # -- Lines: each glyph once, words parted where the script parts them -----------------------------------
 # Wraps ``pdfminer.layout.LTLayoutContainer.group_objects``, which makes a page's (or a figure's) text
 # lines out of its characters in drawing order: ``LTTextLineHorizontal.add`` puts a space
@@ -370,8 +339,7 @@ def install_line_reading(drawn_twice: Callable[[str, str, float, float, float], 
     its size, the offsets of its origin from the other's) is laid out once; between two characters
     of a horizontal line one of which is a ``spaceless`` letter (``다.`` and ``커피 Coffee`` too), the
     space pdfminer puts in stays only where ``word_breaks`` (the gaps between the line's such pairs,
-    their ems, whether the line draws space glyphs) says a word ends (None: pdfminer's spaces stand).
-    The page's drawing order (``install_drawing_order``) keeps every character drawn."""
+    their ems, whether the line draws space glyphs) says a word ends (None: pdfminer's spaces stand)."""
     if "line_reading" in _INSTALLED:
         return
     from pdfminer.layout import LTLayoutContainer
@@ -466,9 +434,6 @@ UPSTREAM = (
     Upstream("install_type1_fallbacks", "pdfminer.pdffont:Type1FontHeaderParser.get_encoding",
              '(self) -> dict[int, str]',
              "80e71068ea8592f9b692795234cd875d7feef920cf6cfc5b5b1d736cf4c421d7"),
-    Upstream("install_drawing_order", "pdfminer.layout:LTPage.analyze",
-             '(self, laparams: pdfminer.layout.LAParams) -> None',
-             "6d04e0b04b49304acbc420c5c7bd2609a7971f021485f6482ceb50155dfb8175"),
     Upstream("install_line_reading", "pdfminer.layout:LTLayoutContainer.group_objects",
              '(self, laparams: pdfminer.layout.LAParams, objs: collections.abc.Iterable[pdfminer.layout.LTComponent]) -> collections.abc.Iterator[pdfminer.layout.LTTextLine]',
              "083e7ddd50bd3ff1a93472effbced086cadb548f690c7fb14dff1a3831ec728d"),
@@ -478,4 +443,4 @@ UPSTREAM = (
 )
 
 __all__ = ["UPSTREAM", "content_parser", "horizontal_strings", "install_all", "install_content_reading",
-           "install_drawing_order", "install_line_reading", "install_type1_fallbacks", "pdfminer_own"]
+           "install_line_reading", "install_type1_fallbacks", "pdfminer_own"]

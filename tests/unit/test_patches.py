@@ -56,7 +56,6 @@ def test_importing_the_patches_imports_no_patched_library():
 def test_pdfminer_patches_are_in_effect_once_installed():
     from pdfminer import pdfinterp
     from pdfminer.converter import PDFLayoutAnalyzer
-    from pdfminer.layout import LTPage
     from pdfminer.pdffont import PDFSimpleFont, PDFType1Font
 
     from kg_decoder.patches import pdfminer as patches
@@ -67,8 +66,7 @@ def test_pdfminer_patches_are_in_effect_once_installed():
                 "pdfminer.converter:PDFLayoutAnalyzer.render_string_horizontal":
                     PDFLayoutAnalyzer.render_string_horizontal,
                 "pdfminer.pdffont:PDFType1Font.__init__": PDFType1Font.__init__,
-                "pdfminer.pdffont:PDFSimpleFont.to_unichr": PDFSimpleFont.to_unichr,
-                "pdfminer.layout:LTPage.analyze": LTPage.analyze}
+                "pdfminer.pdffont:PDFSimpleFont.to_unichr": PDFSimpleFont.to_unichr}
     for target, current in replaced.items():
         assert current is not resolve(target) and current.__module__ == "kg_decoder.patches.pdfminer", target
     assert patches.pdfminer_own()["parser"] is resolve("pdfminer.pdfinterp:PDFContentParser")
