@@ -20,6 +20,7 @@ _SIZE_RATIO = 1.3  # lines whose heights differ more than this start a new block
 _WORD_GAP = 0.12  # a gap wider than this many line heights between two characters of a row is a space
 _TITLE_RATIO = 1.2  # a title's type is at least this much larger than the page's body text
 _TITLE_WORDS = 40  # a block of more words is a paragraph, not a title
+_FAR = 100_000.0  # points: boxes further off than this are put here when glyphs are compared by place
 _TURN_TOLERANCE = 2.0  # degrees off a quarter turn a glyph may be and still count as turned by it
 
 
@@ -251,10 +252,19 @@ class _Once:
     def near_its_like(cls, codes: "np.ndarray", corners: "np.ndarray") -> "np.ndarray":
         """Which characters (``codes``, and their boxes' left and top ``corners``) have the same code in
         their cell or a cell around it: only those can be drawn twice (:meth:`first` looks at no other),
-        about one in ten in Latin text; the rest need no look."""
+        about one in ten in Latin text; the rest need no look. A box far off the page, or none, is put
+        where others may be (at worst a glyph looked at for nothing), never where a like beside it is missed.
+
+        >>> import numpy as np
+        >>> corners = np.array([[-500.0, 10], [-499.7, 10], [100, 10], [100.2, 10], [np.nan, 1e12], [1e12, 8]])
+        >>> _Once.near_its_like(np.array([75, 75, 75, 83, 75, 66]), corners).tolist()
+        [True, True, False, False, False, False]
+        """
         import numpy as np
 
-        cells = np.floor_divide(corners, cls._CELL).astype(np.int64) + 2  # from 1: a neighbour's index is >= 0
+        cells = np.floor_divide(np.clip(np.nan_to_num(corners), -_FAR, _FAR), cls._CELL).astype(np.int64)
+        if len(cells):
+            cells -= cells.min(axis=0) - 1  # from 1: a neighbour's cell is never past either edge of a key's span
         span = int(cells.max(initial=0)) + 2
         keys = (codes.astype(np.int64) * span + cells[:, 0]) * span + cells[:, 1]
         ordered = np.sort(keys)
