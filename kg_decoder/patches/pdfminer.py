@@ -8,7 +8,7 @@ bound: ``UPSTREAM`` records what each patch was written against (20260107), and
 first two in place (once per process), before unstructured's ``partition_pdf`` runs pdfminer.
 
 **Content streams through qpdf** (:func:`install_content_reading`). pdfminer (unstructured's ``fast``,
-pdfplumber) tokenizes a page's content streams in Python, one character class at a time: about a
+and the words of a page with a glyph PDFium maps to nothing: ``decode.pdf.pdfminer_words``) tokenizes a page's content streams in Python, one character class at a time: about a
 third of its reading of a page (3.6 s of the 11 s it took for the 127 pages of the corpus and ICDAR
 PDFs); qpdf parses the same streams in C++. A parser is put in place of pdfminer's
 ``PDFContentParser`` (:func:`content_parser`) that hands pdfminer's interpreter what its own would:
