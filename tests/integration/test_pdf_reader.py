@@ -87,3 +87,13 @@ def test_a_ligature_pdfium_cannot_map_is_read_through_its_font(corpus_dir, store
     page = " ".join(" ".join(page.text for page in decoded.text_documents if page.page_number == 4).split())
     assert "\ufffd" not in page
     assert "practical difficulties for taking" in page and "tools for efficient document" in page
+
+
+def test_a_word_of_many_unmapped_glyphs_is_left_as_it_is_at_once():
+    """A word PDFium can map almost nothing of (many U+FFFD) made the glyph search backtrack for minutes
+    against long runs of pdfminer's (this test then ran for minutes); such a word is kept as it is."""
+    from kg_decoder.decode.pdf.blocks import _read_again
+
+    assert _read_again("\ufffd" * 12 + "b", {"x" * 40 + str(i) for i in range(200)}) == "\ufffd" * 12 + "b"
+    assert _read_again("a" + "\ufffd" * 18 + "b", {"a" * 300 + "c"}) == "a" + "\ufffd" * 18 + "b"
+    assert _read_again("o\ufffdce", {"oﬃce", "of"}) == "oﬃce"

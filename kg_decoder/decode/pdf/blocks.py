@@ -80,6 +80,8 @@ def _page_elements(layer: PdfLines, number: int) -> list[Element]:
 
 
 _UNMAPPED = "\ufffd"
+_MOST_UNMAPPED = 3  # glyphs a word may hold that PDFium cannot map (ffi in "o\ufffdce" is one) and still be read
+_LONGEST_RUN = 400  # characters: a longer run of pdfminer's (a whole paragraph without spaces) is not searched
 _IN_WORD = re.compile(r"[^\W\d_]\ufffd|\ufffd[^\W\d_]")  # a letter beside the glyph
 
 
@@ -112,13 +114,16 @@ def _read_again(token: str, words: set[str]) -> str:
     by its gaps and pdfminer reads as one run), the one reading its glyphs have in every such match;
     else ``token`` as it is."""
     parts = token.split(_UNMAPPED)
-    if not any(letter.isalpha() for letter in "".join(parts)):  # glyphs alone (an icon): nothing to match them by
-        return token
+    if not any(letter.isalpha() for letter in "".join(parts)) or len(parts) > _MOST_UNMAPPED + 1:
+        return token  # glyphs alone (an icon): nothing to match them by; many: a font PDFium cannot read at all
     pattern = re.compile("(.{1,3}?)".join(re.escape(part) for part in parts))
-    whole = {word for word in words if pattern.fullmatch(word) and "(cid:" not in word}
+    # only words holding every letter around the glyphs are tried (each glyph's 1-3 letters make the
+    # pattern backtrack: a word that cannot match costs the most)
+    candidates = [word for word in words if all(part in word for part in parts) and len(word) <= _LONGEST_RUN]
+    whole = {word for word in candidates if pattern.fullmatch(word) and "(cid:" not in word}
     if whole:
         return whole.pop() if len(whole) == 1 else token
-    readings = {match.groups() for word in words for match in pattern.finditer(word)}
+    readings = {match.groups() for word in candidates for match in pattern.finditer(word)}
     if len(readings) != 1:
         return token
     glyphs = readings.pop()
