@@ -333,6 +333,9 @@ def test_a_grid_drawn_as_one_path_gives_every_rule_of_it(tmp_path):
     assert down == pytest.approx(sorted(xs + [0.5 * x + 100 for x in xs]))
     assert marks.slanted == [pytest.approx((100, 492, 300, 592))]
     assert len(bounds.horizontal_rules) < len(marks.horizontal_rules)  # a path's bounds: the grid's outer box
+    # the pre-signal puts the form's grid where the form draws it (its bounds are in the form's space)
+    for wanted, rules in (((150, 300), bounds.vertical_rules), ((542, 582), bounds.horizontal_rules)):
+        assert all(any(abs(rule.position - place) <= 0.5 for rule in rules) for place in wanted)  # 1 pt line
     with pdfplumber.open(path) as plumbed:
         reference = marks_from_pdfplumber(plumbed.pages[0])
     assert marks.horizontal_rules == [pytest.approx(rule) for rule in reference.horizontal_rules]

@@ -83,8 +83,15 @@ def marks_from_pdfium(page) -> PageMarks:
     width, height = geometry.size
     words = _character_words(page, geometry)
     horizontal, vertical = [], []
-    for path in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_PATH,), max_depth=3):
-        x0, top, x1, bottom = geometry.box(path.get_bounds())
+    bounds = [ctypes.c_float() for _ in range(4)]  # left, bottom, right, top
+    for path, _, (a, b, c, d, e, f) in _path_objects(page, pdfium_c):
+        if not pdfium_c.FPDFPageObj_GetBounds(path, *bounds):
+            continue
+        low_x, low_y, high_x, high_y = (bound.value for bound in bounds)
+        corners = [(a * x + c * y + e, b * x + d * y + f) for x in (low_x, high_x)
+                   for y in (low_y, high_y)]  # in a form: its space, onto the page's
+        xs, ys = [x for x, _ in corners], [y for _, y in corners]
+        x0, top, x1, bottom = geometry.box((min(xs), min(ys), max(xs), max(ys)))
         path_width, path_height = x1 - x0, bottom - top
         if path_height <= 2.5 and path_width > 2:
             horizontal.append(Rule((top + bottom) / 2, x0, x1))
@@ -263,7 +270,7 @@ def _subpaths(page, pdfium_c):
     get_segment, get_kind, get_point, get_close = (pdfium_c.FPDFPath_GetPathSegment, pdfium_c.FPDFPathSegment_GetType,
                                                    pdfium_c.FPDFPathSegment_GetPoint, pdfium_c.FPDFPathSegment_GetClose)
     move, curve = pdfium_c.FPDF_SEGMENT_MOVETO, pdfium_c.FPDF_SEGMENT_BEZIERTO
-    for path, (a, b, c, d, e, f) in _path_objects(page, pdfium_c):
+    for path, (a, b, c, d, e, f), _ in _path_objects(page, pdfium_c):
         if pdfium_c.FPDFPath_GetDrawMode(path, filled, stroked) and not filled.value and not stroked.value:
             continue  # paints nothing (pdfminer sees no path then)
         shape: list[str] = []
@@ -301,7 +308,9 @@ def _subpaths(page, pdfium_c):
 
 
 def _path_objects(page, pdfium_c):
-    """A page's path objects, those inside form objects too, each with its matrix to user space."""
+    """A page's path objects, those inside form objects too, each with its matrix to user space and
+    the matrix of the form it is in (the identity on the page itself): PDFium gives an object's bounds
+    in its form's space."""
     raw = page.raw
     matrix = pdfium_c.FS_MATRIX()
 
@@ -317,7 +326,7 @@ def _path_objects(page, pdfium_c):
             obj = get(index)
             kind = pdfium_c.FPDFPageObj_GetType(obj)
             if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
-                yield obj, matrix_of(obj, outer)
+                yield obj, matrix_of(obj, outer), outer
             elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < FORM_DEPTH:
                 yield from objects(pdfium_c.FPDFFormObj_CountObjects(obj),
                                    lambda i, form=obj: pdfium_c.FPDFFormObj_GetObject(form, i),
