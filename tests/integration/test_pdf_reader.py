@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 import kg_decoder
 from kg_decoder.decode import offline
 from kg_decoder.decode.pdf.backend import PDF, PdfBackend
@@ -89,6 +91,7 @@ def test_a_ligature_pdfium_cannot_map_is_read_through_its_font(corpus_dir, store
     assert "practical difficulties for taking" in page and "tools for efficient document" in page
 
 
+@pytest.mark.timeout(120)  # a hang, not a speed: the unbounded search took minutes
 def test_a_word_of_many_unmapped_glyphs_is_left_as_it_is_at_once():
     """A word PDFium can map almost nothing of (many U+FFFD) made the glyph search backtrack for minutes
     against long runs of pdfminer's (this test then ran for minutes); such a word is kept as it is."""
