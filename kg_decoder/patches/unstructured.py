@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 from threading import Lock
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from . import Upstream, remember
 
@@ -115,24 +115,57 @@ def texts_reaching_spacy(placed: list, system: Any) -> list[str]:
     """Of texts with their corner points on a page (``system``: its ``PixelSpace``), those that reach
     spaCy in unstructured's ``element_from_text``, as :func:`texts_to_type` finds them in pdfminer's."""
     import unstructured.nlp.tokenize as tokenize
-    import unstructured.partition.text as text_module
 
     nlp = tokenize._get_nlp()
     longest = min(tokenize.MAX_CACHEABLE_CHARS, nlp.max_length)
-    texts: dict[str, None] = {}
-    for text, points in placed:
-        if points is not None and (text_module._is_in_header_position(points, system)
-                                   or text_module._is_in_footer_position(points, system)):
-            continue
-        if text.strip() and len(text) <= longest and _reaches_spacy(text, text_module):
-            texts[text] = None
+    texts = {text: None for text, points in placed if len(text) <= longest and reaches_spacy(text, points, system)}
     return list(texts)
+
+
+def reaches_spacy(text: str, points: Any, system: Any) -> bool:
+    """Whether unstructured's ``element_from_text`` reads ``text`` at ``points`` (its corner points on a
+    page, ``system`` the page's ``PixelSpace``) with spaCy: whether it reaches ``is_possible_narrative_text``."""
+    import unstructured.partition.text as text_module
+
+    if points is not None and (text_module._is_in_header_position(points, system)
+                               or text_module._is_in_footer_position(points, system)):
+        return False
+    return bool(text.strip()) and _reaches_spacy(text, text_module)
 
 
 def _reaches_spacy(text: str, text_module: Any) -> bool:
     return not (text_module.is_bulleted_text(text) or text_module.is_email_address(text)
                 or text_module.is_us_city_state_zip(text) or text_module.is_possible_numbered_list(text)
                 or text.isnumeric())
+
+
+# -- Narrative text known without its sentences -----------------------------------------------------------
+# Mirrors ``unstructured.partition.text_type.is_possible_narrative_text``, which every text reaching spaCy
+# meets first. Its checks that read sentences (``sentence_count``: spaCy's parser, about half of spaCy's
+# time) cannot change its answer for a text that is not all capitals, whose words are at most
+# ``cap_threshold`` capitalised, that is mostly letters and that holds a verb: ``exceeds_cap_ratio``
+# counts sentences only to answer False early, which the ratio answers too; the last check passes on
+# the verb alone. Such a text is NarrativeText whatever its sentences; any other is left to unstructured.
+
+def narrative_without_sentences(text: str, tagged: Sequence[tuple[str, str]]) -> bool:
+    """Whether ``text``, whose tokens and tags spaCy's tagger gave (``tagged``: token text, tag), is a
+    text ``is_possible_narrative_text`` calls narrative whatever its sentences."""
+    import os
+
+    from unstructured.partition.text_type import POS_VERB_TAGS, under_non_alpha_ratio
+
+    if os.environ.get("UNSTRUCTURED_LANGUAGE_CHECKS", "").lower() == "true":
+        return False  # an English-word check comes first then: unstructured decides
+    if not text or text.isnumeric() or text.isupper():
+        return False
+    words = [token for token, _ in tagged if token.isalpha()]
+    cap_threshold = float(os.environ.get("UNSTRUCTURED_NARRATIVE_TEXT_CAP_THRESHOLD", 0.5))
+    if not words or sum(word.istitle() or word.isupper() for word in words) / len(words) > cap_threshold:
+        return False
+    non_alpha_threshold = float(os.environ.get("UNSTRUCTURED_NARRATIVE_TEXT_NON_ALPHA_THRESHOLD", 0.5))
+    if under_non_alpha_ratio(text, threshold=non_alpha_threshold):
+        return False
+    return any(tag in POS_VERB_TAGS for _, tag in tagged)
 
 
 # -- Each pdfminer page as the PDF partitioner reads it ------------------------------------------------
@@ -221,6 +254,15 @@ UPSTREAM = (
     Upstream("texts_to_type", "unstructured.partition.text:element_from_text",
              "(text: 'str', coordinates: 'tuple[tuple[float, float], ...] | None' = None, coordinate_system: 'CoordinateSystem | None' = None) -> 'Element'",
              "ba64fd30cfed7c034885a8b1656ed8751754a90daede0dc18b587dc4fbb97129"),
+    Upstream("narrative_without_sentences", "unstructured.partition.text_type:is_possible_narrative_text",
+             "(text: 'str', cap_threshold: 'float' = 0.5, non_alpha_threshold: 'float' = 0.5, languages: 'List[str]' = ['eng'], language_checks: 'bool' = False) -> 'bool'",
+             "65daccdaf20bdb3d14cfdc16d566b6a91b21d38c02164f132c57de5590fcf985"),
+    Upstream("narrative_without_sentences", "unstructured.partition.text_type:exceeds_cap_ratio",
+             "(text: 'str', threshold: 'float' = 0.5) -> 'bool'",
+             "942ed3b887cac567c9d797417db472ebcff32138f5be169854d426a7ebdf2c73"),
+    Upstream("narrative_without_sentences", "unstructured.partition.text_type:contains_verb",
+             "(text: 'str') -> 'bool'",
+             "c99a4547df46c21d3ebf97e50afae5d02457e6c35f8a5582fe3b9502995c157d"),
     Upstream("pdfminer_pages_replaced", "unstructured.partition.pdf_image.pdfminer_utils:open_pdfminer_pages_generator",
              "(fp: <class 'BinaryIO'>, password: Optional[str] = None, pdfminer_config: Optional[unstructured.partition.pdf_image.pdfminer_utils.PDFMinerConfig] = None)",
              "d8f3a52a2a2931ed5a5b5f69893ca112fb8e606b8ea3e8ef4b891267c53d62de"),
@@ -241,5 +283,6 @@ UPSTREAM = (
              "19e19788907ee64c3d18aed55abd2cad709f33b0991e1b4812b5821ea1af03db"),
 )
 
-__all__ = ["UPSTREAM", "install_offline_spacy_model", "install_text_lookup", "pdfminer_pages_generator",
-           "pdfminer_pages_replaced", "sheet_core_tables", "spacy_pipeline", "texts_reaching_spacy", "texts_to_type"]
+__all__ = ["UPSTREAM", "install_offline_spacy_model", "install_text_lookup", "narrative_without_sentences",
+           "pdfminer_pages_generator", "pdfminer_pages_replaced", "reaches_spacy", "sheet_core_tables", "spacy_pipeline",
+           "texts_reaching_spacy", "texts_to_type"]

@@ -89,3 +89,40 @@ def test_the_readings_kept_are_the_last_used_within_their_letters(monkeypatch):
     assert list(text_types._kept) == [b, a, d] and text_types._kept_letters == 30  # c not read; a used last
     text_types._keep(text_types.Pending([e, c], [read(e), read(a)]))  # c's reading is not of c
     assert list(text_types._kept) == [a, d, e] and text_types._kept_letters == 30
+
+
+def _pdfium_typed(data: bytes) -> list[tuple]:
+    """The PDF's elements as the worker reads it with PDFium (the default reading), each text typed anew."""
+    import unstructured.nlp.tokenize as tokenize
+
+    _forget_readings(tokenize)
+    partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off", pdf_reader="pdfium"))
+    return [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements]
+
+
+def test_the_pdfium_reading_parses_only_the_texts_their_tags_leave_open(corpus_dir, monkeypatch):
+    offline.prepare()
+    data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
+    parsed = []
+    parse = text_types._parsed
+    monkeypatch.setattr(text_types, "_parsed", lambda tagged: parsed.extend(doc.text for doc in tagged) or parse(tagged))
+    typed = _pdfium_typed(data)
+    parsed_with_tags = list(parsed)
+    kept_without_sentences = [text for text, reading in text_types._kept.items() if reading.sents is None]
+    with monkeypatch.context() as every_text_parsed:
+        every_text_parsed.setattr(text_types, "narrative_without_sentences", lambda text, tagged: False)
+        parsed.clear()
+        assert _pdfium_typed(data) == typed  # the same types as where unstructured types every text
+    narrative = {text for category, text, *_ in typed if category == "NarrativeText"}
+    assert narrative and set(parsed) > set(parsed_with_tags)
+    assert sum(map(len, parsed_with_tags)) < 0.5 * sum(map(len, parsed))  # most of a page of prose is not parsed
+    assert kept_without_sentences and set(kept_without_sentences) <= narrative
+    # beside readings kept without sentences, the pdfminer reading is typed as ever (each text read anew)
+    import unstructured.nlp.tokenize as tokenize
+
+    read_anew = _typed(data)
+    _pdfium_typed(data)
+    for cached in (tokenize._process_cached, tokenize.word_tokenize, tokenize.pos_tag, tokenize._tokenize_for_cache):
+        cached.cache_clear()
+    partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off", pdf_reader="unstructured"))
+    assert [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements] == read_anew

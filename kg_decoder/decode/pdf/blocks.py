@@ -67,15 +67,20 @@ def _page_elements(layer: PdfLines, number: int) -> list[Element]:
     width, height = geometry.size
     system = PixelSpace(width=width, height=height)
     placed = [(element, _points(element.bbox)) for element in found]
-    text_types.take(text_types.read_texts_ahead(text_types.reaching_spacy(
-        [(element.text, points) for element, points in placed], system)))
+    pending = text_types.read_texts_ahead(text_types.reaching_spacy(
+        [(element.text, points) for element, points in placed], system), typed_here=True)
+    text_types.take(pending)
     placed = _unmapped_read(layer.data, number, placed)
     typed = []
     for element, points in placed:
-        kind = element_from_text(element.text, coordinates=points, coordinate_system=system)
-        text = " ".join((kind.text or "").split())
+        known = text_types.category(element.text, points, system, pending)
+        if known is None:
+            kind = element_from_text(element.text, coordinates=points, coordinate_system=system)
+            known, text = kind.category, " ".join((kind.text or "").split())
+        else:
+            text = " ".join(element.text.split())
         if text:
-            typed.append(replace(element, category=unstructured_category(kind.category, text), text=text))
+            typed.append(replace(element, category=unstructured_category(known, text), text=text))
     return typed
 
 

@@ -15,6 +15,12 @@ and a text found there is not read again: a running title, a disclaimer, a docum
 unstructured's own caches answer such a text without asking when it is among its last 128 texts, so
 raw unstructured reads it once too; beyond those, this keeps more.
 
+Where the caller types texts itself (the PDFium reading, ``typed_here``), a page's texts are first
+tagged without spaCy's parser; a text the tags show to be narrative text whatever its sentences
+(``narrative_without_sentences``: most of a page of prose, by letters) is typed so there, and only the
+others are parsed (about half of spaCy's time saved on prose pages; the parser reads the same tagged
+``Doc``, so their sentences are those of the whole pipeline).
+
 (A process of its own once read each page's batch while pdfminer read the next page. It ran only
 where a decoding worker had a second CPU of its own, which neither the batch job, one worker a CPU,
 nor ``serve``, its worker pinned to one CPU, gives: it served one document's latency at the cost of a
@@ -26,9 +32,10 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple, Optional
 
-from ...patches.unstructured import install_text_lookup, spacy_pipeline, texts_reaching_spacy, texts_to_type
+from ...patches.unstructured import (install_text_lookup, narrative_without_sentences, reaches_spacy, spacy_pipeline,
+                                     texts_reaching_spacy, texts_to_type)
 
 BATCH = 64  # spaCy's batch: little faster beyond (2 517 texts: 16 → 6.9 s, 64 → 5.9 s, 256 → 6.1 s)
 # Readings kept for texts read again (a running title, boilerplate, a document decoded again): about 40
@@ -53,11 +60,12 @@ class Sentence(NamedTuple):
 
 class Reading:
     """What unstructured's tokenizer takes from spaCy's ``Doc`` of a text (``word_tokenize``,
-    ``pos_tag``, ``sent_tokenize``): its tokens with their tags, and its sentences."""
+    ``pos_tag``, ``sent_tokenize``): its tokens with their tags, and its sentences (None: a text known
+    narrative without them, never handed to unstructured)."""
 
     __slots__ = ("tokens", "sents")
 
-    def __init__(self, tokens: list[Token], sentences: list[Sentence]) -> None:
+    def __init__(self, tokens: list[Token], sentences: Optional[list[Sentence]]) -> None:
         self.tokens, self.sents = tokens, sentences
 
     def __iter__(self):
@@ -65,11 +73,13 @@ class Reading:
 
 
 class Pending(NamedTuple):
-    """A page's texts with their readings (None where a text was not read), and those of its texts whose
-    readings were kept (``kept``: text, reading), not read again."""
+    """A page's texts with their readings (None where a text was not read), those of its texts whose
+    readings were kept (``kept``: text, reading), not read again, and those known to be narrative text
+    (``narrative``; their readings have no sentences)."""
     texts: list[str]
     readings: list
     kept: tuple = ()
+    narrative: frozenset = frozenset()
 
 
 def install() -> None:
@@ -107,21 +117,44 @@ def reaching_spacy(placed: list, system: Any) -> list[str]:
         return []
 
 
-def read_texts_ahead(texts: list[str]) -> Pending:
-    """Read a page's ``texts`` in one batch (see :func:`read_ahead`), less those whose readings are kept."""
+def read_texts_ahead(texts: list[str], typed_here: bool = False) -> Pending:
+    """Read a page's ``texts`` in one batch (see :func:`read_ahead`), less those whose readings are kept.
+    ``typed_here``: the caller types the texts of ``Pending.narrative`` itself (:func:`category`), and
+    only the others are parsed."""
     global _texts_found_kept
-    kept = tuple((text, _kept[text]) for text in texts if text in _kept)
+    kept = tuple((text, _kept[text]) for text in texts
+                 if text in _kept and (typed_here or _kept[text].sents is not None))
     if kept:
         _texts_found_kept += len(kept)
-        texts = [text for text in texts if text not in _kept]
-    return Pending(texts, _read_in_batch(texts), kept=kept)
+        found = {text for text, _ in kept}
+        texts = [text for text in texts if text not in found]
+    if not typed_here:
+        return Pending(texts, _read_in_batch(texts), kept=kept)
+    tagged = _read_in_batch(texts, parse=False)
+    narrative = {text for text, reading in zip(texts, tagged)
+                 if narrative_without_sentences(text, [(token.text, token.tag_) for token in reading])}
+    parsed = iter(_parsed([reading for text, reading in zip(texts, tagged) if text not in narrative]))
+    readings = [reading if text in narrative else next(parsed, None) for text, reading in zip(texts, tagged)]
+    narrative.update(text for text, reading in kept if reading.sents is None)
+    return Pending(texts, readings, kept=tuple((text, reading) for text, reading in kept if reading.sents is not None),
+                   narrative=frozenset(narrative))
+
+
+def category(text: str, points: Any, system: Any, pending: Pending) -> Optional[str]:
+    """"NarrativeText" where ``text`` at ``points`` is a text of ``pending``'s known to be narrative and
+    reaches spaCy there (not in a running head's band, not a list item...: ``element_from_text`` would
+    decide so); else None, for unstructured to type."""
+    if text in pending.narrative and reaches_spacy(text, points, system):
+        return "NarrativeText"
+    return None
 
 
 def take(pending: Pending) -> None:
     """The page's readings in place of the last page's, for unstructured to find as it types the page."""
     _read.clear()
     _read.update(pending.kept)
-    _read.update((text, reading) for text, reading in zip(pending.texts, pending.readings) if reading is not None)
+    _read.update((text, reading) for text, reading in zip(pending.texts, pending.readings)
+                 if reading is not None and text not in pending.narrative)
     _keep(pending)
 
 
@@ -137,8 +170,9 @@ def _keep(pending: Pending) -> None:
     for text, reading in zip(pending.texts, pending.readings):
         if reading is None or text in _kept or len(text) > KEPT_LETTERS:
             continue
-        sentences = [Sentence(sent.text) for sent in reading.sents]
-        if "".join(text.split()) != "".join("".join(sentence.text for sentence in sentences).split()):
+        sentences = None if text in pending.narrative else [Sentence(sent.text) for sent in reading.sents]
+        if sentences is not None and "".join(text.split()) != "".join("".join(sentence.text
+                                                                               for sentence in sentences).split()):
             continue
         _kept[text] = Reading([Token(token.text, sys.intern(token.tag_)) for token in reading], sentences)
         _kept_letters += len(text)
@@ -159,10 +193,27 @@ def texts_found_kept() -> int:
     return _texts_found_kept
 
 
-def _read_in_batch(texts: list[str]) -> list:
+def _read_in_batch(texts: list[str], parse: bool = True) -> list:
+    """spaCy's readings of ``texts``; without ``parse``, tagged only (no sentences: see :func:`_parsed`)."""
     if not texts:
         return []
+    nlp = spacy_pipeline()
     try:
-        return list(spacy_pipeline().pipe(texts, batch_size=BATCH))
+        if parse or "parser" not in nlp.pipe_names:
+            return list(nlp.pipe(texts, batch_size=BATCH))
+        with nlp.select_pipes(disable=["parser"]):
+            return list(nlp.pipe(texts, batch_size=BATCH))
+    except Exception:  # noqa: BLE001 — each text is then read alone
+        return []
+
+
+def _parsed(tagged: list) -> list:
+    """Tagged readings (:func:`_read_in_batch` without ``parse``) with their sentences: the parser reads
+    the token vectors the tagger's pass left on each ``Doc``, as it would in the whole pipeline."""
+    nlp = spacy_pipeline()
+    if not tagged or "parser" not in nlp.pipe_names:
+        return tagged
+    try:
+        return list(nlp.get_pipe("parser").pipe(tagged, batch_size=BATCH))
     except Exception:  # noqa: BLE001 — each text is then read alone
         return []
