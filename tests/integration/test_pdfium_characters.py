@@ -6,6 +6,7 @@ use; a partition loads each page once for all its steps."""
 from __future__ import annotations
 
 import hashlib
+from io import BytesIO
 
 import numpy as np
 import pypdfium2 as pdfium
@@ -166,3 +167,23 @@ def test_a_character_past_the_basic_plane_is_one_character_and_a_lone_half_none(
         text = "".join(document.text for document in result.text_documents)
         assert result.status == "decoded" and "\U00011c00" in text
         assert not any("\ud800" <= char <= "\udfff" for char in text)
+
+
+def test_fonts_heights_read_by_qpdf_are_those_pypdf_reads_and_pypdf_reads_what_qpdf_cannot_open(corpus_dir,
+                                                                                                  wild_dir):
+    """qpdf reads the font dictionaries (pypdf parses every font's widths in Python); pypdf is the
+    fallback where qpdf finds no /Root, and the one pdfjs's reduced file of bug 1811668 opens in."""
+    import pypdf
+
+    from kg_decoder.decode.pdf import fonts
+
+    compared = 0
+    for data, index, _ in pages(corpus_dir):
+        heights = {}
+        fonts._collect_heights(pypdf.PdfReader(BytesIO(data)).pages[index].get("/Resources"), heights, 0, set())
+        assert declared_heights(data, index + 1) == heights
+        compared += len(heights)
+    assert compared > 20
+    damaged = (wild_dir / "pdfjs-bug1811668_reduced.pdf").read_bytes()
+    assert fonts._opened_by_qpdf(damaged) is None
+    assert declared_heights(damaged, 1) == {"MinionPro-Regular": (0.712, -0.257)}
