@@ -168,6 +168,21 @@ def narrative_without_sentences(text: str, tagged: Sequence[tuple[str, str]]) ->
     return any(tag in POS_VERB_TAGS for _, tag in tagged)
 
 
+def text_without_reading(text: str) -> bool:
+    """Whether ``element_from_text`` calls ``text`` Text (neither narrative nor title) whatever spaCy
+    reads: ``is_possible_narrative_text`` and ``is_possible_title`` each say True only past their
+    ``under_non_alpha_ratio``, which a text mostly of other characters than letters fails (a table's
+    figures: ``12.5 %``, ``(3.2)``)."""
+    import os
+
+    from unstructured.partition.text_type import under_non_alpha_ratio
+
+    narrative_threshold = float(os.environ.get("UNSTRUCTURED_NARRATIVE_TEXT_NON_ALPHA_THRESHOLD", 0.5))
+    title_threshold = float(os.environ.get("UNSTRUCTURED_TITLE_NON_ALPHA_THRESHOLD", 0.5))
+    return under_non_alpha_ratio(text, threshold=narrative_threshold) and \
+        under_non_alpha_ratio(text, threshold=title_threshold)
+
+
 # -- Each pdfminer page as the PDF partitioner reads it ------------------------------------------------
 # Wraps ``unstructured.partition.pdf.open_pdfminer_pages_generator`` (the name ``pdf.py`` imported from
 # ``pdf_image.pdfminer_utils``, which ``_process_pdfminer_pages`` and ``_pdfminer_pages_have_text``
@@ -263,6 +278,9 @@ UPSTREAM = (
     Upstream("narrative_without_sentences", "unstructured.partition.text_type:contains_verb",
              "(text: 'str') -> 'bool'",
              "c99a4547df46c21d3ebf97e50afae5d02457e6c35f8a5582fe3b9502995c157d"),
+    Upstream("text_without_reading", "unstructured.partition.text_type:is_possible_title",
+             "(text: 'str', sentence_min_length: 'int' = 5, title_max_word_length: 'int' = 12, non_alpha_threshold: 'float' = 0.5, languages: 'List[str]' = ['eng'], language_checks: 'bool' = False) -> 'bool'",
+             "4ff8dc193ab0ba54d78e99998640d9ada0d1db74fee062ba0e372e6cf901c6f3"),
     Upstream("pdfminer_pages_replaced", "unstructured.partition.pdf_image.pdfminer_utils:open_pdfminer_pages_generator",
              "(fp: <class 'BinaryIO'>, password: Optional[str] = None, pdfminer_config: Optional[unstructured.partition.pdf_image.pdfminer_utils.PDFMinerConfig] = None)",
              "d8f3a52a2a2931ed5a5b5f69893ca112fb8e606b8ea3e8ef4b891267c53d62de"),
@@ -285,4 +303,4 @@ UPSTREAM = (
 
 __all__ = ["UPSTREAM", "install_offline_spacy_model", "install_text_lookup", "narrative_without_sentences",
            "pdfminer_pages_generator", "pdfminer_pages_replaced", "reaches_spacy", "sheet_core_tables", "spacy_pipeline",
-           "texts_reaching_spacy", "texts_to_type"]
+           "text_without_reading", "texts_reaching_spacy", "texts_to_type"]

@@ -111,6 +111,7 @@ def test_the_pdfium_reading_parses_only_the_texts_their_tags_leave_open(corpus_d
     kept_without_sentences = [text for text, reading in text_types._kept.items() if reading.sents is None]
     with monkeypatch.context() as every_text_parsed:
         every_text_parsed.setattr(text_types, "narrative_without_sentences", lambda text, tagged: False)
+        every_text_parsed.setattr(text_types, "text_without_reading", lambda text: False)
         parsed.clear()
         assert _pdfium_typed(data) == typed  # the same types as where unstructured types every text
     narrative = {text for category, text, *_ in typed if category == "NarrativeText"}
@@ -126,3 +127,27 @@ def test_the_pdfium_reading_parses_only_the_texts_their_tags_leave_open(corpus_d
         cached.cache_clear()
     partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off", pdf_reader="unstructured"))
     assert [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements] == read_anew
+
+
+def test_a_tables_figures_are_typed_without_spacy_as_unstructured_types_them(corpus_dir, monkeypatch):
+    """The table's rows are typed as blocks (the table finder puts the table in their place after)."""
+    offline.prepare()
+    data = (corpus_dir / "embedded-images-tables.pdf").read_bytes()
+    read, known = [], []
+    read_in_batch, category = text_types._read_in_batch, text_types.category
+    monkeypatch.setattr(text_types, "_read_in_batch",
+                        lambda texts, parse=True: read.extend(texts) or read_in_batch(texts, parse))
+    monkeypatch.setattr(text_types, "category", lambda text, *args: known.append((text, category(text, *args)))
+                        or known[-1][1])
+    typed = _pdfium_typed(data)
+    read_first = list(read)
+    figures = {text for text, kind in known if kind == "UncategorizedText"}
+    with monkeypatch.context() as every_text_read:
+        every_text_read.setattr(text_types, "text_without_reading", lambda text: False)
+        every_text_read.setattr(text_types, "narrative_without_sentences", lambda text, tagged: False)
+        assert _pdfium_typed(data) == typed
+    assert len(figures) >= 3 and any("0.0335 1.9460" in text for text in figures)
+    assert figures.isdisjoint(read_first) and figures <= set(read)  # read only where asked to
+    from unstructured.partition.text import element_from_text
+
+    assert {element_from_text(text).category for text in figures} == {"UncategorizedText"}

@@ -15,10 +15,12 @@ and a text found there is not read again: a running title, a disclaimer, a docum
 unstructured's own caches answer such a text without asking when it is among its last 128 texts, so
 raw unstructured reads it once too; beyond those, this keeps more.
 
-Where the caller types texts itself (the PDFium reading, ``typed_here``), a page's texts are first
-tagged without spaCy's parser; a text the tags show to be narrative text whatever its sentences
-(``narrative_without_sentences``: most of a page of prose, by letters) is typed so there, and only the
-others are parsed (about half of spaCy's time saved on prose pages; the parser reads the same tagged
+Where the caller types texts itself (the PDFium reading, ``typed_here``), a text mostly of other
+characters than letters (a table's figures, ``12.5 %``) is typed as unstructured would whatever spaCy
+reads (``text_without_reading``: "UncategorizedText") and not read at all; the others are tagged
+without spaCy's parser, and a text the tags show to be narrative text whatever its sentences
+(``narrative_without_sentences``: most of a page of prose, by letters) is typed so there. Only the
+rest are parsed (about half of spaCy's time saved on prose pages; the parser reads the same tagged
 ``Doc``, so their sentences are those of the whole pipeline).
 
 (A process of its own once read each page's batch while pdfminer read the next page. It ran only
@@ -32,10 +34,11 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Iterator, NamedTuple, Optional
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping, NamedTuple, Optional
 
 from ...patches.unstructured import (install_text_lookup, narrative_without_sentences, reaches_spacy, spacy_pipeline,
-                                     texts_reaching_spacy, texts_to_type)
+                                     text_without_reading, texts_reaching_spacy, texts_to_type)
 
 BATCH = 64  # spaCy's batch: little faster beyond (2 517 texts: 16 → 6.9 s, 64 → 5.9 s, 256 → 6.1 s)
 # Readings kept for texts read again (a running title, boilerplate, a document decoded again): about 40
@@ -74,12 +77,13 @@ class Reading:
 
 class Pending(NamedTuple):
     """A page's texts with their readings (None where a text was not read), those of its texts whose
-    readings were kept (``kept``: text, reading), not read again, and those known to be narrative text
-    (``narrative``; their readings have no sentences)."""
+    readings were kept (``kept``: text, reading), not read again, and the types known without asking
+    unstructured (``typed``: text → category; a narrative text's reading has no sentences, a text typed
+    without a reading is not among ``texts``)."""
     texts: list[str]
     readings: list
     kept: tuple = ()
-    narrative: frozenset = frozenset()
+    typed: Mapping[str, str] = MappingProxyType({})
 
 
 def install() -> None:
@@ -119,8 +123,8 @@ def reaching_spacy(placed: list, system: Any) -> list[str]:
 
 def read_texts_ahead(texts: list[str], typed_here: bool = False) -> Pending:
     """Read a page's ``texts`` in one batch (see :func:`read_ahead`), less those whose readings are kept.
-    ``typed_here``: the caller types the texts of ``Pending.narrative`` itself (:func:`category`), and
-    only the others are parsed."""
+    ``typed_here``: the caller types the texts of ``Pending.typed`` itself (:func:`category`): those are
+    not read, or not parsed."""
     global _texts_found_kept
     kept = tuple((text, _kept[text]) for text in texts
                  if text in _kept and (typed_here or _kept[text].sents is not None))
@@ -130,23 +134,24 @@ def read_texts_ahead(texts: list[str], typed_here: bool = False) -> Pending:
         texts = [text for text in texts if text not in found]
     if not typed_here:
         return Pending(texts, _read_in_batch(texts), kept=kept)
+    typed = {text: "UncategorizedText" for text in texts if text_without_reading(text)}
+    texts = [text for text in texts if text not in typed]
     tagged = _read_in_batch(texts, parse=False)
-    narrative = {text for text, reading in zip(texts, tagged)
-                 if narrative_without_sentences(text, [(token.text, token.tag_) for token in reading])}
-    parsed = iter(_parsed([reading for text, reading in zip(texts, tagged) if text not in narrative]))
-    readings = [reading if text in narrative else next(parsed, None) for text, reading in zip(texts, tagged)]
-    narrative.update(text for text, reading in kept if reading.sents is None)
+    typed.update((text, "NarrativeText") for text, reading in zip(texts, tagged)
+                 if narrative_without_sentences(text, [(token.text, token.tag_) for token in reading]))
+    parsed = iter(_parsed([reading for text, reading in zip(texts, tagged) if text not in typed]))
+    readings = [reading if text in typed else next(parsed, None) for text, reading in zip(texts, tagged)]
+    typed.update((text, "NarrativeText") for text, reading in kept if reading.sents is None)
     return Pending(texts, readings, kept=tuple((text, reading) for text, reading in kept if reading.sents is not None),
-                   narrative=frozenset(narrative))
+                   typed=MappingProxyType(typed))
 
 
 def category(text: str, points: Any, system: Any, pending: Pending) -> Optional[str]:
-    """"NarrativeText" where ``text`` at ``points`` is a text of ``pending``'s known to be narrative and
-    reaches spaCy there (not in a running head's band, not a list item...: ``element_from_text`` would
-    decide so); else None, for unstructured to type."""
-    if text in pending.narrative and reaches_spacy(text, points, system):
-        return "NarrativeText"
-    return None
+    """The category ``element_from_text`` gives ``text`` at ``points`` where ``pending`` knows it and the
+    text reaches spaCy there (not in a running head's band, not a list item...); else None, for
+    unstructured to type."""
+    known = pending.typed.get(text)
+    return known if known is not None and reaches_spacy(text, points, system) else None
 
 
 def take(pending: Pending) -> None:
@@ -154,7 +159,7 @@ def take(pending: Pending) -> None:
     _read.clear()
     _read.update(pending.kept)
     _read.update((text, reading) for text, reading in zip(pending.texts, pending.readings)
-                 if reading is not None and text not in pending.narrative)
+                 if reading is not None and text not in pending.typed)
     _keep(pending)
 
 
@@ -170,7 +175,7 @@ def _keep(pending: Pending) -> None:
     for text, reading in zip(pending.texts, pending.readings):
         if reading is None or text in _kept or len(text) > KEPT_LETTERS:
             continue
-        sentences = None if text in pending.narrative else [Sentence(sent.text) for sent in reading.sents]
+        sentences = None if text in pending.typed else [Sentence(sent.text) for sent in reading.sents]
         if sentences is not None and "".join(text.split()) != "".join("".join(sentence.text
                                                                                for sentence in sentences).split()):
             continue
