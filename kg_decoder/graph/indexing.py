@@ -147,6 +147,19 @@ class StoreTextIndex:
         file_name = states[0].file_name if states else None
         return index.put(HeldDecode(document, run.activity, run.ended, file_name), self._texts_of(document))
 
+    def open_before_commit(self) -> None:
+        """Before a document's commit: the index opened now on first use, so that catching up with the
+        graph does not index the document the commit adds, which :meth:`add_committed` then indexes
+        again (a store's first write). A failure here leaves the index closed: :meth:`add_committed`
+        opens it again and reports."""
+        if self._keeps_own or self._index is not None:
+            return
+        with self._lock:
+            try:
+                self.opened()
+            except (KgDecoderError, sqlite3.Error, OSError):
+                self.close()
+
     def add_committed(self, document: str) -> None:
         """After a document's commit: its texts into the index. A failure here leaves the graph as
         committed and is repaired when the index is next opened (a warning says so)."""

@@ -320,6 +320,8 @@ class KgStore(GraphReads):
     def write_document(self, document: str, nquads: bytes, blobs: dict[str, bytes], replace: bool) -> None:
         """A decoded document in one transaction, replacing what the store held of it when ``replace``;
         then its texts into the text index (:mod:`~kg_decoder.graph.indexing`)."""
+        self._writable()
+        self.text_index.open_before_commit()
         self._write(nquads, blobs, ("delete_document", {"document": document}) if replace else None, mapped=True)
         self.text_index.add_committed(document)
 

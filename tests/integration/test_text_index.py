@@ -14,7 +14,7 @@ from servers import oxigraph_server
 import kg_decoder
 from kg_decoder.graph import indexing
 from kg_decoder.graph.remote_store import StoreConfig
-from kg_decoder.graph.text_index import INDEX_FILE
+from kg_decoder.graph.text_index import INDEX_FILE, TextIndex
 from kg_decoder.model.errors import RequestError, TimeLimit
 
 LIGATURES = "The e\ufb03cient method of uni\ufb01ed \u201cprovenance\u201d was well-\nknown to every docu-\nment reader."
@@ -180,6 +180,21 @@ def test_a_crash_between_commit_and_index_is_repaired_at_open(tmp_path, monkeypa
     with kg_decoder.open_store(tmp_path / "store") as store:
         assert [hit.document for hit in kg_decoder.search("document reader", store=store).hits] == [missed]
         assert counted_as_the_full_text_index_does(store)  # counted when the index was opened
+
+
+def test_a_new_stores_first_document_is_indexed_once(tmp_path, monkeypatch):
+    put, real_put_many = [], TextIndex.put_many
+
+    def put_many(self, documents):
+        put.extend(held.document for held, _ in documents)
+        return real_put_many(self, documents)
+
+    monkeypatch.setattr(TextIndex, "put_many", put_many)
+    with kg_decoder.open_store(tmp_path / "store") as store:
+        first = kg_decoder.decode(PLAIN.encode(), store=store).document
+        assert put == [first]  # not caught up with the graph at opening and put again after the commit
+        assert [hit.document for hit in kg_decoder.search("efficient method", store=store).hits] == [first]
+        assert not store.text_index.audit().has_findings
 
 
 def test_reindex_equals_the_incremental_index(generated_store, cli):
