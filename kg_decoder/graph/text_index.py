@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS trigram_counts (trigram TEXT PRIMARY KEY, texts INTEG
 # cost about a millisecond a text.
 RAREST_TRIGRAMS = 6
 AS_PHRASE_PAST = 50
+COUNTED_PER_STATEMENT = 100  # trigram counts written by one statement (see TextIndex._count)
 
 
 @dataclass(frozen=True)
@@ -291,8 +292,13 @@ class TextIndex:
     def _count(db: sqlite3.Connection, counts: Counter) -> None:
         """Add ``counts`` (texts more or fewer holding each trigram) to the counts; once a transaction,
         trigrams shared by its texts written once."""
-        db.executemany("INSERT INTO trigram_counts VALUES (?, ?) ON CONFLICT (trigram) DO UPDATE "
-                       "SET texts = texts + excluded.texts", ((t, n) for t, n in counts.items() if n))
+        # COUNTED_PER_STATEMENT rows a statement: executemany's cost is mostly its own, per row (a
+        # six-page paper's 1 800 trigrams, 3.5 against 2.2 ms); longer statements cost more to prepare.
+        rows = [value for trigram, texts in counts.items() if texts for value in (trigram, texts)]
+        for start in range(0, len(rows), 2 * COUNTED_PER_STATEMENT):
+            values = rows[start:start + 2 * COUNTED_PER_STATEMENT]
+            db.execute(f"INSERT INTO trigram_counts VALUES {','.join(['(?, ?)'] * (len(values) // 2))} "
+                       f"ON CONFLICT (trigram) DO UPDATE SET texts = texts + excluded.texts", values)
 
     @staticmethod
     def _delete(db: sqlite3.Connection, document: str, counts: Counter) -> None:
