@@ -139,13 +139,13 @@ class StoreTextIndex:
     def _index_document(self, document: str) -> bool:
         """Put the document's texts as the graph holds them into the index (or take it out)."""
         index = self._index
-        run = self._store.decode_run(document)
-        if run is None:
+        decodes = self._rows("indexed_decode", document=document)
+        if not decodes:
             index.remove(document)
             return False
-        states = self._store.document_states(document)
-        file_name = states[0].file_name if states else None
-        return index.put(HeldDecode(document, run.activity, run.ended, file_name), self._texts_of(document))
+        decode = decodes[0]
+        held = HeldDecode(document, decode["activity"], decode["ended"], decode.get("file_name"))
+        return index.put(held, self._texts_of(document))
 
     def open_before_commit(self) -> None:
         """Before a document's commit: the index opened now on first use, so that catching up with the
