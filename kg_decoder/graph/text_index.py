@@ -113,16 +113,22 @@ def trigrams(key: str) -> list[str]:
     if len(key) < _PACKED_FROM:
         return sorted({key[i:i + 3] for i in range(len(key) - 2)})
     # Each trigram packed in one number (21 bits a code point), made distinct and sorted by numpy: the
-    # numbers sort as the strings do (by code point), and a long document's text is cut in a third of
-    # the time a set of slices takes.
+    # numbers sort as the strings do (by code point), and a long document's text is cut in a sixth of
+    # the time a set of slices takes. A sort and a mask, not np.unique (numpy 2's hashes, then sorts:
+    # 230 against 35 us for 2 800 trigrams); the strings read as numpy's 3-letter strings, not sliced
+    # (50 against 230 us), save where a letter is NUL, which numpy's strings drop at their end.
     import numpy as np
 
     codes = np.frombuffer(key.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
-    packed = np.unique((codes[:-2] << np.uint64(42)) | (codes[1:-1] << np.uint64(21)) | codes[2:])
+    packed = np.sort((codes[:-2] << np.uint64(42)) | (codes[1:-1] << np.uint64(21)) | codes[2:])
+    packed = packed[np.concatenate(([True], packed[1:] != packed[:-1]))]
     low = np.uint64((1 << 21) - 1)
     letters = np.stack([packed >> np.uint64(42), (packed >> np.uint64(21)) & low, packed & low], axis=1)
-    joined = letters.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
-    return [joined[i:i + 3] for i in range(0, len(joined), 3)]
+    letters = letters.astype("<u4")
+    if not letters.all():
+        joined = letters.tobytes().decode("utf-32-le", "surrogatepass")
+        return [joined[i:i + 3] for i in range(0, len(joined), 3)]
+    return letters.view("<U3").ravel().tolist()
 
 
 class TextIndex:

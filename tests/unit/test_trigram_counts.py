@@ -36,3 +36,12 @@ def test_trigram_counts_follow_puts_replacements_and_removals(tmp_path):
         assert [t.document for t in index.candidates("w0100x w0101x")[0]] == ["urn:doc:a"]
     finally:
         index.close()
+
+
+def test_a_long_texts_trigrams_are_every_distinct_three_letters_whatever_the_letters():
+    """A long text is cut by numpy: the same trigrams, in the same order, as slices give, with NUL
+    letters (numpy's strings drop them at their end), lone surrogates and letters past the BMP."""
+    letters = ["a", "b", "\x00", "\ud800", "\udfff", "\U0001f600", "\U0010ffff", "\x01", " ", "\uffff"]
+    for shift in range(len(letters)):
+        key = "".join(letters[(i * 7 + i // 3 + shift) % (len(letters) - shift)] for i in range(1200))
+        assert trigrams(key) == sorted({key[i:i + 3] for i in range(len(key) - 2)})
