@@ -196,7 +196,8 @@ def write_throughput(plan: list[dict], rounds: int) -> tuple[float, float, float
         with tempfile.TemporaryDirectory() as folder:
             store = kg_decoder.open_store(folder)
             result = kg_decoder.decode(item["path"], store=store)
-            documents.append((result.document, list(store.quads()), {}))
+            blobs = {key: store.library.get(key) for key in store.library.keys()}  # the texts the index reads
+            documents.append((result.document, list(store.quads()), blobs))
             del store
     total = sum(len(q) for _, q, _ in documents)
     ours, bulk, single = [], [], []
