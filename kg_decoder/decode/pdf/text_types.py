@@ -204,10 +204,16 @@ def _read_in_batch(texts: list[str], parse: bool = True) -> list:
         return []
     nlp = spacy_pipeline()
     try:
-        if parse or "parser" not in nlp.pipe_names:
+        if parse:
             return list(nlp.pipe(texts, batch_size=BATCH))
-        with nlp.select_pipes(disable=["parser"]):
-            return list(nlp.pipe(texts, batch_size=BATCH))
+        # component by component, the parser left out (select_pipes would take it from the pipeline
+        # every thread of the process types with, for the while)
+        readings = [nlp.make_doc(text) for text in texts]
+        for name, component in nlp.pipeline:
+            if name != "parser":
+                readings = list(component.pipe(readings, batch_size=BATCH) if hasattr(component, "pipe")
+                                else map(component, readings))
+        return readings
     except Exception:  # noqa: BLE001 — each text is then read alone
         return []
 
