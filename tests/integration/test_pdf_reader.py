@@ -4,6 +4,7 @@ unstructured's ``fast`` (``--pdf-reader unstructured``)."""
 from __future__ import annotations
 
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,35 @@ def test_a_ligature_pdfium_cannot_map_is_read_through_its_font(corpus_dir, store
     page = " ".join(" ".join(page.text for page in decoded.text_documents if page.page_number == 4).split())
     assert "\ufffd" not in page
     assert "practical difficulties for taking" in page and "tools for efficient document" in page
+
+
+def test_the_unmapped_ligatures_are_read_from_the_content_as_pdfminer_reads_them(corpus_dir, monkeypatch):
+    """The same page read without pdfminer: its content stream spells each word through the fonts'
+    encodings (``content_words``); the blocks' texts are those pdfminer's words gave."""
+    from kg_decoder.decode.pdf import blocks
+
+    offline.prepare()
+    data = (corpus_dir / "layout-parser-paper-with-empty-pages.pdf").read_bytes()
+
+    def page_four() -> list[str]:
+        options = DecodeOptions(image_ocr="off", pdf_tables=False)
+        return [element.text for element in PdfBackend().partition(data, PDF, options).elements
+                if element.page_number == 4]
+
+    def refused(data: bytes, number: int):
+        return None
+
+    def unused(data: bytes, number: int):
+        raise AssertionError("pdfminer read the page again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(blocks, "content_words", refused)
+        by_pdfminer = page_four()
+    monkeypatch.setattr(blocks, "pdfminer_words", unused)
+    by_content = page_four()
+    assert by_content == by_pdfminer
+    page = unicodedata.normalize("NFKC", " ".join(" ".join(by_content).split()))
+    assert "\ufffd" not in page and "practical difficulties for taking" in page
 
 
 @pytest.mark.timeout(120)  # a hang, not a speed: the unbounded search took minutes

@@ -25,7 +25,8 @@ from ..backends.unstructured_glue import unstructured_category
 from ..offline import install_offline_spacy_model
 from . import text_types
 from .geometry import PageGeometry
-from .pdfminer_words import page_words
+from .content_words import page_words as content_words
+from .pdfminer_words import page_words as pdfminer_words
 from .text_layer import PdfLines, reading_key
 
 _BAND = 0.1  # of the page's height: a running head lies within this much of its top, a foot of its foot
@@ -88,28 +89,35 @@ _UNMAPPED = "\ufffd"
 _MOST_UNMAPPED = 3  # glyphs a word may hold that PDFium cannot map (ffi in "o\ufffdce" is one) and still be read
 _LONGEST_RUN = 400  # characters: a longer run of pdfminer's (a whole paragraph without spaces) is not searched
 _IN_WORD = re.compile(r"[^\W\d_]\ufffd|\ufffd[^\W\d_]")  # a letter beside the glyph
+_UNMAPPED_TOKEN = re.compile(r"\S*\ufffd\S*")
 
 
 def _unmapped_read(data: bytes, number: int, placed: list) -> list:
     """The blocks of a page, a word with a glyph PDFium maps to no character (U+FFFD: a ligature of a
-    Type 1 font without a ``/ToUnicode``) read as pdfminer reads that page's word (through the font's own
-    encoding, ``patches/pdfminer.py``) where one word of the page matches it around the glyph; else
-    kept as it is. Only pages with such a glyph inside a word are read again (an icon alone, such as an
-    envelope before an e-mail address, is never mapped: pdfminer reads it as ``(cid:0)``)."""
+    Type 1 font without a ``/ToUnicode``) read as the page's content spells that word through the font's
+    own encoding (``content_words``), else as pdfminer reads the page (``patches/pdfminer.py``, which
+    also lays out words a content stream draws apart), where one word of the page matches it around the
+    glyph; else kept as it is. Only pages with such a glyph inside a word are read again (an icon alone,
+    such as an envelope before an e-mail address, is never mapped: pdfminer reads it as ``(cid:0)``)."""
     if not any(_IN_WORD.search(element.text) for element, _ in placed):
         return placed
-    words = page_words(data, number)
-    if words is None:  # pdfminer refuses what PDFium read: the glyphs stay unmapped
-        return placed
+    unread = {token for element, _ in placed for token in _UNMAPPED_TOKEN.findall(element.text)}
     read: dict[str, str] = {}
-
-    def reread(match: "re.Match") -> str:
-        token = match.group(0)
-        if token not in read:
-            read[token] = _read_again(token, words)
-        return read[token]
-
-    return [(replace(element, text=re.sub(r"\S*\ufffd\S*", reread, element.text)) if _UNMAPPED in element.text
+    for words_of in (content_words, pdfminer_words):
+        if not any(_IN_WORD.search(token) for token in unread):  # what is left has no letter beside a glyph
+            break
+        words = words_of(data, number)
+        if words is None:  # the reader refuses what PDFium read: the glyphs stay unmapped
+            continue
+        for token in sorted(unread):
+            again = _read_again(token, words)
+            if again != token:
+                read[token] = again
+                unread.discard(token)
+    if not read:
+        return placed
+    return [(replace(element, text=_UNMAPPED_TOKEN.sub(lambda match: read.get(match.group(0), match.group(0)),
+                                                      element.text)) if _UNMAPPED in element.text
              else element, points) for element, points in placed]
 
 
