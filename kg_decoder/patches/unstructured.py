@@ -148,24 +148,30 @@ def _reaches_spacy(text: str, text_module: Any) -> bool:
 # the verb alone. Such a text is NarrativeText whatever its sentences; any other is left to unstructured.
 
 def narrative_without_sentences(text: str, tagged: Sequence[tuple[str, str]]) -> bool:
-    """Whether ``text``, whose tokens and tags spaCy's tagger gave (``tagged``: token text, tag), is a
-    text ``is_possible_narrative_text`` calls narrative whatever its sentences."""
+    """Whether ``text``, whose tokens and tags spaCy's tagger gave (``tagged``: token text, tag; a tag
+    not read is ""), is a text ``is_possible_narrative_text`` calls narrative whatever its sentences."""
+    from unstructured.partition.text_type import POS_VERB_TAGS
+
+    return narrative_if_verb(text, [token for token, _ in tagged]) and any(tag in POS_VERB_TAGS for _, tag in tagged)
+
+
+def narrative_if_verb(text: str, tokens: Sequence[str]) -> bool:
+    """Whether ``text`` (``tokens``: spaCy's) passes every check of :func:`narrative_without_sentences`
+    but the verb."""
     import os
 
-    from unstructured.partition.text_type import POS_VERB_TAGS, under_non_alpha_ratio
+    from unstructured.partition.text_type import under_non_alpha_ratio
 
     if os.environ.get("UNSTRUCTURED_LANGUAGE_CHECKS", "").lower() == "true":
         return False  # an English-word check comes first then: unstructured decides
     if not text or text.isnumeric() or text.isupper():
         return False
-    words = [token for token, _ in tagged if token.isalpha()]
+    words = [token for token in tokens if token.isalpha()]
     cap_threshold = float(os.environ.get("UNSTRUCTURED_NARRATIVE_TEXT_CAP_THRESHOLD", 0.5))
     if not words or sum(word.istitle() or word.isupper() for word in words) / len(words) > cap_threshold:
         return False
     non_alpha_threshold = float(os.environ.get("UNSTRUCTURED_NARRATIVE_TEXT_NON_ALPHA_THRESHOLD", 0.5))
-    if under_non_alpha_ratio(text, threshold=non_alpha_threshold):
-        return False
-    return any(tag in POS_VERB_TAGS for _, tag in tagged)
+    return not under_non_alpha_ratio(text, threshold=non_alpha_threshold)
 
 
 def text_without_reading(text: str) -> bool:
@@ -301,6 +307,6 @@ UPSTREAM = (
              "19e19788907ee64c3d18aed55abd2cad709f33b0991e1b4812b5821ea1af03db"),
 )
 
-__all__ = ["UPSTREAM", "install_offline_spacy_model", "install_text_lookup", "narrative_without_sentences",
+__all__ = ["UPSTREAM", "install_offline_spacy_model", "install_text_lookup", "narrative_if_verb", "narrative_without_sentences",
            "pdfminer_pages_generator", "pdfminer_pages_replaced", "reaches_spacy", "sheet_core_tables", "spacy_pipeline",
            "text_without_reading", "texts_reaching_spacy", "texts_to_type"]

@@ -21,7 +21,9 @@ reads (``text_without_reading``: "UncategorizedText") and not read at all; the o
 without spaCy's parser, and a text the tags show to be narrative text whatever its sentences
 (``narrative_without_sentences``: most of a page of prose, by letters) is typed so there. Only the
 rest are parsed (about half of spaCy's time saved on prose pages; the parser reads the same tagged
-``Doc``, so their sentences are those of the whole pipeline).
+``Doc``, so their sentences are those of the whole pipeline). A long text's opening is tagged first: a
+verb there, where its tags are the whole text's, types a paragraph from its first words
+(``_narrative_openings``).
 
 (A process of its own once read each page's batch while pdfminer read the next page. It ran only
 where a decoding worker had a second CPU of its own, which neither the batch job, one worker a CPU,
@@ -34,12 +36,14 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 from contextlib import contextmanager
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping, NamedTuple, Optional
 
-from ...patches.unstructured import (install_text_lookup, narrative_without_sentences, reaches_spacy, spacy_pipeline,
-                                     text_without_reading, texts_reaching_spacy, texts_to_type)
+from ...patches.unstructured import (install_text_lookup, narrative_if_verb, narrative_without_sentences, reaches_spacy,
+                                     spacy_pipeline, text_without_reading, texts_reaching_spacy, texts_to_type)
 
+OPENING = 16  # tokens: a longer text's opening is tagged first (see _narrative_openings)
 BATCH = 64  # spaCy's batch: little faster beyond (2 517 texts: 16 → 6.9 s, 64 → 5.9 s, 256 → 6.1 s)
 # Readings kept for texts read again (a running title, boilerplate, a document decoded again): about 40
 # pages of prose; 7 MB of readings of paragraphs, up to 14 MB of table cells' (measured with
@@ -64,7 +68,7 @@ class Sentence(NamedTuple):
 class Reading:
     """What unstructured's tokenizer takes from spaCy's ``Doc`` of a text (``word_tokenize``,
     ``pos_tag``, ``sent_tokenize``): its tokens with their tags, and its sentences (None: a text known
-    narrative without them, never handed to unstructured)."""
+    narrative without them, never handed to unstructured; its tokens may be its opening's only)."""
 
     __slots__ = ("tokens", "sents")
 
@@ -136,11 +140,15 @@ def read_texts_ahead(texts: list[str], typed_here: bool = False) -> Pending:
         return Pending(texts, _read_in_batch(texts), kept=kept)
     typed = {text: "UncategorizedText" for text in texts if text_without_reading(text)}
     texts = [text for text in texts if text not in typed]
-    tagged = _read_in_batch(texts, parse=False)
-    typed.update((text, "NarrativeText") for text, reading in zip(texts, tagged)
+    openings = _narrative_openings(texts)
+    typed.update((text, "NarrativeText") for text in openings)
+    rest = [text for text in texts if text not in openings]
+    tagged = dict(zip(rest, _read_in_batch(rest, parse=False)))
+    typed.update((text, "NarrativeText") for text, reading in tagged.items()
                  if narrative_without_sentences(text, [(token.text, token.tag_) for token in reading]))
-    parsed = iter(_parsed([reading for text, reading in zip(texts, tagged) if text not in typed]))
-    readings = [reading if text in typed else next(parsed, None) for text, reading in zip(texts, tagged)]
+    parsed = iter(_parsed([reading for text, reading in tagged.items() if text not in typed]))
+    readings = [openings[text] if text in openings else None if text not in tagged
+                else tagged[text] if text in typed else next(parsed, None) for text in texts]
     typed.update((text, "NarrativeText") for text, reading in kept if reading.sents is None)
     return Pending(texts, readings, kept=tuple((text, reading) for text, reading in kept if reading.sents is not None),
                    typed=MappingProxyType(typed))
@@ -206,16 +214,63 @@ def _read_in_batch(texts: list[str], parse: bool = True) -> list:
     try:
         if parse:
             return list(nlp.pipe(texts, batch_size=BATCH))
-        # component by component, the parser left out (select_pipes would take it from the pipeline
-        # every thread of the process types with, for the while)
-        readings = [nlp.make_doc(text) for text in texts]
-        for name, component in nlp.pipeline:
-            if name != "parser":
-                readings = list(component.pipe(readings, batch_size=BATCH) if hasattr(component, "pipe")
-                                else map(component, readings))
-        return readings
+        return _tagged([nlp.make_doc(text) for text in texts])
     except Exception:  # noqa: BLE001 — each text is then read alone
         return []
+
+
+def _tagged(documents: list) -> list:
+    """spaCy's tokenized ``documents`` tagged, component by component, the parser left out (select_pipes
+    would take it from the pipeline every thread of the process types with, for the while)."""
+    for name, component in spacy_pipeline().pipeline:
+        if name != "parser":
+            documents = list(component.pipe(documents, batch_size=BATCH) if hasattr(component, "pipe")
+                             else map(component, documents))
+    return documents
+
+
+def _narrative_openings(texts: list[str]) -> dict[str, Any]:
+    """Of ``texts``, those longer than ``OPENING`` tokens whose opening tokens alone show them narrative
+    whatever their sentences (``narrative_without_sentences``), each with its opening's reading.
+
+    spaCy's tagger reads the vectors of a convolutional encoder that sees a few tokens either side
+    (:func:`_encoder_reach`): a token's tag depends on no token farther off, so the tags of an opening's
+    tokens but its last few are the whole text's. A verb among them is the text's, and its other
+    checks need its tokens only: a paragraph is known narrative from its first words (a fifth of its
+    tagging, or less). The others are tagged whole."""
+    reach = _encoder_reach()
+    if reach is None or not texts:
+        return {}
+    nlp = spacy_pipeline()
+    try:
+        documents = [nlp.make_doc(text) for text in texts]
+        chosen = [(text, document) for text, document in zip(texts, documents) if len(document) > OPENING
+                  and narrative_if_verb(text, [token.text for token in document])]
+        openings = _tagged([document[:OPENING].as_doc() for _, document in chosen])
+    except Exception:  # noqa: BLE001 — a saving only: the texts are then tagged whole
+        return {}
+    found = {}
+    for (text, document), opening in zip(chosen, openings):
+        known = [token.tag_ for token in opening][:OPENING - reach]
+        if narrative_without_sentences(text, [(token.text, known[index] if index < len(known) else "")
+                                              for index, token in enumerate(document)]):
+            found[text] = opening
+    return found
+
+
+@lru_cache(maxsize=1)
+def _encoder_reach() -> Optional[int]:
+    """How many tokens either side of a token spaCy's tagger reads (the window encoder's depth times its
+    window); None where the pipeline is not the one this knows (a tagger on a shared window encoder)."""
+    try:
+        config = spacy_pipeline().config["components"]
+        encoder = config["tok2vec"]["model"]["encode"]
+        listens = config["tagger"]["model"]["tok2vec"]["@architectures"].startswith("spacy.Tok2VecListener")
+        if not (listens and encoder["@architectures"].startswith("spacy.MaxoutWindowEncoder")):
+            return None
+        return int(encoder["depth"]) * int(encoder["window_size"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _parsed(tagged: list) -> list:
