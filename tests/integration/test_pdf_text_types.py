@@ -151,3 +151,15 @@ def test_a_tables_figures_are_typed_without_spacy_as_unstructured_types_them(cor
     from unstructured.partition.text import element_from_text
 
     assert {element_from_text(text).category for text in figures} == {"UncategorizedText"}
+
+
+def test_the_pdfium_reading_types_every_text_from_its_pages_batch(corpus_dir):
+    """A text whose unmapped glyphs are read again (a paragraph with a ligature on page 4) is read ahead
+    as it is typed: unstructured runs its pipeline on no text alone (that paragraph once took a fifth of
+    the paper's typing)."""
+    offline.prepare()
+    import unstructured.nlp.tokenize as tokenize
+
+    typed = _pdfium_typed((corpus_dir / "layout-parser-paper-with-empty-pages.pdf").read_bytes())
+    assert any("diﬃculties" in text for _, text, *_ in typed)  # the ligature read again
+    assert tokenize._process_cached.cache_info().misses == 0

@@ -67,11 +67,11 @@ def _page_elements(layer: PdfLines, number: int) -> list[Element]:
     found += layer.elements(number, turned, turned=True, joined=" ")
     width, height = geometry.size
     system = PixelSpace(width=width, height=height)
-    placed = [(element, _points(element.bbox)) for element in found]
+    # the glyphs PDFium cannot map read first: the texts read ahead are the ones typed
+    placed = _unmapped_read(layer.data, number, [(element, _points(element.bbox)) for element in found])
     pending = text_types.read_texts_ahead(text_types.reaching_spacy(
         [(element.text, points) for element, points in placed], system), typed_here=True)
     text_types.take(pending)
-    placed = _unmapped_read(layer.data, number, placed)
     typed = []
     for element, points in placed:
         known = text_types.category(element.text, points, system, pending)
