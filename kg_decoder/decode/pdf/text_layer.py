@@ -267,14 +267,15 @@ class _Once:
             cells -= cells.min(axis=0) - 1  # from 1: a neighbour's cell is never past either edge of a key's span
         span = int(cells.max(initial=0)) + 2
         keys = (codes.astype(np.int64) * span + cells[:, 0]) * span + cells[:, 1]
-        ordered = np.sort(keys)
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
         near = np.zeros(len(keys), bool)
         for dx in (-1, 0, 1):
             for dy in (-1, 0, 1):
-                shifted = keys + dx * span + dy
+                shifted = ordered + (dx * span + dy)  # sorted: numpy's search goes on from the last key found
                 count = np.searchsorted(ordered, shifted, "right") - np.searchsorted(ordered, shifted, "left")
                 near |= count > (1 if dx == dy == 0 else 0)  # its own cell holds the character itself
-        return near
+        return near[np.argsort(order, kind="stable")]
 
     def first(self, letter: str, box) -> bool:
         left, top = box[0], box[1]
@@ -305,18 +306,18 @@ def _joined(letters: str, gaps: list[float], sizes: list[float], written: list[b
 
 
 def _type_sizes(fonts: "FontHeights", indices: "np.ndarray", objects: "np.ndarray") -> list[float]:
-    """Each drawn character's type size (:meth:`FontHeights.size`), read once for each text object."""
-    sizes: dict[int, float] = {}
-    result = []
-    for index, address in zip(indices.tolist(), objects.tolist()):
-        if not address:
-            result.append(fonts.size(index, None))
-            continue
-        size = sizes.get(address)
-        if size is None:
-            size = sizes[address] = fonts.size(index, address)
-        result.append(size)
-    return result
+    """Each drawn character's type size (:meth:`FontHeights.size`), read once for each text object (at
+    its first character); a character without one is read alone."""
+    import numpy as np
+
+    if not len(indices):
+        return []
+    distinct, first, which = np.unique(objects, return_index=True, return_inverse=True)
+    sizes = np.array([fonts.size(index, address or None)
+                      for index, address in zip(indices[first].tolist(), distinct.tolist())], np.float64)[which]
+    for at in np.flatnonzero(objects == 0).tolist():
+        sizes[at] = fonts.size(int(indices[at]), None)
+    return sizes.tolist()
 
 
 def _lines_one_by_one(page, heights: dict[str, tuple[float, float]]) -> list[_Line]:
