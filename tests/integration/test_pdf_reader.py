@@ -121,6 +121,34 @@ def test_the_unmapped_ligatures_are_read_from_the_content_as_pdfminer_reads_them
     assert "\ufffd" not in page and "practical difficulties for taking" in page
 
 
+def test_a_code_the_declared_encoding_lacks_is_read_through_the_font_programs_own(corpus_dir):
+    """The same page with its ligature fonts declared /MacRomanEncoding (no /ToUnicode) and the ligature
+    drawn by code 14, which MacRoman leaves out: the embedded Type 1 program's ``dup 14 /ffi put`` reads it."""
+    import io
+
+    import pikepdf
+
+    from kg_decoder.decode.pdf.content_words import page_words
+
+    pdf = pikepdf.open(corpus_dir / "layout-parser-paper-with-empty-pages.pdf")
+    page = pdf.pages[3]
+    for name in ("/Ty12", "/Ty14"):
+        del page.Resources.Font[name]["/ToUnicode"]
+        page.Resources.Font[name].Encoding = pikepdf.Name.MacRomanEncoding
+    drawn, font = [], None
+    for operands, operator in pikepdf.parse_content_stream(page):
+        font = str(operands[0]) if str(operator) == "Tf" else font
+        if str(operator) == "TJ" and font in ("/Ty12", "/Ty14"):
+            operands = [pikepdf.Array([pikepdf.String(bytes(item).replace(b"!", b"\x0e"))
+                                       if isinstance(item, pikepdf.String) else item for item in operands[0]])]
+        drawn.append(pikepdf.ContentStreamInstruction(operands, operator))
+    page.Contents = pdf.make_stream(pikepdf.unparse_content_stream(drawn))
+    changed = io.BytesIO()
+    pdf.save(changed)
+    words = page_words(changed.getvalue(), 4)
+    assert {"diﬃculties", "eﬃcient"} <= words and not any("!" in word for word in words)
+
+
 @pytest.mark.timeout(120)  # a hang, not a speed: the unbounded search took minutes
 def test_a_word_of_many_unmapped_glyphs_is_left_as_it_is_at_once():
     """A word PDFium can map almost nothing of (many U+FFFD) made the glyph search backtrack for minutes
