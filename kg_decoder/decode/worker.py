@@ -2,9 +2,9 @@
 isolation from crashes.
 
 A parser that hangs or dies (a native library on hostile bytes) must not take the caller
-down, and a decode must stop at its time limit. The worker is started once (``python -m
-kg_decoder.decode.worker``, not multiprocessing's spawn, which would re-run the caller's main
-script), warms up (a decoding worker imports unstructured and loads the spaCy model) and runs
+down, and a decode must stop at its time limit. The worker is started once (this module run as a
+fresh Python's main, from the caller's own ``kg_decoder``; not multiprocessing's spawn, which would
+re-run the caller's main script), warms up (a decoding worker imports unstructured and loads the spaCy model) and runs
 one task at a time over a socket pair; on a timeout or a crash it is killed and the next call
 starts a new one. A task is a function named ``"kg_decoder.<module>:<function>"`` (the stages
 hand theirs in by name, so this module imports none of them); one with a ``progress`` parameter
@@ -48,6 +48,12 @@ from .images import limit_image_pixels, pixels_refused, too_many_pixels
 from .processes import THREADS_VARIABLE, die_with_parent, kill_and_reap, spawn_connected
 
 _START_TIMEOUT_SECONDS = 600.0
+# The worker runs the caller's own kg_decoder. Started with ``-m``, it ran first whatever the caller's
+# current folder held under that name (a checkout of another version, or a folder anyone named so), and
+# that folder shadowed every library: ``-P`` leaves it off the path.
+_HOME = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_RUN_WORKER = (f"import runpy, sys; sys.path.insert(0, {_HOME!r}); "
+               "runpy.run_module('kg_decoder.decode.worker', run_name='__main__', alter_sys=True)")
 BUILD_DOCUMENT = "kg_decoder.decode.build:build_document"
 _POLL_SECONDS = 0.1  # how often a call that can be cancelled looks at its caller
 _GRACE_SECONDS = 1.0  # how long an interrupted task may take to unwind before its worker is killed
@@ -272,7 +278,7 @@ class PartitionWorker:
             environment = {**(environment or os.environ), "MALLOC_ARENA_MAX": "2"}
         try:
             self._process, self._connection = spawn_connected(
-                lambda end: [sys.executable, "-m", "kg_decoder.decode.worker", str(end), json.dumps(asdict(self.setup))],
+                lambda end: [sys.executable, "-P", "-c", _RUN_WORKER, str(end), json.dumps(asdict(self.setup))],
                 stdout=log, stderr=log, env=environment)
         finally:
             if log_path:

@@ -4,6 +4,8 @@ collects its young objects less often."""
 
 from __future__ import annotations
 
+import pytest
+
 import kg_decoder
 from kg_decoder.decode.worker import YOUNG_OBJECTS_COLLECTED, PartitionWorker
 
@@ -49,5 +51,22 @@ def test_a_task_whose_caller_went_away_is_stopped_at_once_and_its_worker_stays_w
         assert time.monotonic() - started < 10  # not at the time limit
         assert worker.call("kg_decoder.cite.quotes:find_quote", "a fine day", "day", timeout=30) == [(7, 10)]
         assert worker.pid == pid != os.getpid()  # the same worker, warm
+    finally:
+        worker.close()
+
+
+@pytest.mark.parametrize("name", ["kg_decoder", "numpy"])
+def test_a_worker_runs_its_callers_kg_decoder_whatever_folder_it_is_started_from(name, tmp_path, monkeypatch):
+    """A folder named ``kg_decoder`` (another version's checkout, or anyone's) or named as a library in the
+    caller's current folder is not imported by the worker it starts."""
+    from kg_decoder.decode.worker import WorkerSetup
+
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "__init__.py").write_text(f"raise ImportError('the current folder\\'s {name}')\n")
+    monkeypatch.chdir(tmp_path)
+    worker = PartitionWorker(setup=WorkerSetup(warm_up="kg_decoder.decode.processes:cpu_share", idle=False,
+                                               name="test worker"))
+    try:
+        assert worker.call("kg_decoder.decode.worker:collector_state")["frozen"] > 0  # kg_decoder and numpy imported
     finally:
         worker.close()
