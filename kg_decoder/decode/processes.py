@@ -60,7 +60,7 @@ for name, folder in {_PACKAGES!r}.items():
 
 def python_command(code: str) -> list[str]:
     """The command that runs ``code`` in a fresh Python, its ``kg_decoder`` imports of modules alone."""
-    return [sys.executable, "-c", _EMPTY_PACKAGES + code]
+    return [sys.executable, "-P", "-c", _EMPTY_PACKAGES + code]  # -P: the current folder shadows no library
 
 
 class HelperFailed(Exception):

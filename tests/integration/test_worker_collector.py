@@ -70,3 +70,17 @@ def test_a_worker_runs_its_callers_kg_decoder_whatever_folder_it_is_started_from
         assert worker.call("kg_decoder.decode.worker:collector_state")["frozen"] > 0  # kg_decoder and numpy imported
     finally:
         worker.close()
+
+
+def test_a_spawned_helper_imports_no_library_from_the_callers_current_folder(tmp_path, monkeypatch):
+    from kg_decoder.decode.processes import Helper
+
+    (tmp_path / "numpy").mkdir()
+    (tmp_path / "numpy" / "__init__.py").write_text("raise ImportError(\"the current folder's numpy\")\n")
+    monkeypatch.chdir(tmp_path)
+    helper = Helper.spawn()
+    try:
+        helper.send("pkgutil:resolve_name", "numpy:__file__")  # numpy imported, where it came from
+        assert not helper.result(timeout=60).startswith(str(tmp_path))
+    finally:
+        helper.stop()
