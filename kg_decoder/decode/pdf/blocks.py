@@ -87,7 +87,7 @@ def _page_elements(layer: PdfLines, number: int) -> list[Element]:
 
 _UNMAPPED = "\ufffd"
 _MOST_UNMAPPED = 3  # glyphs a word may hold that PDFium cannot map (ffi in "o\ufffdce" is one) and still be read
-_LONGEST_RUN = 400  # characters: a longer run of pdfminer's (a whole paragraph without spaces) is not searched
+_LONGEST_RUN = 400  # characters: a longer run of a reader's (a whole paragraph without spaces) is not searched
 _IN_WORD = re.compile(r"[^\W\d_]\ufffd|\ufffd[^\W\d_]")  # a letter beside the glyph
 _UNMAPPED_TOKEN = re.compile(r"\S*\ufffd\S*")
 
@@ -98,7 +98,8 @@ def _unmapped_read(data: bytes, number: int, placed: list) -> list:
     own encoding (``content_words``), else as pdfminer reads the page (``patches/pdfminer.py``, which
     also lays out words a content stream draws apart), where one word of the page matches it around the
     glyph; else kept as it is. Only pages with such a glyph inside a word are read again (an icon alone,
-    such as an envelope before an e-mail address, is never mapped: pdfminer reads it as ``(cid:0)``)."""
+    such as an envelope before an e-mail address, is never mapped: pdfminer reads it as ``(cid:0)``), and
+    pdfminer only where a glyph beside a letter is left unread by the content."""
     if not any(_IN_WORD.search(element.text) for element, _ in placed):
         return placed
     unread = {token for element, _ in placed for token in _UNMAPPED_TOKEN.findall(element.text)}
@@ -122,9 +123,9 @@ def _unmapped_read(data: bytes, number: int, placed: list) -> list:
 
 
 def _read_again(token: str, words: set[str]) -> str:
-    """``token`` with its unmapped glyphs as pdfminer reads them: the one word of the page it matches
-    whole; else, where it matches only inside words (a line without space glyphs, which PDFium spaces
-    by its gaps and pdfminer reads as one run), the one reading its glyphs have in every such match;
+    """``token`` with its unmapped glyphs as a reader of the page's ``words`` reads them: the one word it
+    matches whole; else, where it matches only inside words (a line without space glyphs, which PDFium
+    spaces by its gaps and a reader may read as one run), the one reading its glyphs have in every match;
     else ``token`` as it is."""
     parts = token.split(_UNMAPPED)
     if not any(letter.isalpha() for letter in "".join(parts)) or len(parts) > _MOST_UNMAPPED + 1:

@@ -21,7 +21,7 @@ import re
 from decimal import Decimal
 from typing import Optional
 
-from .fonts import _kept, _opened_by_qpdf
+from .fonts import opened_by_qpdf
 
 _OPERATORS = "BT ET Tf Tj TJ ' \" Td TD Tm T* q Q Do"  # the text shown, its font, and where it moves
 _SIMPLE = {"/Type1", "/MMType1", "/TrueType", "/Type3"}  # one byte a code: a composite font's CMap is not read
@@ -33,13 +33,13 @@ _BUILTIN = re.compile(rb"dup\s+(\d+)\s*/([^\s/\[\]{}()<>]+)\s+put")
 def page_words(data: bytes, number: int, key: Optional[str] = None) -> Optional[set[str]]:
     """The words of page ``number`` (from 1) of a PDF as its fonts' encodings spell them; None where qpdf
     cannot read the page. ``key`` as ``fonts.parsed`` takes it."""
-    with _kept(data, key, "qpdf", _opened_by_qpdf) as document:
+    with opened_by_qpdf(data, key) as document:
         if document is None:
             return None
         try:
             page = document.pages[number - 1]
             reading = _Reading()
-            reading.stream(page, page.obj.get("/Resources"), 0)
+            reading.stream(page, page.obj.get("/Resources"), None, 0)
             return reading.words
         except Exception:  # noqa: BLE001 — damage qpdf does not read through: the glyphs stay as they are
             return None
@@ -51,13 +51,13 @@ class _Reading:
         self._run: list[str] = []
         self._encodings: dict = {}  # a font's object id -> its codes' characters (None: not a simple font)
 
-    def stream(self, content, resources, depth: int) -> None:
-        """The words ``content`` (a page, or a form it draws) shows with ``resources``."""
+    def stream(self, content, resources, font: Optional[dict[int, str]], depth: int) -> None:
+        """The words ``content`` (a page, or a form it draws) shows with ``resources``, starting in ``font``
+        (the graphics state's: a form that sets none shows its text in its caller's)."""
         import pikepdf
 
         fonts = _entry(resources, "/Font")
         forms = _entry(resources, "/XObject")
-        font: Optional[dict[int, str]] = None
         saved: list = []
         for operands, operator in pikepdf.parse_content_stream(content, _OPERATORS):
             name = str(operator)
@@ -82,7 +82,7 @@ class _Reading:
                 self._part()
                 form = forms.get(operands[0]) if forms is not None and operands else None
                 if form is not None and form.get("/Subtype") == "/Form" and depth < _MAX_FORM_DEPTH:
-                    self.stream(form, form.get("/Resources", resources), depth + 1)
+                    self.stream(form, form.get("/Resources", resources), font, depth + 1)
             else:  # the text moved (or a text object began or ended): a new word
                 self._part()
         self._part()
@@ -108,10 +108,11 @@ class _Reading:
     def _encoding(self, font) -> Optional[dict[int, str]]:
         if font is None:
             return None
-        identity = font.objgen if font.is_indirect else id(font)
-        if identity not in self._encodings:
-            self._encodings[identity] = _codes(font) if font.get("/Subtype") in _SIMPLE else None
-        return self._encodings[identity]
+        if not font.is_indirect:  # a font written inline has no identity to keep its codes by
+            return _codes(font) if font.get("/Subtype") in _SIMPLE else None
+        if font.objgen not in self._encodings:
+            self._encodings[font.objgen] = _codes(font) if font.get("/Subtype") in _SIMPLE else None
+        return self._encodings[font.objgen]
 
 
 def _entry(resources, name: str):
@@ -137,6 +138,8 @@ def _codes(font) -> dict[int, str]:
     declared = font.get("/Encoding")
     builtin = {code: char for code, glyph in _builtin_glyphs(font).items() if (char := named(glyph)) is not None}
     if declared is None:
+        if not builtin and _symbolic(font):  # Symbol, ZapfDingbats, a symbolic TrueType: its own codes
+            return {}
         return dict(EncodingDB.std2unicode) | builtin
     base, differences = "StandardEncoding", ()
     if isinstance(declared, pikepdf.Name):
@@ -159,6 +162,17 @@ def _codes(font) -> dict[int, str]:
                 codes[code] = char
             code += 1
     return codes
+
+
+def _symbolic(font) -> bool:
+    """Whether a font's codes are its own (its descriptor's symbolic flag, or a standard symbol font)."""
+    import pikepdf
+
+    if str(font.get("/BaseFont", "")).lstrip("/") in ("Symbol", "ZapfDingbats"):
+        return True
+    descriptor = font.get("/FontDescriptor")
+    flags = descriptor.get("/Flags", 0) if isinstance(descriptor, pikepdf.Dictionary) else 0
+    return isinstance(flags, int) and bool(flags & 4)
 
 
 def _builtin_glyphs(font) -> dict[int, str]:

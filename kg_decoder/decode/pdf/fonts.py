@@ -64,6 +64,14 @@ def parsed(data: bytes, key: Optional[str] = None) -> Iterator:
 
 
 @contextmanager
+def opened_by_qpdf(data: bytes, key: Optional[str] = None) -> Iterator:
+    """The document opened by qpdf (pikepdf; None where qpdf cannot open it), this thread's alone while
+    within, kept for its next use as :func:`parsed` keeps pypdf's."""
+    with _kept(data, key, "qpdf", _opened_by_qpdf) as document:
+        yield document
+
+
+@contextmanager
 def _kept(data: bytes, key: Optional[str], library: str, parse: Callable[[bytes], Any]) -> Iterator:
     """The document as ``parse`` (``library``'s reading) gives it, this thread's alone while within, kept
     for its next use by ``key`` (see :func:`parsed`)."""
