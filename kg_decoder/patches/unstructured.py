@@ -307,6 +307,6 @@ UPSTREAM = (
              "19e19788907ee64c3d18aed55abd2cad709f33b0991e1b4812b5821ea1af03db"),
 )
 
-__all__ = ["UPSTREAM", "install_offline_spacy_model", "install_text_lookup", "narrative_if_verb", "narrative_without_sentences",
-           "pdfminer_pages_generator", "pdfminer_pages_replaced", "reaches_spacy", "sheet_core_tables", "spacy_pipeline",
-           "text_without_reading", "texts_reaching_spacy", "texts_to_type"]
+__all__ = ["UPSTREAM", "install_offline_spacy_model", "install_text_lookup", "narrative_if_verb",
+           "narrative_without_sentences", "pdfminer_pages_generator", "pdfminer_pages_replaced", "reaches_spacy",
+           "sheet_core_tables", "spacy_pipeline", "text_without_reading", "texts_reaching_spacy", "texts_to_type"]

@@ -163,3 +163,18 @@ def test_the_pdfium_reading_types_every_text_from_its_pages_batch(corpus_dir):
     typed = _pdfium_typed((corpus_dir / "layout-parser-paper-with-empty-pages.pdf").read_bytes())
     assert any("diﬃculties" in text for _, text, *_ in typed)  # the ligature read again
     assert tokenize._process_cached.cache_info().misses == 0
+
+
+def test_a_long_narrative_text_is_typed_from_its_opening_tokens_tags(corpus_dir, monkeypatch):
+    """spaCy's tagger reads a window encoder that sees four tokens either side, so a paragraph's first
+    tokens' tags are the whole text's: a verb there types it, its other tokens never tagged."""
+    offline.prepare()
+    assert text_types._encoder_reach() == 4 < text_types.OPENING
+    opened: list[dict] = []
+    openings = text_types._narrative_openings
+    monkeypatch.setattr(text_types, "_narrative_openings", lambda texts: opened.append(openings(texts)) or opened[-1])
+    typed = _pdfium_typed((corpus_dir / "layout-parser-paper-fast.pdf").read_bytes())
+    narrative = {text for category, text, *_ in typed if category == "NarrativeText"}
+    from_openings = {" ".join(text.split()): reading for found in opened for text, reading in found.items()}
+    assert len(from_openings) >= 5 and set(from_openings) <= narrative  # the paragraphs of two pages
+    assert all(len(reading) == text_types.OPENING for reading in from_openings.values())

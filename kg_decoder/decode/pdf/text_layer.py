@@ -275,7 +275,9 @@ class _Once:
                 shifted = ordered + (dx * span + dy)  # sorted: numpy's search goes on from the last key found
                 count = np.searchsorted(ordered, shifted, "right") - np.searchsorted(ordered, shifted, "left")
                 near |= count > (1 if dx == dy == 0 else 0)  # its own cell holds the character itself
-        return near[np.argsort(order, kind="stable")]
+        found = np.empty_like(near)
+        found[order] = near
+        return found
 
     def first(self, letter: str, box) -> bool:
         left, top = box[0], box[1]

@@ -239,7 +239,7 @@ def _narrative_openings(texts: list[str]) -> dict[str, Any]:
     checks need its tokens only: a paragraph is known narrative from its first words (a fifth of its
     tagging, or less). The others are tagged whole."""
     reach = _encoder_reach()
-    if reach is None or not texts:
+    if reach is None or reach >= OPENING or not texts:
         return {}
     nlp = spacy_pipeline()
     try:
