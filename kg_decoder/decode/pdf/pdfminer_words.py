@@ -1,6 +1,6 @@
 """The words of one PDF page as pdfminer decodes its glyphs (through each font's own encoding, a
 Type 1 font's built-in one too: ``patches.pdfminer``), for the few glyphs PDFium maps to no character
-where the page's content stream read alone (``content_words``: no layout, a tenth of the time) has no
+where the page's content stream read alone (``content_words``: no layout, a fifth of the time) has no
 word that matches (a word drawn in pieces moved apart, a font whose encoding names no glyphs).
 
 Only where each glyph starts and ends along its baseline is worked out, not its box: about a third of
