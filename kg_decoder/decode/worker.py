@@ -4,8 +4,8 @@ isolation from crashes.
 A parser that hangs or dies (a native library on hostile bytes) must not take the caller
 down, and a decode must stop at its time limit. The worker is started once (this module run as a
 fresh Python's main, from the caller's own ``kg_decoder``; not multiprocessing's spawn, which would
-re-run the caller's main script), warms up (a decoding worker imports unstructured and loads the spaCy model) and runs
-one task at a time over a socket pair; on a timeout or a crash it is killed and the next call
+re-run the caller's main script), warms up (a decoding worker imports unstructured and loads the
+spaCy model) and runs one task at a time over a socket pair; on a timeout or a crash it is killed and the next call
 starts a new one. A task is a function named ``"kg_decoder.<module>:<function>"`` (the stages
 hand theirs in by name, so this module imports none of them); one with a ``progress`` parameter
 has its reports relayed. The worker's own output (unstructured's warnings) goes to
