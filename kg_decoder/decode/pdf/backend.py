@@ -1,10 +1,8 @@
-"""PDF: the text layer with unstructured's ``fast`` where a page has one, OCR (tesseract) page by page
-where it has none; image objects with their placement (PDFium); pages drawn with PDFium.
-
-A page whose text layer ``fast`` returns nothing for (unstructured refuses a whole document it
-finds too complex, a page pdfminer cannot lay out) is read from the same text layer through
-PDFium instead: a PDF whose text any engine can read is never refused as empty. Every box is on
-the displayed page (see ``geometry``).
+"""PDF: each page's text layer read by PDFium (``blocks``: typed blocks in reading order), or by
+unstructured's ``fast`` with ``--pdf-reader unstructured`` (a page it reads nothing of, or a document
+it refuses, read by PDFium instead: a PDF whose text any engine can read is never refused as empty);
+OCR (tesseract) where a page has no text layer or one that reads implausible; image objects with their
+placement (PDFium); pages drawn with PDFium. Every box is on the displayed page (see ``geometry``).
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ from .reading_order import reading_order
 from .regions import replacing
 from .blocks import pdfium_elements
 from .characters import read_page
+from .page_objects import image_objects
 from .text_layer import PdfLines, has_turned_text, lines_outside, text_layer_elements, turned_text_elements
 from .text_plausibility import doubted, plausibility
 from .titles import document_title
@@ -233,15 +232,13 @@ def _opened_ahead(data: bytes):
 
 def _pictures(pdf: "LoadedPages") -> PicturesAhead:
     """The PDF's image objects with their placement on the page (JPEG streams kept byte for byte)."""
-    import pypdfium2.raw as pdfium_c
-
     found: list[Element] = []
     to_read: list[Element] = []  # on pages with a text layer not doubted (the others are read by OCR whole)
     for number in range(1, len(pdf) + 1):
         page = pdf[number - 1]
         with_text: Optional[bool] = None  # looked at for the first picture: most pages have none
         geometry = PageGeometry.of(page)
-        for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=5):
+        for obj in image_objects(page, max_depth=5):
             if with_text is None:  # a doubted text layer's page is read by OCR whole (its layer replaced) or
                 textpage = page.get_textpage()  # its pictures are read after the partition: not ahead
                 with_text = textpage.count_chars() > 0 and not doubted(plausibility(textpage.get_text_bounded())[0])
@@ -332,7 +329,6 @@ def _inspect_pdf(data: bytes, password: Optional[str], opened: Optional["LoadedP
     """Open the PDF with PDFium (unless ``opened`` is its document, open already): each page's size and
     geometry, the pages with a text layer, and the pages without one but with pictures to OCR."""
     import pypdfium2 as pdfium
-    import pypdfium2.raw as pdfium_c
 
     if opened is None:
         try:
@@ -368,7 +364,7 @@ def _inspect_pdf(data: bytes, password: Optional[str], opened: Optional["LoadedP
                         turned.add(index + 1)
                 except Exception:  # a page object PDFium cannot read: the page is read as first read
                     pass
-            elif next(page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3), None) is not None:
+            elif next(image_objects(page, max_depth=3), None) is not None:
                 needs_ocr.add(index + 1)
     except BaseException:
         pdf.close()

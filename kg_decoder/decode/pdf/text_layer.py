@@ -12,6 +12,7 @@ from ...model import Element, PageChar, middle_within
 from . import spacing
 from .characters import FontHeights, GeneratedSpace, drawn_upright, glyph_turn, letters_of, page_characters
 from .fonts import declared_heights
+from .page_objects import text_matrices
 from .geometry import BBox, PageGeometry
 from .pdfium_chars import GENERATED
 
@@ -27,15 +28,9 @@ _TURN_TOLERANCE = 2.0  # degrees off a quarter turn a glyph may be and still cou
 def has_turned_text(page) -> bool:
     """Whether a page may hold turned text (a cheap look at its text objects and /Rotate): only such
     pages are read for it."""
-    import pypdfium2.raw as pdfium_c
-
     if page.get_rotation():
         return True
-    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_TEXT,), max_depth=1):
-        matrix = obj.get_matrix()
-        if abs(matrix.b) > 1e-6 or abs(matrix.c) > 1e-6 or matrix.a < 0 or matrix.d < 0:
-            return True
-    return False
+    return any(abs(b) > 1e-6 or abs(c) > 1e-6 or a < 0 or d < 0 for a, b, c, d in text_matrices(page, max_depth=1))
 
 
 class PdfLines:
