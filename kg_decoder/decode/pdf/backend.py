@@ -240,8 +240,8 @@ def _pictures(pdf: "LoadedPages") -> PicturesAhead:
         geometry = PageGeometry.of(page)
         for obj in image_objects(page, max_depth=5):
             if with_text is None:  # a doubted text layer's page is read by OCR whole (its layer replaced) or
-                textpage = page.get_textpage()  # its pictures are read after the partition: not ahead
-                with_text = textpage.count_chars() > 0 and not doubted(plausibility(textpage.get_text_bounded())[0])
+                # its pictures are read after the partition: not ahead
+                with_text = page.get_textpage().count_chars() > 0 and not doubted(pdf.text_layer(number - 1)[1])
             box = geometry.clip(geometry.box(obj.get_bounds()))
             width, height = obj.get_px_size()
             buffer = io.BytesIO()
@@ -355,10 +355,10 @@ def _inspect_pdf(data: bytes, password: Optional[str], opened: Optional["LoadedP
             width, height = geometry.size
             pages.append(Page(number=index + 1, width=round(width, 3), height=round(height, 3),
                               coordinate_system=PDF_POINTS))
-            text = page.get_textpage().get_text_bounded()
+            text, score = pdf.text_layer(index)
             if text.strip():
                 with_text.add(index + 1)
-                scores[index + 1] = plausibility(text)[0]
+                scores[index + 1] = score
                 try:
                     if has_turned_text(page):
                         turned.add(index + 1)
@@ -383,6 +383,7 @@ class LoadedPages:
     def __init__(self, pdf, kept: int = 64) -> None:
         self._pdf, self._kept = pdf, kept
         self._pages: OrderedDict[int, object] = OrderedDict()
+        self._layers: dict[int, tuple[str, Optional[float]]] = {}
 
     def __getitem__(self, index: int):
         page = self._pages.pop(index, None)
@@ -392,6 +393,13 @@ class LoadedPages:
         while len(self._pages) > self._kept:
             self._pages.popitem(last=False)
         return page
+
+    def text_layer(self, index: int) -> tuple[str, Optional[float]]:
+        """The page's text as PDFium reads it and its plausibility, judged once for every step."""
+        if index not in self._layers:
+            text = self[index].get_textpage().get_text_bounded()
+            self._layers[index] = text, plausibility(text)[0]
+        return self._layers[index]
 
     def __len__(self) -> int:
         return len(self._pdf)

@@ -83,9 +83,20 @@ def words_of(text: str) -> list[str]:
     >>> words_of('Target(s) "quoted", e-mail, Gal∗ 3. id="x" IVIs:t')
     ['Target', 's', 'quoted', 'e-mail', 'Gal', '3', 'id', 'x', 'IVIs:t']
     """
+    found: list[str] = []
+    for token in text.split():  # white space parts words wherever it stands: split there first, in C
+        if token.isalnum():  # a token of letters and digits alone is one word, with nothing to strip
+            found.append(token)
+        else:
+            found += _token_words(token)
+    return found
+
+
+def _token_words(token: str) -> list[str]:
+    """:func:`words_of` of a token without white space, character by character."""
     found = []
     word: list[str] = []
-    for char in text + " ":
+    for char in token + " ":
         if _is_part(char) or _is_private(char):
             word.append(char)
             continue
@@ -190,7 +201,7 @@ def plausibility(text: str) -> tuple[Optional[float], int]:
         verdict = word_plausibility(word)
         if verdict is None:
             continue
-        letters = sum(1 for c in word if c.isalpha())
+        letters = len(word) if word.isalpha() else sum(1 for c in word if c.isalpha())
         judged += letters
         good += letters * verdict
     if judged < LEAST_LETTERS:
