@@ -178,3 +178,32 @@ def test_a_long_narrative_text_is_typed_from_its_opening_tokens_tags(corpus_dir,
     from_openings = {" ".join(text.split()): reading for found in opened for text, reading in found.items()}
     assert len(from_openings) >= 5 and set(from_openings) <= narrative  # the paragraphs of two pages
     assert all(len(reading) == text_types.OPENING for reading in from_openings.values())
+
+
+def test_the_pdfium_reading_types_a_group_of_pages_from_one_batch_as_page_by_page(corpus_dir, monkeypatch):
+    """The texts of several pages are read in one spaCy batch (each pass has a cost of its own beside its
+    tokens): the types are those of a batch a page, and every page is reported, once, in order."""
+    offline.prepare()
+    import unstructured.nlp.tokenize as tokenize
+    from kg_decoder.decode.pdf import blocks
+
+    data = (corpus_dir / "layout-parser-paper-with-empty-pages.pdf").read_bytes()  # text on pages 1 and 4
+    batches: list[int] = []
+    read_ahead = text_types.read_texts_ahead
+    monkeypatch.setattr(text_types, "read_texts_ahead",
+                        lambda texts, typed_here=False: batches.append(len(texts)) or read_ahead(texts, typed_here))
+
+    def typed() -> tuple[list[tuple], list[int]]:
+        _forget_readings(tokenize)
+        reported: list[int] = []
+        partitioned = PdfBackend().partition(data, PDF, DecodeOptions(image_ocr="off", pdf_reader="pdfium"),
+                                             lambda step: reported.append(step.current + 1))
+        return [(e.category, e.text, e.page_number, e.bbox) for e in partitioned.elements], reported
+
+    together, reported = typed()
+    assert len(batches) == 1 and batches[0] >= 10 and reported[:4] == [1, 2, 3, 4]
+    assert {category for category, *_ in together} >= {"NarrativeText", "Title"}
+    batches.clear()
+    monkeypatch.setattr(blocks, "_PAGES_TYPED_TOGETHER", 1)
+    assert typed() == (together, reported)
+    assert len(batches) == 2

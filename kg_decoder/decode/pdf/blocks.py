@@ -17,7 +17,7 @@ reads them. The page's reading order is the backend's (``reading_order``: column
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence
 
 from ...model import Element
@@ -39,25 +39,42 @@ def pdfium_elements(layer: PdfLines, numbers: list[int], reached: Optional[Calla
                     every: Sequence[int] = ()) -> list[Element]:
     """The text of the given pages (numbers from 1) read by PDFium, one typed element per block of
     lines, with boxes on the displayed page; running heads and feet marked. ``reached`` is told each
-    page of ``every`` (the document's, in order; by default ``numbers``) as the reading passes it."""
+    page of ``every`` (the document's, in order; by default ``numbers``) as the reading passes it.
+
+    The texts spaCy reads are read ``_PAGES_TYPED_TOGETHER`` pages at a time: each of spaCy's passes
+    costs about 3.5 ms besides its tokens (a two-page paper's texts read a page at a time cost a quarter
+    more)."""
     elements: list[Element] = []
     wanted = set(numbers)
     install_offline_spacy_model()  # unstructured's typing reads with the bundled spaCy model, never a download
     with text_types.batches():
+        group: list[tuple[int, Optional[_PageBlocks]]] = []
         for number in sorted(set(every) | wanted):
-            if number in wanted:
-                elements += _page_elements(layer, number)
-            if reached is not None:
-                reached(number)
+            group.append((number, _page_blocks(layer, number) if number in wanted else None))
+            if sum(blocks is not None for _, blocks in group) == _PAGES_TYPED_TOGETHER:
+                elements += _typed(group, reached)
+                group = []
+        if group:
+            elements += _typed(group, reached)
     elements = _running(elements, layer, numbers)
     return [replace(element, index=index) for index, element in enumerate(elements)]
 
 
-def _page_elements(layer: PdfLines, number: int) -> list[Element]:
+_PAGES_TYPED_TOGETHER = 8
+
+
+@dataclass
+class _PageBlocks:
+    """A page's blocks, each with its corner points (``placed``), in the page's ``PixelSpace``."""
+
+    placed: list
+    system: object
+
+
+def _page_blocks(layer: PdfLines, number: int) -> _PageBlocks:
     """One page's blocks, upright ones first as PDFium hands their lines over, then the turned ones in
-    the order a reader who turns the page reads them, each typed as unstructured types a text box."""
+    the order a reader who turns the page reads them, the glyphs PDFium cannot map read."""
     from unstructured.documents.coordinates import PixelSpace
-    from unstructured.partition.text import element_from_text
 
     lines = layer.lines(number)
     upright = _rows(_pieces([line for line in lines if line.turn in (0, None)]))  # None: turned several ways
@@ -66,22 +83,34 @@ def _page_elements(layer: PdfLines, number: int) -> list[Element]:
     found = _block_elements(number, _grouped(upright), geometry)
     found += layer.elements(number, turned, turned=True, joined=" ")
     width, height = geometry.size
-    system = PixelSpace(width=width, height=height)
     # the glyphs PDFium cannot map read first: the texts read ahead are the ones typed
-    placed = _unmapped_read(layer.data, number, [(element, _points(element.bbox)) for element in found])
-    pending = text_types.read_texts_ahead(text_types.reaching_spacy(
-        [(element.text, points) for element, points in placed], system), typed_here=True)
+    return _PageBlocks(_unmapped_read(layer.data, number, [(element, _points(element.bbox)) for element in found]),
+                       PixelSpace(width=width, height=height))
+
+
+def _typed(group: list[tuple[int, Optional[_PageBlocks]]], reached: Optional[Callable[[int], None]]) -> list[Element]:
+    """The blocks of a group of pages (a page not read: None), each typed as unstructured types a text
+    box, the texts spaCy reads for them read in one batch; ``reached`` told each page."""
+    from unstructured.partition.text import element_from_text
+
+    reading = {text: None for _, blocks in group if blocks is not None
+               for text in text_types.reaching_spacy([(element.text, points) for element, points in blocks.placed],
+                                                     blocks.system)}
+    pending = text_types.read_texts_ahead(list(reading), typed_here=True)
     text_types.take(pending)
     typed = []
-    for element, points in placed:
-        known = text_types.category(element.text, points, system, pending)
-        if known is None:
-            kind = element_from_text(element.text, coordinates=points, coordinate_system=system)
-            known, text = kind.category, " ".join((kind.text or "").split())
-        else:
-            text = " ".join(element.text.split())
-        if text:
-            typed.append(replace(element, category=unstructured_category(known, text), text=text))
+    for number, blocks in group:
+        for element, points in blocks.placed if blocks is not None else ():
+            known = text_types.category(element.text, points, blocks.system, pending)
+            if known is None:
+                kind = element_from_text(element.text, coordinates=points, coordinate_system=blocks.system)
+                known, text = kind.category, " ".join((kind.text or "").split())
+            else:
+                text = " ".join(element.text.split())
+            if text:
+                typed.append(replace(element, category=unstructured_category(known, text), text=text))
+        if reached is not None:
+            reached(number)
     return typed
 
 
