@@ -134,9 +134,8 @@ def test_a_tables_figures_are_typed_without_spacy_as_unstructured_types_them(cor
     offline.prepare()
     data = (corpus_dir / "embedded-images-tables.pdf").read_bytes()
     read, known = [], []
-    read_in_batch, category = text_types._read_in_batch, text_types.category
-    monkeypatch.setattr(text_types, "_read_in_batch",
-                        lambda texts, parse=True: read.extend(texts) or read_in_batch(texts, parse))
+    read_tagged, category = text_types._read_tagged, text_types.category
+    monkeypatch.setattr(text_types, "_read_tagged", lambda texts: read.extend(texts) or read_tagged(texts))
     monkeypatch.setattr(text_types, "category", lambda text, *args: known.append((text, category(text, *args)))
                         or known[-1][1])
     typed = _pdfium_typed(data)
@@ -167,17 +166,28 @@ def test_the_pdfium_reading_types_every_text_from_its_pages_batch(corpus_dir):
 
 def test_a_long_narrative_text_is_typed_from_its_opening_tokens_tags(corpus_dir, monkeypatch):
     """spaCy's tagger reads a window encoder that sees four tokens either side, so a paragraph's first
-    tokens' tags are the whole text's: a verb there types it, its other tokens never tagged."""
+    tokens' tags are the whole text's: a verb there types it, its other tokens never tagged. The openings
+    are tagged in the pass that tags the other texts."""
     offline.prepare()
     assert text_types._encoder_reach() == 4 < text_types.OPENING
     opened: list[dict] = []
-    openings = text_types._narrative_openings
-    monkeypatch.setattr(text_types, "_narrative_openings", lambda texts: opened.append(openings(texts)) or opened[-1])
+    read_tagged, tagged = text_types._read_tagged, text_types._tagged
+    passes: list[int] = []
+
+    def recorded(texts):
+        openings, whole = read_tagged(texts)
+        opened.append(openings)
+        return openings, whole
+
+    monkeypatch.setattr(text_types, "_read_tagged", recorded)
+    monkeypatch.setattr(text_types, "_tagged", lambda documents: passes.append(len(documents)) or tagged(documents))
     typed = _pdfium_typed((corpus_dir / "layout-parser-paper-fast.pdf").read_bytes())
     narrative = {text for category, text, *_ in typed if category == "NarrativeText"}
     from_openings = {" ".join(text.split()): reading for found in opened for text, reading in found.items()}
     assert len(from_openings) >= 5 and set(from_openings) <= narrative  # the paragraphs of two pages
     assert all(len(reading) == text_types.OPENING for reading in from_openings.values())
+    # the openings and the other texts in one pass; a text its opening leaves open in a second
+    assert len(passes) <= 2 and passes[0] > len(from_openings)
 
 
 def test_the_pdfium_reading_types_a_group_of_pages_from_one_batch_as_page_by_page(corpus_dir, monkeypatch):

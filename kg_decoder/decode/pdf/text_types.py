@@ -23,7 +23,7 @@ without spaCy's parser, and a text the tags show to be narrative text whatever i
 rest are parsed (about half of spaCy's time saved on prose pages; the parser reads the same tagged
 ``Doc``, so their sentences are those of the whole pipeline). A long text's opening is tagged first: a
 verb there, where its tags are the whole text's, types a paragraph from its first words
-(``_narrative_openings``).
+(``_read_tagged``: the openings and the other texts tagged in one pass).
 
 (A process of its own once read each page's batch while pdfminer read the next page. It ran only
 where a decoding worker had a second CPU of its own, which neither the batch job, one worker a CPU,
@@ -43,7 +43,7 @@ from typing import Any, Iterator, Mapping, NamedTuple, Optional
 from ...patches.unstructured import (install_text_lookup, narrative_if_verb, narrative_without_sentences, reaches_spacy,
                                      spacy_pipeline, text_without_reading, texts_reaching_spacy, texts_to_type)
 
-OPENING = 16  # tokens: a longer text's opening is tagged first (see _narrative_openings)
+OPENING = 16  # tokens: a longer text's opening is tagged first (see _read_tagged)
 BATCH = 64  # spaCy's batch: little faster beyond (2 517 texts: 16 → 6.9 s, 64 → 5.9 s, 256 → 6.1 s)
 # Readings kept for texts read again (a running title, boilerplate, a document decoded again): about 40
 # pages of prose; 7 MB of readings of paragraphs, up to 14 MB of table cells' (measured with
@@ -140,10 +140,8 @@ def read_texts_ahead(texts: list[str], typed_here: bool = False) -> Pending:
         return Pending(texts, _read_in_batch(texts), kept=kept)
     typed = {text: "UncategorizedText" for text in texts if text_without_reading(text)}
     texts = [text for text in texts if text not in typed]
-    openings = _narrative_openings(texts)
+    openings, tagged = _read_tagged(texts)
     typed.update((text, "NarrativeText") for text in openings)
-    rest = [text for text in texts if text not in openings]
-    tagged = dict(zip(rest, _read_in_batch(rest, parse=False)))
     typed.update((text, "NarrativeText") for text, reading in tagged.items()
                  if narrative_without_sentences(text, [(token.text, token.tag_) for token in reading]))
     parsed = iter(_parsed([reading for text, reading in tagged.items() if text not in typed]))
@@ -206,15 +204,12 @@ def texts_found_kept() -> int:
     return _texts_found_kept
 
 
-def _read_in_batch(texts: list[str], parse: bool = True) -> list:
-    """spaCy's readings of ``texts``; without ``parse``, tagged only (no sentences: see :func:`_parsed`)."""
+def _read_in_batch(texts: list[str]) -> list:
+    """spaCy's readings of ``texts`` by the whole pipeline."""
     if not texts:
         return []
-    nlp = spacy_pipeline()
     try:
-        if parse:
-            return list(nlp.pipe(texts, batch_size=BATCH))
-        return _tagged([nlp.make_doc(text) for text in texts])
+        return list(spacy_pipeline().pipe(texts, batch_size=BATCH))
     except Exception:  # noqa: BLE001 — each text is then read alone
         return []
 
@@ -229,33 +224,47 @@ def _tagged(documents: list) -> list:
     return documents
 
 
-def _narrative_openings(texts: list[str]) -> dict[str, Any]:
-    """Of ``texts``, those longer than ``OPENING`` tokens whose opening tokens alone show them narrative
-    whatever their sentences (``narrative_without_sentences``), each with its opening's reading.
+def _read_tagged(texts: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``texts`` tagged in one pass, as openings where that tells them: those longer than ``OPENING``
+    tokens whose opening tokens alone show them narrative whatever their sentences
+    (``narrative_without_sentences``), each with its opening's reading; and the others, each with its
+    whole text's reading, in the order of ``texts`` (a text read in neither failed to read).
 
     spaCy's tagger reads the vectors of a convolutional encoder that sees a few tokens either side
     (:func:`_encoder_reach`): a token's tag depends on no token farther off, so the tags of an opening's
     tokens but its last few are the whole text's. A verb among them is the text's, and its other
     checks need its tokens only: a paragraph is known narrative from its first words (a fifth of its
-    tagging, or less). The others are tagged whole."""
+    tagging, or less). A text its opening leaves open is tagged whole in a second pass."""
+    if not texts:
+        return {}, {}
     reach = _encoder_reach()
-    if reach is None or reach >= OPENING or not texts:
-        return {}
     nlp = spacy_pipeline()
     try:
         documents = [nlp.make_doc(text) for text in texts]
-        chosen = [(text, document) for text, document in zip(texts, documents) if len(document) > OPENING
-                  and narrative_if_verb(text, [token.text for token in document])]
-        openings = _tagged([document[:OPENING].as_doc() for _, document in chosen])
-    except Exception:  # noqa: BLE001 — a saving only: the texts are then tagged whole
-        return {}
-    found = {}
-    for (text, document), opening in zip(chosen, openings):
-        known = [token.tag_ for token in opening][:OPENING - reach]
+        opened = [reach is not None and reach < OPENING and len(document) > OPENING
+                  and narrative_if_verb(text, [token.text for token in document])
+                  for text, document in zip(texts, documents)]
+        first = _tagged([document[:OPENING].as_doc() if opens else document
+                         for document, opens in zip(documents, opened)])
+    except Exception:  # noqa: BLE001 — each text is then read alone
+        return {}, {}
+    openings, whole, again = {}, {}, []
+    for text, document, opens, reading in zip(texts, documents, opened, first):
+        if not opens:
+            whole[text] = reading
+            continue
+        known = [token.tag_ for token in reading][:OPENING - reach]
         if narrative_without_sentences(text, [(token.text, known[index] if index < len(known) else "")
                                               for index, token in enumerate(document)]):
-            found[text] = opening
-    return found
+            openings[text] = reading
+        else:
+            again.append((text, document))
+    if again:
+        try:
+            whole.update(zip([text for text, _ in again], _tagged([document for _, document in again])))
+        except Exception:  # noqa: BLE001 — those texts are then read alone
+            pass
+    return openings, {text: whole[text] for text in texts if text in whole}
 
 
 @lru_cache(maxsize=1)
@@ -274,7 +283,7 @@ def _encoder_reach() -> Optional[int]:
 
 
 def _parsed(tagged: list) -> list:
-    """Tagged readings (:func:`_read_in_batch` without ``parse``) with their sentences: the parser reads
+    """Tagged readings (:func:`_read_tagged`) with their sentences: the parser reads
     the token vectors the tagger's pass left on each ``Doc``, as it would in the whole pipeline."""
     nlp = spacy_pipeline()
     if not tagged or "parser" not in nlp.pipe_names:
