@@ -231,3 +231,28 @@ def test_pdfium_words_of_a_turned_page_lie_where_pdfplumber_reads_them(tmp_path,
 
     assert all(near(word) for word in cheap.words)
     assert table_signal(cheap) == table_signal(reference) != ""
+
+
+def test_words_in_passes_over_words_beside_the_box_and_keeps_the_same_words():
+    """``words_in`` skips the share of a word wholly beside the box (none): the same words as working out
+    every word's share, for degenerate boxes and a share of 0 too."""
+    import random
+
+    from kg_decoder.decode.tables.page_marks import Word, box_area, box_overlap, words_in
+
+    rng = random.Random(7)
+    corners = lambda: sorted(rng.uniform(0, 100) for _ in range(2))  # noqa: E731
+    words = []
+    for k in range(300):
+        (x0, x1), (top, bottom) = corners(), corners()
+        if k % 10 == 0:
+            x1 = x0  # no width
+        if k % 15 == 0:
+            top, bottom = bottom, top  # upside down
+        words.append(Word(str(k), x0, top, x1, bottom, 10.0))
+    for _ in range(200):
+        (left, right), (top, bottom) = corners(), corners()
+        box = (left, top, right, bottom)
+        for share in (0.5, 0.1, 0.0, -1.0):
+            every = [w for w in words if box_overlap(box, w.box) / (box_area(w.box) or 1e-6) >= share]
+            assert words_in(box, words, share) == every

@@ -269,7 +269,10 @@ def words_box(words: Sequence[Word]) -> BBox:
 
 def words_in(box: BBox, words: Sequence[Word], min_share: float = 0.5) -> list[Word]:
     """The words with at least ``min_share`` of their area inside ``box``."""
-    return [w for w in words if box_overlap(box, w.box) / (box_area(w.box) or 1e-6) >= min_share]
+    left, top, right, bottom = box
+    # a word wholly on one side of the box shares no area with it: passed over before its share is worked out
+    return [w for w in words if (min_share <= 0 or (w.x1 > left and w.x0 < right and w.bottom > top and w.top < bottom))
+            and box_overlap(box, w.box) / (box_area(w.box) or 1e-6) >= min_share]
 
 
 def snap_box(box: BBox, words: Sequence[Word]) -> BBox | None:
