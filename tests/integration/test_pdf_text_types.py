@@ -1,4 +1,5 @@
-"""unstructured's text types of a PDF's texts, read by spaCy in one batch a page (``text_types``)."""
+"""unstructured's text types of a PDF's texts, read by spaCy in one batch a page, or a group of pages in the
+PDFium reading (``text_types``)."""
 
 from __future__ import annotations
 
@@ -217,3 +218,26 @@ def test_the_pdfium_reading_types_a_group_of_pages_from_one_batch_as_page_by_pag
     monkeypatch.setattr(blocks, "_PAGES_TYPED_TOGETHER", 1)
     assert typed() == (together, reported)
     assert len(batches) == 2
+
+
+def test_a_failed_pass_of_a_batchs_openings_tags_its_texts_whole(corpus_dir, monkeypatch):
+    """Where spaCy fails on the pass that tags the openings with the other texts, every text is tagged
+    whole in a pass of its own: the same types, and unstructured reads no text alone."""
+    offline.prepare()
+    import unstructured.nlp.tokenize as tokenize
+
+    data = (corpus_dir / "layout-parser-paper-fast.pdf").read_bytes()
+    typed = _pdfium_typed(data)
+    passes: list[int] = []
+    tagged = text_types._tagged
+
+    def failing_first(documents):
+        passes.append(len(documents))
+        if len(passes) == 1:
+            raise RuntimeError("spaCy failed")
+        return tagged(documents)
+
+    monkeypatch.setattr(text_types, "_tagged", failing_first)
+    assert _pdfium_typed(data) == typed
+    assert len(passes) == 2 and passes[1] == passes[0]  # the same texts, whole
+    assert tokenize._process_cached.cache_info().misses == 0

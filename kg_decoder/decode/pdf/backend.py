@@ -409,6 +409,7 @@ class LoadedPages:
 
     def close(self) -> None:
         self._pages.clear()
+        self._layers.clear()
         self._pdf.close()
 
 

@@ -7,8 +7,8 @@ text boxes; here the same text layer, already read by PDFium for boxes, tables a
 cut into blocks where its lines part (a wider gap, a change of type size, no overlap along the line)
 and each block is typed by ``unstructured.partition.text.element_from_text`` (a header or a footer by
 its place on the page, a list item, an e-mail address, an address, narrative text, a title, text), the
-texts spaCy reads for it read a page at a time (``text_types``): a ``Title`` is a ``Title`` as
-unstructured calls it. A block near the top or the foot of the page whose text (its numbers aside)
+texts spaCy reads for it read a group of pages at a time (``text_types``): a ``Title`` is a ``Title``
+as unstructured calls it. A block near the top or the foot of the page whose text (its numbers aside)
 comes back there on other pages is a running head (``Header``) or foot (``Footer``), kept out of the
 body's flow by ``reading_order``. Turned lines are read along their baselines, as ``text_layer``
 reads them. The page's reading order is the backend's (``reading_order``: columns by an XY-cut).
@@ -43,14 +43,20 @@ def pdfium_elements(layer: PdfLines, numbers: list[int], reached: Optional[Calla
 
     The texts spaCy reads are read ``_PAGES_TYPED_TOGETHER`` pages at a time: each of spaCy's passes
     costs about 3.5 ms besides its tokens (a two-page paper's texts read a page at a time cost a quarter
-    more)."""
+    more). A page is reported once its group is typed (a page without text before any page of the
+    group with text, at once)."""
     elements: list[Element] = []
     wanted = set(numbers)
     install_offline_spacy_model()  # unstructured's typing reads with the bundled spaCy model, never a download
     with text_types.batches():
         group: list[tuple[int, Optional[_PageBlocks]]] = []
         for number in sorted(set(every) | wanted):
-            group.append((number, _page_blocks(layer, number) if number in wanted else None))
+            if number in wanted:
+                group.append((number, _page_blocks(layer, number)))
+            elif group:
+                group.append((number, None))
+            elif reached is not None:
+                reached(number)
             if sum(blocks is not None for _, blocks in group) == _PAGES_TYPED_TOGETHER:
                 elements += _typed(group, reached)
                 group = []

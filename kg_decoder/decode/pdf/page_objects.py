@@ -18,7 +18,10 @@ def _handles(page, kind: int, max_depth: int, form=None, level: int = 0) -> Iter
         count, get, parent = pdfium_c.FPDFPage_CountObjects, pdfium_c.FPDFPage_GetObject, page
     else:
         count, get, parent = pdfium_c.FPDFFormObj_CountObjects, pdfium_c.FPDFFormObj_GetObject, form
-    for index in range(count(parent)):
+    objects = count(parent)
+    if objects < 0:
+        raise pdfium.PdfiumError("Failed to get number of pageobjects.")
+    for index in range(objects):
         handle = get(parent, index)
         if not handle:
             raise pdfium.PdfiumError("Failed to get pageobject.")

@@ -1,4 +1,4 @@
-"""unstructured's text types at the cost of one spaCy batch per page.
+"""unstructured's text types at the cost of one spaCy batch per page (per group of pages, read by PDFium).
 
 unstructured types each text it reads (narrative text, title...) by running spaCy's pipeline
 (tagger and parser) on that text alone, one call per text: on born-digital PDFs, about a fifth of
@@ -80,7 +80,7 @@ class Reading:
 
 
 class Pending(NamedTuple):
-    """A page's texts with their readings (None where a text was not read), those of its texts whose
+    """A page's texts (a group of pages') with their readings (None where a text was not read), those whose
     readings were kept (``kept``: text, reading), not read again, and the types known without asking
     unstructured (``typed``: text → category; a narrative text's reading has no sentences, a text typed
     without a reading is not among ``texts``)."""
@@ -126,7 +126,8 @@ def reaching_spacy(placed: list, system: Any) -> list[str]:
 
 
 def read_texts_ahead(texts: list[str], typed_here: bool = False) -> Pending:
-    """Read a page's ``texts`` in one batch (see :func:`read_ahead`), less those whose readings are kept.
+    """Read a page's ``texts`` (a group of pages') in one batch (see :func:`read_ahead`), less those whose
+    readings are kept.
     ``typed_here``: the caller types the texts of ``Pending.typed`` itself (:func:`category`): those are
     not read, or not parsed."""
     global _texts_found_kept
@@ -161,7 +162,8 @@ def category(text: str, points: Any, system: Any, pending: Pending) -> Optional[
 
 
 def take(pending: Pending) -> None:
-    """The page's readings in place of the last page's, for unstructured to find as it types the page."""
+    """The page's readings (a group of pages') in place of the last ones, for unstructured to find as it
+    types the page."""
     _read.clear()
     _read.update(pending.kept)
     _read.update((text, reading) for text, reading in zip(pending.texts, pending.readings)
@@ -241,13 +243,19 @@ def _read_tagged(texts: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     nlp = spacy_pipeline()
     try:
         documents = [nlp.make_doc(text) for text in texts]
-        opened = [reach is not None and reach < OPENING and len(document) > OPENING
-                  and narrative_if_verb(text, [token.text for token in document])
-                  for text, document in zip(texts, documents)]
-        first = _tagged([document[:OPENING].as_doc() if opens else document
-                         for document, opens in zip(documents, opened)])
     except Exception:  # noqa: BLE001 — each text is then read alone
         return {}, {}
+    opened = [reach is not None and reach < OPENING and len(document) > OPENING and _may_open(text, document)
+              for text, document in zip(texts, documents)]
+    try:
+        first = _tagged([document[:OPENING].as_doc() if opens else document
+                         for document, opens in zip(documents, opened)])
+    except Exception:  # noqa: BLE001 — a saving only: the texts are then tagged whole
+        opened = [False] * len(texts)
+        try:
+            first = _tagged(documents)
+        except Exception:  # noqa: BLE001 — each text is then read alone
+            return {}, {}
     openings, whole, again = {}, {}, []
     for text, document, opens, reading in zip(texts, documents, opened, first):
         if not opens:
@@ -265,6 +273,14 @@ def _read_tagged(texts: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         except Exception:  # noqa: BLE001 — those texts are then read alone
             pass
     return openings, {text: whole[text] for text in texts if text in whole}
+
+
+def _may_open(text: str, document: Any) -> bool:
+    """Whether a text may be typed from its opening (``narrative_if_verb``; not where that fails)."""
+    try:
+        return narrative_if_verb(text, [token.text for token in document])
+    except Exception:  # noqa: BLE001 — the text is then tagged whole
+        return False
 
 
 @lru_cache(maxsize=1)
